@@ -1,0 +1,155 @@
+// Package acctest runs acceptance tests against real local clusters: one lab
+// of kube-apiservers per test binary, the terraform CLI from scripts/tool.sh,
+// and the provider served in process.
+package acctest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/provider"
+)
+
+// Cluster names of the shared lab. Bare has no CRDs installed.
+const (
+	East = "east"
+	West = "west"
+	Bare = "bare"
+)
+
+// ProtoV6ProviderFactories serves the provider in the test process.
+var ProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	"zerotrust": providerserver.NewProtocol6WithError(provider.New("test")()),
+}
+
+var lab *harness.Lab
+
+// Main starts the shared lab, runs the tests and stops the lab. A component
+// that cannot start fails the whole run with the reason: acceptance tests
+// are never skipped for lack of a real cluster.
+func Main(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	work, err := os.MkdirTemp("", "zerotrust-acc-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acctest:", err)
+		return 1
+	}
+	defer os.RemoveAll(work)
+	if err := setupTerraform(work); err != nil {
+		fmt.Fprintln(os.Stderr, "acctest: terraform CLI unavailable:", err)
+		return 1
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	crdLab, err := harness.Start(ctx, harness.Options{Names: []string{East, West}, Dir: filepath.Join(work, "lab")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acctest: cannot start the test clusters:", err)
+		return 1
+	}
+	bareLab, err := harness.Start(ctx, harness.Options{Names: []string{Bare}, Dir: filepath.Join(work, "bare"), SkipCRDs: true})
+	if err != nil {
+		_ = crdLab.Stop()
+		fmt.Fprintln(os.Stderr, "acctest: cannot start the bare test cluster:", err)
+		return 1
+	}
+	lab = &harness.Lab{Dir: work, Clusters: append(crdLab.Clusters, bareLab.Clusters...)}
+	code := m.Run()
+	if err := crdLab.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "acctest: stopping clusters:", err)
+	}
+	if err := bareLab.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "acctest: stopping bare cluster:", err)
+	}
+	return code
+}
+
+// setupTerraform points terraform-plugin-testing at a terraform binary that
+// needs no network, and keeps every tool's caches inside the work dir.
+func setupTerraform(work string) error {
+	tf, err := harness.Tool("terraform")
+	if err != nil {
+		return err
+	}
+	cliConfig := filepath.Join(work, "terraformrc")
+	if err := os.WriteFile(cliConfig, []byte("disable_checkpoint = true\n"), 0o600); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		"TF_ACC":                 "1",
+		"TF_ACC_TERRAFORM_PATH":  tf,
+		"TF_CLI_CONFIG_FILE":     cliConfig,
+		"CHECKPOINT_DISABLE":     "1",
+		"TF_IN_AUTOMATION":       "1",
+		"KUBECACHEDIR":           filepath.Join(work, "kubecache"),
+		"KUBE_CONFIG_PATH":       "",
+		"KUBE_HOST":              "",
+	} {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Cluster returns a cluster of the shared lab.
+func Cluster(t *testing.T, name string) *harness.Cluster {
+	t.Helper()
+	if lab == nil {
+		t.Fatal("acctest: the lab is not running; call acctest.Main from TestMain")
+	}
+	c := lab.Cluster(name)
+	if c == nil {
+		t.Fatalf("acctest: no cluster %q in the lab", name)
+	}
+	return c
+}
+
+// Dynamic is an admin client for checks that ask the cluster directly.
+func Dynamic(t *testing.T, name string) dynamic.Interface {
+	t.Helper()
+	d, err := dynamic.NewForConfig(Cluster(t, name).RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// ProviderConfig is a provider block reaching every lab cluster through
+// `clusters`, with east also as the default connection. West and bare are
+// reached through host/token/CA, east through its kubeconfig, so both ways
+// of connecting are exercised.
+func ProviderConfig(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	east := Cluster(t, East)
+	fmt.Fprintf(&b, "provider \"zerotrust\" {\n  kubernetes = { config_path = %q, config_context = %q }\n", east.Kubeconfig, East)
+	b.WriteString("  clusters = {\n")
+	fmt.Fprintf(&b, "    %s = { config_path = %q, config_context = %q }\n", East, east.Kubeconfig, East)
+	for _, n := range []string{West, Bare} {
+		c := Cluster(t, n)
+		fmt.Fprintf(&b, "    %s = {\n      host = %q\n      token = %q\n      cluster_ca_certificate = <<-EOT\n%s\nEOT\n    }\n",
+			n, c.Host, c.Token, strings.TrimSpace(string(c.CACertPEM)))
+	}
+	b.WriteString("  }\n}\n")
+	return b.String()
+}
+
+// UniqueName returns a lowercase name unique to this test run, usable as a
+// DNS label and trust domain component.
+func UniqueName(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000_000)
+}

@@ -1,0 +1,266 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// Client talks to one cluster. It is safe for concurrent use: Terraform calls
+// a provider's resources in parallel (-parallelism, default 10).
+type Client struct {
+	// Name is the cluster key as users wrote it ("" is the default connection).
+	Name         string
+	FieldManager string
+
+	rest      *rest.Config
+	dynamic   dynamic.Interface
+	discovery discovery.DiscoveryInterface
+
+	// listCache memoises one list per kind per process for the checks that
+	// need to see every object (duplicate trust domains), so N creates cost
+	// one LIST, not N.
+	listMu    sync.Mutex
+	listCache map[schema.GroupVersionResource]*listEntry
+}
+
+type listEntry struct {
+	once  sync.Once
+	items []unstructured.Unstructured
+	err   error
+	// claimed records objects created through this process after the list
+	// was taken, keyed by an arbitrary identity the caller chooses.
+	claimed map[string]string
+}
+
+// NewClient builds a client from a REST configuration. No request is made.
+func NewClient(name string, cfg *rest.Config, fieldManager string) (*Client, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building discovery client: %w", err)
+	}
+	return &Client{
+		Name: name, FieldManager: fieldManager,
+		rest: cfg, dynamic: dyn, discovery: disc,
+		listCache: map[schema.GroupVersionResource]*listEntry{},
+	}, nil
+}
+
+// RESTConfig is the configuration the client was built from (for pod exec).
+func (c *Client) RESTConfig() *rest.Config { return c.rest }
+
+// DisplayName names the cluster in messages.
+func (c *Client) DisplayName() string {
+	if c.Name == "" {
+		return "default"
+	}
+	return c.Name
+}
+
+func (c *Client) resource(kind Kind, namespace string) dynamic.ResourceInterface {
+	ri := c.dynamic.Resource(kind.GVR())
+	if kind.Namespaced {
+		return ri.Namespace(namespace)
+	}
+	return ri
+}
+
+// Apply sends obj as a server-side apply patch owned by the client's field
+// manager. Only the fields present in obj are claimed; fields the manager
+// owned before and left out are released.
+func (c *Client) Apply(ctx context.Context, kind Kind, obj *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
+	obj.SetAPIVersion(kind.APIVersion())
+	obj.SetKind(kind.Kind)
+	var out *unstructured.Unstructured
+	err := c.do(ctx, kind, func(ctx context.Context) error {
+		var err error
+		out, err = c.resource(kind, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
+			FieldManager: c.FieldManager,
+			Force:        force,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, &OpError{Cluster: c.DisplayName(), Verb: "patch", Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Err: err}
+	}
+	return out, nil
+}
+
+// Get reads one object. A missing object is an error for which IsNotFound is true.
+func (c *Client) Get(ctx context.Context, kind Kind, namespace, name string) (*unstructured.Unstructured, error) {
+	var out *unstructured.Unstructured
+	err := c.do(ctx, kind, func(ctx context.Context) error {
+		var err error
+		out, err = c.resource(kind, namespace).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, &OpError{Cluster: c.DisplayName(), Verb: "get", Kind: kind, Namespace: namespace, Name: name, Err: err}
+	}
+	return out, nil
+}
+
+// List returns every object of the kind (in namespace, for namespaced kinds).
+func (c *Client) List(ctx context.Context, kind Kind, namespace string) ([]unstructured.Unstructured, error) {
+	var out *unstructured.UnstructuredList
+	err := c.do(ctx, kind, func(ctx context.Context) error {
+		var err error
+		out, err = c.resource(kind, namespace).List(ctx, metav1.ListOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, &OpError{Cluster: c.DisplayName(), Verb: "list", Kind: kind, Namespace: namespace, Err: err}
+	}
+	return out.Items, nil
+}
+
+// Delete removes an object; an object already gone is not an error.
+func (c *Client) Delete(ctx context.Context, kind Kind, namespace, name string) error {
+	err := c.do(ctx, kind, func(ctx context.Context) error {
+		return c.resource(kind, namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	if err != nil && !isObjectNotFound(err) {
+		return &OpError{Cluster: c.DisplayName(), Verb: "delete", Kind: kind, Namespace: namespace, Name: name, Err: err}
+	}
+	return nil
+}
+
+// WaitFor polls the object until done reports true, done returns an error,
+// or ctx ends. A missing object keeps the wait going: it may not exist yet.
+func (c *Client) WaitFor(ctx context.Context, kind Kind, namespace, name string, interval time.Duration,
+	done func(*unstructured.Unstructured) (bool, error)) (*unstructured.Unstructured, error) {
+	var last *unstructured.Unstructured
+	for {
+		obj, err := c.Get(ctx, kind, namespace, name)
+		switch {
+		case err == nil:
+			last = obj
+			ok, derr := done(obj)
+			if derr != nil {
+				return obj, derr
+			}
+			if ok {
+				return obj, nil
+			}
+		case !IsNotFound(err):
+			return last, err
+		}
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("timed out waiting for %s %q: %w", kind.Kind, name, ctx.Err())
+		case <-time.After(interval):
+		}
+	}
+}
+
+// ListOnce returns the objects of a kind as listed once per client, for
+// checks across all objects (duplicate trust domains) that would otherwise
+// cost one LIST per resource.
+func (c *Client) ListOnce(ctx context.Context, kind Kind) ([]unstructured.Unstructured, error) {
+	e := c.listEntry(kind)
+	e.once.Do(func() { e.items, e.err = c.List(ctx, kind, "") })
+	if e.err != nil {
+		// A failed list is not remembered: the next caller may find the API back.
+		c.listMu.Lock()
+		delete(c.listCache, kind.GVR())
+		c.listMu.Unlock()
+	}
+	return e.items, e.err
+}
+
+// Claim records, for the lifetime of this provider process, that key is
+// taken by owner; it returns the previous owner when another one holds it.
+// Used with ListOnce so two resources in one apply cannot create duplicates.
+func (c *Client) Claim(kind Kind, key, owner string) (string, bool) {
+	e := c.listEntry(kind)
+	c.listMu.Lock()
+	defer c.listMu.Unlock()
+	if prev, ok := e.claimed[key]; ok && prev != owner {
+		return prev, false
+	}
+	e.claimed[key] = owner
+	return owner, true
+}
+
+// Release forgets a claim made with Claim (the object was deleted).
+func (c *Client) Release(kind Kind, key string) {
+	e := c.listEntry(kind)
+	c.listMu.Lock()
+	defer c.listMu.Unlock()
+	delete(e.claimed, key)
+}
+
+func (c *Client) listEntry(kind Kind) *listEntry {
+	c.listMu.Lock()
+	defer c.listMu.Unlock()
+	e, ok := c.listCache[kind.GVR()]
+	if !ok {
+		e = &listEntry{claimed: map[string]string{}}
+		c.listCache[kind.GVR()] = e
+	}
+	return e
+}
+
+// Served asks discovery whether the cluster serves kind. It refreshes on every
+// call (a CRD may have been installed moments ago), so callers use it only for
+// one-off checks and error messages.
+func (c *Client) Served(ctx context.Context, kind Kind) (bool, error) {
+	var served bool
+	err := c.do(ctx, Kind{}, func(context.Context) error {
+		list, err := c.discovery.ServerResourcesForGroupVersion(kind.APIVersion())
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				served = false
+				return nil
+			}
+			return err
+		}
+		served = false
+		for _, r := range list.APIResources {
+			if r.Name == kind.Plural {
+				served = true
+			}
+		}
+		return nil
+	})
+	return served, err
+}
+
+// IsNotFound reports whether err means the object does not exist (as opposed
+// to its type not being served).
+func IsNotFound(err error) bool {
+	var nf *CRDNotInstalledError
+	if errors.As(err, &nf) {
+		return false
+	}
+	return isObjectNotFound(err)
+}
+
+func isObjectNotFound(err error) bool {
+	return apierrors.IsNotFound(err) && !isTypeNotFound(err)
+}
+
+// isTypeNotFound tells a 404 for an unserved resource type (no CRD) from a
+// 404 for a missing object: only the latter carries the object's name.
+func isTypeNotFound(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsNotFound(err) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || d.Name == ""
+}

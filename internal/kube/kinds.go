@@ -1,0 +1,89 @@
+package kube
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Kind describes one API type the provider writes or reads. The REST path is
+// known statically so that no request needs discovery: Terraform starts a
+// fresh provider process per command, and discovery per process and cluster
+// would dominate the cost of small plans.
+type Kind struct {
+	Group      string
+	Version    string
+	Kind       string
+	Plural     string
+	Namespaced bool
+	// ProvidedBy names what installs the CRD, for "not installed" errors.
+	ProvidedBy string
+}
+
+// GVR is the resource the REST calls address.
+func (k Kind) GVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: k.Group, Version: k.Version, Resource: k.Plural}
+}
+
+// APIVersion is the apiVersion field value of objects of this kind.
+func (k Kind) APIVersion() string {
+	return schema.GroupVersion{Group: k.Group, Version: k.Version}.String()
+}
+
+// CRDName is the name of the CustomResourceDefinition that serves the kind,
+// empty for built-in kinds.
+func (k Kind) CRDName() string {
+	if k.Group == "" {
+		return ""
+	}
+	return k.Plural + "." + k.Group
+}
+
+// String reads like "ClusterFederatedTrustDomain (spire.spiffe.io/v1alpha1)".
+func (k Kind) String() string {
+	return fmt.Sprintf("%s (%s)", k.Kind, k.APIVersion())
+}
+
+// The kinds this provider manages or reads.
+var (
+	ClusterFederatedTrustDomain = Kind{
+		Group: "spire.spiffe.io", Version: "v1alpha1", Kind: "ClusterFederatedTrustDomain",
+		Plural:     "clusterfederatedtrustdomains",
+		ProvidedBy: "spire-controller-manager (the SPIRE Helm chart `spire-crds`, or the OpenShift Zero Trust Workload Identity Manager operator)",
+	}
+	SpireServer = Kind{
+		Group: "operator.openshift.io", Version: "v1alpha1", Kind: "SpireServer", Plural: "spireservers",
+		ProvidedBy: "the OpenShift Zero Trust Workload Identity Manager operator",
+	}
+	ZeroTrustWorkloadIdentityManager = Kind{
+		Group: "operator.openshift.io", Version: "v1alpha1", Kind: "ZeroTrustWorkloadIdentityManager",
+		Plural:     "zerotrustworkloadidentitymanagers",
+		ProvidedBy: "the OpenShift Zero Trust Workload Identity Manager operator",
+	}
+	IstioCSR = Kind{
+		Group: "operator.openshift.io", Version: "v1alpha1", Kind: "IstioCSR", Plural: "istiocsrs", Namespaced: true,
+		ProvidedBy: "the cert-manager Operator for Red Hat OpenShift (istio-csr support enabled)",
+	}
+	KymaIstio = Kind{
+		Group: "operator.kyma-project.io", Version: "v1alpha2", Kind: "Istio", Plural: "istios", Namespaced: true,
+		ProvidedBy: "the Kyma Istio module (istio-manager)",
+	}
+	SailIstio = Kind{
+		Group: "sailoperator.io", Version: "v1", Kind: "Istio", Plural: "istios",
+		ProvidedBy: "the Sail operator (OpenShift Service Mesh 3)",
+	}
+	KumaMeshTrust = Kind{
+		Group: "kuma.io", Version: "v1alpha1", Kind: "MeshTrust", Plural: "meshtrusts", Namespaced: true,
+		ProvidedBy: "Kuma (kuma-control-plane Helm chart)",
+	}
+	DomainVerificationV1 = Kind{
+		Group: "kuadrant.dev", Version: "v1", Kind: "DomainVerification", Plural: "domainverifications",
+		ProvidedBy: "the Kuadrant operator",
+	}
+	DomainVerificationV1Alpha1 = Kind{
+		Group: "kuadrant.dev", Version: "v1alpha1", Kind: "DomainVerification", Plural: "domainverifications",
+		ProvidedBy: "the Kuadrant operator",
+	}
+	ConfigMap = Kind{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", Namespaced: true}
+	Pod       = Kind{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true}
+)

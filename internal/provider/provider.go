@@ -1,0 +1,249 @@
+// Package provider implements the zerotrust provider: its configuration,
+// the registry of resources and data sources, and its functions.
+package provider
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/resources"
+)
+
+var (
+	_ provider.Provider              = (*zerotrustProvider)(nil)
+	_ provider.ProviderWithFunctions = (*zerotrustProvider)(nil)
+)
+
+type zerotrustProvider struct {
+	version string
+}
+
+// New returns a constructor for the provider at the given version.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &zerotrustProvider{version: version} }
+}
+
+func (p *zerotrustProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "zerotrust"
+	resp.Version = p.version
+}
+
+func (p *zerotrustProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = providerSchema()
+}
+
+func (p *zerotrustProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	settings := kube.Settings{
+		FieldManager: stringOr(cfg.FieldManager, defaultFieldManager),
+		QPS:          float32(defaultQPS),
+		Burst:        defaultBurst,
+		UserAgent:    "terraform-provider-zerotrust/" + p.version,
+	}
+	if !cfg.QPS.IsNull() && !cfg.QPS.IsUnknown() {
+		settings.QPS = float32(cfg.QPS.ValueFloat64())
+	}
+	if !cfg.Burst.IsNull() && !cfg.Burst.IsUnknown() {
+		settings.Burst = int(cfg.Burst.ValueInt64())
+	}
+	clusters := kube.NewClusters(settings)
+
+	// The default connection: attributes first, then the kubernetes provider's environment variables.
+	var def connectionModel
+	defUnknown := cfg.Kubernetes.IsUnknown() || hasUnknown(cfg.Kubernetes)
+	if !cfg.Kubernetes.IsNull() && !cfg.Kubernetes.IsUnknown() {
+		resp.Diagnostics.Append(cfg.Kubernetes.As(ctx, &def, basetypes.ObjectAsOptions{})...)
+	}
+	defConn := connectionFromModel(ctx, def, path.Root("kubernetes"), &resp.Diagnostics)
+	applyEnv(&defConn)
+	if !defConn.IsEmpty() || defUnknown {
+		clusters.Add(kube.DefaultKey, defConn, defUnknown)
+	}
+
+	if cfg.Clusters.IsUnknown() {
+		resp.Diagnostics.AddAttributeError(path.Root("clusters"), "Cluster Map Not Known at Plan Time",
+			"The keys of `clusters` must be known when planning, because resources are matched to clusters by key. "+
+				"Values inside each cluster (host, token, certificates) may be unknown; build the map with known keys.")
+		return
+	}
+	for key, v := range cfg.Clusters.Elements() {
+		obj, ok := v.(types.Object)
+		if !ok {
+			continue
+		}
+		p := path.Root("clusters").AtMapKey(key)
+		if key == "" {
+			resp.Diagnostics.AddAttributeError(p, "Invalid Cluster Key", "Cluster keys must not be empty.")
+			continue
+		}
+		var m connectionModel
+		if !obj.IsUnknown() && !obj.IsNull() {
+			resp.Diagnostics.Append(obj.As(ctx, &m, basetypes.ObjectAsOptions{})...)
+		}
+		clusters.Add(key, connectionFromModel(ctx, m, p, &resp.Diagnostics), obj.IsUnknown() || hasUnknown(obj))
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	data := &providerdata.Data{
+		Clusters:       clusters,
+		SpireNamespace: defaultSpireNamespace,
+		SpireClassName: defaultSpireClassName,
+	}
+	if cfg.Spire != nil {
+		data.SpireNamespace = stringOr(cfg.Spire.Namespace, defaultSpireNamespace)
+		if !cfg.Spire.ClassName.IsNull() && !cfg.Spire.ClassName.IsUnknown() {
+			data.SpireClassName = cfg.Spire.ClassName.ValueString()
+		}
+	}
+	resp.ResourceData = data
+	resp.DataSourceData = data
+}
+
+func (p *zerotrustProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		resources.NewFederatedTrustDomainResource,
+	}
+}
+
+func (p *zerotrustProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return nil
+}
+
+func (p *zerotrustProvider) Functions(context.Context) []func() function.Function {
+	return []func() function.Function{
+		NewSpiffeIDFunction,
+		NewParseSpiffeIDFunction,
+		NewTrustDomainFunction,
+	}
+}
+
+func connectionFromModel(ctx context.Context, m connectionModel, p path.Path, diags *diag.Diagnostics) kube.Connection {
+	c := kube.Connection{
+		ConfigContext:         m.ConfigContext.ValueString(),
+		ConfigContextAuthInfo: m.ConfigContextAuthInfo.ValueString(),
+		ConfigContextCluster:  m.ConfigContextCluster.ValueString(),
+		Host:                  m.Host.ValueString(),
+		Token:                 m.Token.ValueString(),
+		ClientCertificate:     m.ClientCertificate.ValueString(),
+		ClientKey:             m.ClientKey.ValueString(),
+		ClusterCACertificate:  m.ClusterCACertificate.ValueString(),
+		Insecure:              m.Insecure.ValueBool(),
+		TLSServerName:         m.TLSServerName.ValueString(),
+		ProxyURL:              m.ProxyURL.ValueString(),
+	}
+	if v := m.ConfigPath.ValueString(); v != "" {
+		c.ConfigPaths = append(c.ConfigPaths, v)
+	}
+	if !m.ConfigPaths.IsNull() && !m.ConfigPaths.IsUnknown() {
+		var paths []string
+		diags.Append(m.ConfigPaths.ElementsAs(ctx, &paths, false)...)
+		c.ConfigPaths = append(c.ConfigPaths, paths...)
+	}
+	if !m.Exec.IsNull() && !m.Exec.IsUnknown() {
+		var e execModel
+		diags.Append(m.Exec.As(ctx, &e, basetypes.ObjectAsOptions{})...)
+		exec := &kube.ExecConfig{APIVersion: e.APIVersion.ValueString(), Command: e.Command.ValueString()}
+		if !e.Args.IsNull() && !e.Args.IsUnknown() {
+			diags.Append(e.Args.ElementsAs(ctx, &exec.Args, false)...)
+		}
+		if !e.Env.IsNull() && !e.Env.IsUnknown() {
+			diags.Append(e.Env.ElementsAs(ctx, &exec.Env, false)...)
+		}
+		c.Exec = exec
+	}
+	if c.ClientCertificate != "" && c.ClientKey == "" || c.ClientCertificate == "" && c.ClientKey != "" {
+		diags.AddAttributeError(p.AtName("client_key"), "Incomplete Client Certificate",
+			"Set both client_certificate and client_key, or neither.")
+	}
+	return c
+}
+
+// applyEnv fills unset default-connection values from the environment
+// variables the hashicorp/kubernetes provider reads, so CI setups carry over.
+func applyEnv(c *kube.Connection) {
+	if len(c.ConfigPaths) == 0 {
+		if v := os.Getenv("KUBE_CONFIG_PATH"); v != "" {
+			c.ConfigPaths = []string{v}
+		} else if v := os.Getenv("KUBE_CONFIG_PATHS"); v != "" {
+			c.ConfigPaths = strings.Split(v, string(os.PathListSeparator))
+		}
+	}
+	setFromEnv(&c.ConfigContext, "KUBE_CTX")
+	setFromEnv(&c.ConfigContextAuthInfo, "KUBE_CTX_AUTH_INFO")
+	setFromEnv(&c.ConfigContextCluster, "KUBE_CTX_CLUSTER")
+	setFromEnv(&c.Host, "KUBE_HOST")
+	setFromEnv(&c.Token, "KUBE_TOKEN")
+	setFromEnv(&c.ClusterCACertificate, "KUBE_CLUSTER_CA_CERT_DATA")
+	setFromEnv(&c.ClientCertificate, "KUBE_CLIENT_CERT_DATA")
+	setFromEnv(&c.ClientKey, "KUBE_CLIENT_KEY_DATA")
+	setFromEnv(&c.TLSServerName, "KUBE_TLS_SERVER_NAME")
+	setFromEnv(&c.ProxyURL, "KUBE_PROXY_URL")
+	if v, err := strconv.ParseBool(os.Getenv("KUBE_INSECURE")); err == nil && !c.Insecure {
+		c.Insecure = v
+	}
+}
+
+func setFromEnv(dst *string, name string) {
+	if *dst == "" {
+		*dst = os.Getenv(name)
+	}
+}
+
+func stringOr(v types.String, def string) string {
+	if v.IsNull() || v.IsUnknown() || v.ValueString() == "" {
+		return def
+	}
+	return v.ValueString()
+}
+
+// hasUnknown reports whether v or anything nested in it is unknown.
+func hasUnknown(v attr.Value) bool {
+	if v == nil || v.IsNull() {
+		return false
+	}
+	if v.IsUnknown() {
+		return true
+	}
+	switch t := v.(type) {
+	case types.Object:
+		for _, e := range t.Attributes() {
+			if hasUnknown(e) {
+				return true
+			}
+		}
+	case types.List:
+		for _, e := range t.Elements() {
+			if hasUnknown(e) {
+				return true
+			}
+		}
+	case types.Map:
+		for _, e := range t.Elements() {
+			if hasUnknown(e) {
+				return true
+			}
+		}
+	}
+	return false
+}

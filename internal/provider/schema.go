@@ -1,0 +1,205 @@
+package provider
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+const (
+	defaultFieldManager   = "zerotrust"
+	defaultQPS            = 50
+	defaultBurst          = 100
+	defaultSpireNamespace = "zero-trust-workload-identity-manager"
+	defaultSpireClassName = "zero-trust-workload-identity-manager-spire"
+)
+
+// connectionModel is one cluster connection, shaped like the hashicorp/kubernetes
+// provider's arguments so a block can be moved over unchanged.
+type connectionModel struct {
+	ConfigPath            types.String `tfsdk:"config_path"`
+	ConfigPaths           types.List   `tfsdk:"config_paths"`
+	ConfigContext         types.String `tfsdk:"config_context"`
+	ConfigContextAuthInfo types.String `tfsdk:"config_context_auth_info"`
+	ConfigContextCluster  types.String `tfsdk:"config_context_cluster"`
+	Host                  types.String `tfsdk:"host"`
+	Token                 types.String `tfsdk:"token"`
+	ClientCertificate     types.String `tfsdk:"client_certificate"`
+	ClientKey             types.String `tfsdk:"client_key"`
+	ClusterCACertificate  types.String `tfsdk:"cluster_ca_certificate"`
+	Insecure              types.Bool   `tfsdk:"insecure"`
+	TLSServerName         types.String `tfsdk:"tls_server_name"`
+	ProxyURL              types.String `tfsdk:"proxy_url"`
+	Exec                  types.Object `tfsdk:"exec"`
+}
+
+type execModel struct {
+	APIVersion types.String `tfsdk:"api_version"`
+	Command    types.String `tfsdk:"command"`
+	Args       types.List   `tfsdk:"args"`
+	Env        types.Map    `tfsdk:"env"`
+}
+
+type spireModel struct {
+	Namespace types.String `tfsdk:"namespace"`
+	ClassName types.String `tfsdk:"class_name"`
+}
+
+type providerModel struct {
+	Kubernetes   types.Object  `tfsdk:"kubernetes"`
+	Clusters     types.Map     `tfsdk:"clusters"`
+	FieldManager types.String  `tfsdk:"field_manager"`
+	QPS          types.Float64 `tfsdk:"qps"`
+	Burst        types.Int64   `tfsdk:"burst"`
+	Spire        *spireModel   `tfsdk:"spire"`
+}
+
+func connectionAttributes(what string) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"config_path": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Path to a kubeconfig file" + what + ". `~` is expanded.",
+		},
+		"config_paths": schema.ListAttribute{
+			ElementType:         types.StringType,
+			Optional:            true,
+			MarkdownDescription: "Several kubeconfig files merged in order, as `KUBECONFIG` does" + what + ".",
+			Validators:          []validator.List{},
+		},
+		"config_context": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Context of the kubeconfig to use; the file's current context when unset" + what + ".",
+		},
+		"config_context_auth_info": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Overrides the user of the chosen kubeconfig context.",
+		},
+		"config_context_cluster": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Overrides the cluster of the chosen kubeconfig context.",
+		},
+		"host": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "API server URL, e.g. `https://1.2.3.4:6443`" + what + ". Overrides the kubeconfig's server.",
+		},
+		"token": schema.StringAttribute{
+			Optional:            true,
+			Sensitive:           true,
+			MarkdownDescription: "Bearer token" + what + ". Never logged.",
+		},
+		"client_certificate": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "PEM client certificate for TLS client authentication.",
+		},
+		"client_key": schema.StringAttribute{
+			Optional:            true,
+			Sensitive:           true,
+			MarkdownDescription: "PEM private key of `client_certificate`. Never logged.",
+		},
+		"cluster_ca_certificate": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "PEM CA certificate(s) that sign the API server's serving certificate.",
+		},
+		"insecure": schema.BoolAttribute{
+			Optional:            true,
+			MarkdownDescription: "Skip verification of the API server's certificate. Defaults to `false`; only for throwaway clusters.",
+		},
+		"tls_server_name": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Server name to verify the API server's certificate against, when it differs from `host`.",
+		},
+		"proxy_url": schema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "HTTP(S) or SOCKS5 proxy URL to reach the API server through.",
+		},
+		"exec": schema.SingleNestedAttribute{
+			Optional: true,
+			MarkdownDescription: "Credential plugin run to obtain a token, e.g. `aws eks get-token`, " +
+				"`gke-gcloud-auth-plugin` or `kubelogin`. It runs non-interactively.",
+			Attributes: map[string]schema.Attribute{
+				"api_version": schema.StringAttribute{
+					Required:            true,
+					MarkdownDescription: "API version of the ExecCredential, e.g. `client.authentication.k8s.io/v1beta1`.",
+					Validators: []validator.String{stringvalidator.OneOf(
+						"client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")},
+				},
+				"command": schema.StringAttribute{
+					Required:            true,
+					MarkdownDescription: "Command to run.",
+				},
+				"args": schema.ListAttribute{
+					ElementType:         types.StringType,
+					Optional:            true,
+					MarkdownDescription: "Arguments of the command.",
+				},
+				"env": schema.MapAttribute{
+					ElementType:         types.StringType,
+					Optional:            true,
+					MarkdownDescription: "Extra environment variables for the command.",
+				},
+			},
+		},
+	}
+}
+
+func providerSchema() schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "The zerotrust provider bootstraps SPIFFE trust across Kubernetes clusters: SPIRE " +
+			"federation, ClusterFederatedTrustDomains with their bootstrap bundles, istio-csr, mesh trust domains " +
+			"and domain verification. One provider block can reach many clusters through `clusters`, so one " +
+			"`for_each` can fan out over every cluster and every pair of clusters.",
+		Attributes: map[string]schema.Attribute{
+			"kubernetes": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "The default cluster connection, used by resources whose `cluster` is unset. " +
+					"Same arguments as the hashicorp/kubernetes provider; unset arguments fall back to the " +
+					"environment variables `KUBE_CONFIG_PATH`, `KUBE_CONFIG_PATHS`, `KUBE_CTX`, `KUBE_CTX_AUTH_INFO`, " +
+					"`KUBE_CTX_CLUSTER`, `KUBE_HOST`, `KUBE_TOKEN`, `KUBE_CLUSTER_CA_CERT_DATA`, " +
+					"`KUBE_CLIENT_CERT_DATA`, `KUBE_CLIENT_KEY_DATA`, `KUBE_INSECURE`, `KUBE_TLS_SERVER_NAME` and `KUBE_PROXY_URL`.",
+				Attributes: connectionAttributes(""),
+			},
+			"clusters": schema.MapNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Named cluster connections, keyed by a name of your choice. A resource or data " +
+					"source selects one with its `cluster` argument. Environment variables do not apply here.",
+				NestedObject: schema.NestedAttributeObject{Attributes: connectionAttributes(" for this cluster")},
+			},
+			"field_manager": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Field manager name for server-side apply. Defaults to `" + defaultFieldManager +
+					"`. Changing it on existing resources makes the new manager conflict with the old one.",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 128)},
+			},
+			"qps": schema.Float64Attribute{
+				Optional: true,
+				MarkdownDescription: "Client-side request rate limit per cluster, in requests per second. Defaults " +
+					"to `50` (client-go's own default of 5 makes large plans crawl).",
+				Validators: []validator.Float64{float64validator.Between(1, 10000)},
+			},
+			"burst": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: "Client-side request burst per cluster. Defaults to `100`.",
+				Validators:          []validator.Int64{int64validator.Between(1, 100000)},
+			},
+			"spire": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Where SPIRE runs in the clusters, used as defaults by the SPIRE resources.",
+				Attributes: map[string]schema.Attribute{
+					"namespace": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Namespace of the SPIRE server. Defaults to `" + defaultSpireNamespace + "`.",
+					},
+					"class_name": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "Default `class_name` of ClusterFederatedTrustDomains: spire-controller-manager " +
+							"with a `className` ignores objects of other classes. Defaults to `" + defaultSpireClassName +
+							"` (the OpenShift operator's class); `\"\"` sets no class.",
+					},
+				},
+			},
+		},
+	}
+}

@@ -1,0 +1,93 @@
+// Package providerdata holds what the configured provider hands to its
+// resources and data sources, and the base types that receive it. It is a
+// leaf so that resources need not import the provider package.
+package providerdata
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+)
+
+// Data is the configured provider.
+type Data struct {
+	Clusters       *kube.Clusters
+	SpireNamespace string
+	// SpireClassName is the default class_name of ClusterFederatedTrustDomains; "" sets none.
+	SpireClassName string
+}
+
+// ClusterKey turns a `cluster` attribute into a registry key.
+func ClusterKey(v types.String) string {
+	if v.IsNull() || v.IsUnknown() {
+		return kube.DefaultKey
+	}
+	return v.ValueString()
+}
+
+// CheckCluster adds an attribute error when the `cluster` value names no
+// configured cluster. Unknown values pass: they are checked at apply.
+func (d *Data) CheckCluster(v types.String, p path.Path, diags *diag.Diagnostics) bool {
+	if d == nil || v.IsUnknown() || v.IsNull() {
+		return true
+	}
+	if !d.Clusters.Known(v.ValueString()) {
+		diags.AddAttributeError(p, "Unknown Cluster", d.Clusters.UnknownKeyError(v.ValueString()))
+		return false
+	}
+	return true
+}
+
+// Client returns the client for a `cluster` value, with a diagnostic on failure.
+func (d *Data) Client(v types.String, diags *diag.Diagnostics) *kube.Client {
+	c, err := d.Clusters.Client(ClusterKey(v))
+	if err != nil {
+		diags.AddAttributeError(path.Root("cluster"), "Cluster Connection Unavailable",
+			fmt.Sprintf("Cannot connect to the cluster: %v", err))
+		return nil
+	}
+	return c
+}
+
+// ResourceBase is embedded by every resource; its Configure checks the type
+// of the provider data once, so resources can use Data without assertions.
+type ResourceBase struct {
+	Data *Data
+}
+
+// Configure implements resource.ResourceWithConfigure.
+func (b *ResourceBase) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	b.Data = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+// DataSourceBase is embedded by every data source, as ResourceBase.
+type DataSourceBase struct {
+	Data *Data
+}
+
+// Configure implements datasource.DataSourceWithConfigure.
+func (b *DataSourceBase) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	b.Data = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+func configure(providerData any, diags *diag.Diagnostics) *Data {
+	// Terraform calls Configure before the provider is configured (validation);
+	// nil data then is normal.
+	if providerData == nil {
+		return nil
+	}
+	d, ok := providerData.(*Data)
+	if !ok {
+		diags.AddError("Unexpected Provider Data",
+			fmt.Sprintf("Expected *providerdata.Data, got %T. This is a bug in the provider; please report it.", providerData))
+		return nil
+	}
+	return d
+}

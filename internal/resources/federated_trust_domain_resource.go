@@ -1,0 +1,442 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+var (
+	_ resource.ResourceWithConfigure        = (*federatedTrustDomainResource)(nil)
+	_ resource.ResourceWithImportState      = (*federatedTrustDomainResource)(nil)
+	_ resource.ResourceWithModifyPlan       = (*federatedTrustDomainResource)(nil)
+	_ resource.ResourceWithValidateConfig   = (*federatedTrustDomainResource)(nil)
+)
+
+const (
+	profileHTTPSSPIFFE = "https_spiffe"
+	profileHTTPSWeb    = "https_web"
+)
+
+// NewFederatedTrustDomainResource manages a SPIRE ClusterFederatedTrustDomain.
+func NewFederatedTrustDomainResource() resource.Resource {
+	return &federatedTrustDomainResource{}
+}
+
+type federatedTrustDomainResource struct {
+	providerdata.ResourceBase
+}
+
+type federatedTrustDomainResourceModel struct {
+	ID                    types.String `tfsdk:"id"`
+	Cluster               types.String `tfsdk:"cluster"`
+	Name                  types.String `tfsdk:"name"`
+	TrustDomain           types.String `tfsdk:"trust_domain"`
+	BundleEndpointURL     types.String `tfsdk:"bundle_endpoint_url"`
+	BundleEndpointProfile types.Object `tfsdk:"bundle_endpoint_profile"`
+	TrustDomainBundle     types.String `tfsdk:"trust_domain_bundle"`
+	ClassName             types.String `tfsdk:"class_name"`
+	ForceConflicts        types.Bool   `tfsdk:"force_conflicts"`
+}
+
+type bundleEndpointProfileModel struct {
+	Type             types.String `tfsdk:"type"`
+	EndpointSPIFFEID types.String `tfsdk:"endpoint_spiffe_id"`
+}
+
+var bundleEndpointProfileAttrTypes = map[string]attr.Type{
+	"type":               types.StringType,
+	"endpoint_spiffe_id": types.StringType,
+}
+
+func (r *federatedTrustDomainResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_federated_trust_domain"
+}
+
+func (r *federatedTrustDomainResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A SPIRE `ClusterFederatedTrustDomain` (`spire.spiffe.io/v1alpha1`, cluster-scoped): tells " +
+			"spire-controller-manager to federate the cluster's SPIRE server with a peer trust domain, and hands it " +
+			"the peer's bootstrap trust bundle.\n\n" +
+			"`trust_domain_bundle` is a **bootstrap** value: spire-controller-manager reads it only when it first sees " +
+			"the object; afterwards SPIRE refreshes the bundle from the peer's bundle endpoint. So after creation a " +
+			"changed bundle (for example a rotated CA read by `zerotrust_trust_bundle`) plans no change; replace the " +
+			"resource (`terraform apply -replace=...`) to bootstrap again. Updates never send the bundle, because a " +
+			"stale bundle sent with an endpoint change would overwrite the fresher one SPIRE holds.\n\n" +
+			"There is no webhook in many installations, and an invalid object is accepted by the API server and then " +
+			"silently skipped by the controller, so every rule the controller applies is checked at plan time.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`<name>` on the default connection, `<cluster>/<name>` otherwise; also the import ID.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"cluster":      clusterAttribute(),
+			"name": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				MarkdownDescription: "Object name. Defaults to the trust domain with `_` replaced by `-` (object names " +
+					"are DNS subdomains). Changing it replaces the object.",
+				Validators:    []validator.String{validate.K8sName()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()},
+			},
+			"trust_domain": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "The peer trust domain to federate with, e.g. `west.example.org` (no `spiffe://`). " +
+					"Changing it replaces the object.",
+				Validators:    []validator.String{validate.TrustDomain()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"bundle_endpoint_url": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "The peer's SPIFFE bundle endpoint: an `https://` URL with a host and no user info.",
+				Validators:          []validator.String{validate.HTTPSURL()},
+			},
+			"bundle_endpoint_profile": schema.SingleNestedAttribute{
+				Required:            true,
+				MarkdownDescription: "How the bundle endpoint authenticates itself.",
+				Attributes: map[string]schema.Attribute{
+					"type": schema.StringAttribute{
+						Required: true,
+						MarkdownDescription: "`https_spiffe` (the endpoint presents an SVID checked against the peer's " +
+							"bundle; needs `endpoint_spiffe_id`) or `https_web` (a Web PKI certificate; no `endpoint_spiffe_id`).",
+						Validators: []validator.String{stringvalidator.OneOf(profileHTTPSSPIFFE, profileHTTPSWeb)},
+					},
+					"endpoint_spiffe_id": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "SPIFFE ID of the bundle endpoint server, usually `spiffe://<trust_domain>/spire/server`. " +
+							"Required for `https_spiffe`, refused for `https_web`.",
+						Validators: []validator.String{validate.SPIFFEID()},
+					},
+				},
+			},
+			"trust_domain_bundle": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "The peer's SPIFFE trust bundle (JSON, as `zerotrust_trust_bundle.spiffe_bundle` or " +
+					"`spire-server bundle show -format spiffe` print it), validated for `trust_domain` at plan time. " +
+					"Bootstrap only: sent on create, ignored on later changes (see above). Needed for `https_spiffe` " +
+					"unless SPIRE already holds the peer's bundle.",
+				Validators:    []validator.String{validate.SPIFFEBundleFor(path.MatchRoot("trust_domain"))},
+				PlanModifiers: []planmodifier.String{bootstrapOnly{}},
+			},
+			"class_name": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				MarkdownDescription: "spire-controller-manager class that acts on the object. Defaults to the provider's " +
+					"`spire.class_name`; on OpenShift an object without the operator's class is ignored.",
+			},
+			"force_conflicts": forceConflictsAttribute(),
+		},
+	}
+}
+
+// ValidateConfig applies the controller's cross-field rules, which the CRD
+// schema itself does not enforce.
+func (r *federatedTrustDomainResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var profile types.Object
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("bundle_endpoint_profile"), &profile)...)
+	if resp.Diagnostics.HasError() || profile.IsNull() || profile.IsUnknown() {
+		return
+	}
+	var p bundleEndpointProfileModel
+	resp.Diagnostics.Append(profile.As(ctx, &p, basetypes.ObjectAsOptions{})...)
+	if resp.Diagnostics.HasError() || p.Type.IsUnknown() {
+		return
+	}
+	idPath := path.Root("bundle_endpoint_profile").AtName("endpoint_spiffe_id")
+	switch p.Type.ValueString() {
+	case profileHTTPSSPIFFE:
+		if p.EndpointSPIFFEID.IsNull() {
+			resp.Diagnostics.AddAttributeError(idPath, "Missing Endpoint SPIFFE ID",
+				"The https_spiffe profile authenticates the bundle endpoint by its SPIFFE ID, so endpoint_spiffe_id is "+
+					"required, usually \"spiffe://<trust_domain>/spire/server\".")
+		}
+	case profileHTTPSWeb:
+		if !p.EndpointSPIFFEID.IsNull() {
+			resp.Diagnostics.AddAttributeError(idPath, "Endpoint SPIFFE ID Not Applicable",
+				"The https_web profile authenticates the bundle endpoint with Web PKI, so endpoint_spiffe_id must not be "+
+					"set; spire-controller-manager skips such objects. Remove it, or use type = \"https_spiffe\".")
+		}
+	}
+}
+
+func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.Data == nil {
+		return
+	}
+	var plan, config federatedTrustDomainResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return
+	}
+	if config.Name.IsNull() && !plan.TrustDomain.IsUnknown() {
+		name := defaultObjectName(plan.TrustDomain.ValueString())
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			resp.Diagnostics.AddAttributeError(path.Root("name"), "Cannot Derive Object Name",
+				fmt.Sprintf("The name derived from trust_domain (%q) is not a valid object name: %s. Set name explicitly.",
+					name, strings.Join(msgs, "; ")))
+			return
+		}
+		plan.Name = types.StringValue(name)
+	}
+	if config.ClassName.IsNull() {
+		plan.ClassName = optionalString(r.Data.SpireClassName)
+	}
+	if plan.Name.IsUnknown() {
+		plan.ID = types.StringUnknown()
+	} else {
+		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan federatedTrustDomainResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	name, td := plan.Name.ValueString(), plan.TrustDomain.ValueString()
+
+	if !r.checkUnique(ctx, client, name, td, &resp.Diagnostics) {
+		return
+	}
+	obj, diags := federatedTrustDomainObject(ctx, plan, true)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	out, err := client.Apply(ctx, kube.ClusterFederatedTrustDomain, obj, plan.ForceConflicts.ValueBool())
+	if err != nil {
+		client.Release(kube.ClusterFederatedTrustDomain, td)
+		resp.Diagnostics.Append(kube.Diagnostic(err, "create the ClusterFederatedTrustDomain "+name))
+		return
+	}
+	resp.Diagnostics.Append(setFromObject(ctx, &plan, out)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// checkUnique refuses a second object for the same trust domain: the
+// controller silently ignores all but one of them. It also refuses to take
+// over an object of the same name that someone else created.
+func (r *federatedTrustDomainResource) checkUnique(ctx context.Context, client *kube.Client, name, td string, diags *diag.Diagnostics) bool {
+	items, err := client.ListOnce(ctx, kube.ClusterFederatedTrustDomain)
+	if err != nil {
+		diags.Append(kube.Diagnostic(err, "list ClusterFederatedTrustDomains to check for duplicates"))
+		return false
+	}
+	for i := range items {
+		item := &items[i]
+		other, _, _ := unstructured.NestedString(item.Object, "spec", "trustDomain")
+		switch {
+		case item.GetName() == name && !ownedBy(item, client.FieldManager):
+			diags.AddAttributeError(path.Root("name"), "Object Already Exists",
+				fmt.Sprintf("A ClusterFederatedTrustDomain named %q already exists on cluster %q and was not created by "+
+					"this provider. Import it (terraform import ... %s) or choose another name.",
+					name, client.DisplayName(), importHint(client.Name, name)))
+			return false
+		case item.GetName() != name && other == td:
+			diags.AddAttributeError(path.Root("trust_domain"), "Duplicate Trust Domain",
+				fmt.Sprintf("ClusterFederatedTrustDomain %q on cluster %q already federates with %q. "+
+					"spire-controller-manager would silently ignore a second object for the same trust domain. "+
+					"Manage that object instead (import it), or delete it first.", item.GetName(), client.DisplayName(), td))
+			return false
+		}
+	}
+	if prev, ok := client.Claim(kube.ClusterFederatedTrustDomain, td, name); !ok {
+		diags.AddAttributeError(path.Root("trust_domain"), "Duplicate Trust Domain",
+			fmt.Sprintf("Another resource in this configuration creates ClusterFederatedTrustDomain %q for trust domain "+
+				"%q on cluster %q. spire-controller-manager would silently ignore one of them: keep only one.",
+				prev, td, client.DisplayName()))
+		return false
+	}
+	return true
+}
+
+func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state federatedTrustDomainResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// A cluster created in the same apply has no known connection during
+	// plan; keep what state says until it can be asked.
+	if r.Data.Clusters.IsUnknown(providerdata.ClusterKey(state.Cluster)) {
+		return
+	}
+	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	obj, err := client.Get(ctx, kube.ClusterFederatedTrustDomain, "", state.Name.ValueString())
+	if kube.IsNotFound(err) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.Append(kube.Diagnostic(err, "read the ClusterFederatedTrustDomain "+state.Name.ValueString()))
+		return
+	}
+	resp.Diagnostics.Append(setFromObject(ctx, &state, obj)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan federatedTrustDomainResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	// The bundle is left out, which releases the field: if it were still on the
+	// object while URL or profile change, spire-controller-manager would
+	// rewrite the relationship with that stale bundle.
+	obj, diags := federatedTrustDomainObject(ctx, plan, false)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	out, err := client.Apply(ctx, kube.ClusterFederatedTrustDomain, obj, plan.ForceConflicts.ValueBool())
+	if err != nil {
+		resp.Diagnostics.Append(kube.Diagnostic(err, "update the ClusterFederatedTrustDomain "+plan.Name.ValueString()))
+		return
+	}
+	resp.Diagnostics.Append(setFromObject(ctx, &plan, out)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state federatedTrustDomainResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	err := client.Delete(ctx, kube.ClusterFederatedTrustDomain, "", state.Name.ValueString())
+	if err != nil && !kube.IsCRDNotInstalled(err) {
+		resp.Diagnostics.Append(kube.Diagnostic(err, "delete the ClusterFederatedTrustDomain "+state.Name.ValueString()))
+		return
+	}
+	client.Release(kube.ClusterFederatedTrustDomain, state.TrustDomain.ValueString())
+}
+
+func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	cluster, name := parseImportID(req.ID)
+	if name == "" {
+		resp.Diagnostics.AddError("Invalid Import ID",
+			fmt.Sprintf("Expected \"<name>\" (default connection) or \"<cluster>/<name>\", got %q.", req.ID))
+		return
+	}
+	if !cluster.IsNull() && r.Data != nil && !r.Data.CheckCluster(cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return
+	}
+	state := federatedTrustDomainResourceModel{Cluster: cluster, TrustDomainBundle: types.StringNull()}
+	client := r.Data.Client(cluster, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	obj, err := client.Get(ctx, kube.ClusterFederatedTrustDomain, "", name)
+	if err != nil {
+		resp.Diagnostics.Append(kube.Diagnostic(err, "import the ClusterFederatedTrustDomain "+name))
+		return
+	}
+	resp.Diagnostics.Append(setFromObject(ctx, &state, obj)...)
+	// The bundle the object still carries, if any, is the best record of how
+	// it was bootstrapped; Read never adopts it later.
+	if v, _, _ := unstructured.NestedString(obj.Object, "spec", "trustDomainBundle"); v != "" {
+		state.TrustDomainBundle = types.StringValue(v)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func federatedTrustDomainObject(ctx context.Context, m federatedTrustDomainResourceModel, withBundle bool) (*unstructured.Unstructured, diag.Diagnostics) {
+	var p bundleEndpointProfileModel
+	diags := m.BundleEndpointProfile.As(ctx, &p, basetypes.ObjectAsOptions{})
+	profile := map[string]any{"type": p.Type.ValueString()}
+	if v := p.EndpointSPIFFEID.ValueString(); v != "" {
+		profile["endpointSPIFFEID"] = v
+	}
+	spec := map[string]any{
+		"trustDomain":           m.TrustDomain.ValueString(),
+		"bundleEndpointURL":     m.BundleEndpointURL.ValueString(),
+		"bundleEndpointProfile": profile,
+	}
+	if v := m.ClassName.ValueString(); v != "" {
+		spec["className"] = v
+	}
+	if v := m.TrustDomainBundle.ValueString(); withBundle && v != "" {
+		spec["trustDomainBundle"] = v
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	obj.SetName(m.Name.ValueString())
+	return obj, diags
+}
+
+// setFromObject copies what the cluster holds into the model, so edits made
+// outside Terraform show up as a plan. trust_domain_bundle stays as it is:
+// it is bootstrap input, not a description of the object.
+func setFromObject(_ context.Context, m *federatedTrustDomainResourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
+	var diags diag.Diagnostics
+	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	str := func(fields ...string) string {
+		v, _, _ := unstructured.NestedString(spec, fields...)
+		return v
+	}
+	m.Name = types.StringValue(obj.GetName())
+	m.ID = types.StringValue(resourceID(m.Cluster, obj.GetName()))
+	m.TrustDomain = types.StringValue(str("trustDomain"))
+	m.BundleEndpointURL = types.StringValue(str("bundleEndpointURL"))
+	m.ClassName = optionalString(str("className"))
+	profile, d := types.ObjectValue(bundleEndpointProfileAttrTypes, map[string]attr.Value{
+		"type":               types.StringValue(str("bundleEndpointProfile", "type")),
+		"endpoint_spiffe_id": optionalString(str("bundleEndpointProfile", "endpointSPIFFEID")),
+	})
+	diags.Append(d...)
+	m.BundleEndpointProfile = profile
+	if m.ForceConflicts.IsNull() || m.ForceConflicts.IsUnknown() {
+		m.ForceConflicts = types.BoolValue(false)
+	}
+	if m.TrustDomainBundle.IsUnknown() {
+		m.TrustDomainBundle = types.StringNull()
+	}
+	return diags
+}
+
+// defaultObjectName derives an object name from a trust domain: trust domains
+// may contain underscores, object names may not.
+func defaultObjectName(td string) string {
+	return strings.ReplaceAll(td, "_", "-")
+}
+

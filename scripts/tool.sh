@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# Build a pinned third-party tool into a per-machine cache outside the clone
+# and print the absolute path of its binary.
+#
+#   scripts/tool.sh NAME   build NAME on first use, print its path on stdout
+#   scripts/tool.sh all    build every tool (CI warm-up), print each path
+#   scripts/tool.sh list   print the known tool names
+#
+# Each tool is pinned by a wrapper module in tools/NAME (go.mod, go.sum and a
+# tools.go that blank-imports the tool's main package). Binaries land in
+#
+#   $ZT_CACHE_DIR/tools/NAME-VERSION-HASH/NAME
+#
+# where ZT_CACHE_DIR defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-zerotrust
+# and HASH covers the wrapper files, the build recipe below and the Go
+# toolchain. A changed pin therefore builds a new binary; an unchanged one is
+# reused by any clone of the repo on the same machine.
+#
+# Only paths go to stdout; all logs go to stderr.
+#
+# Environment:
+#   ZT_CACHE_DIR               cache root (see above)
+#   ZT_FORCE_BUILD_TERRAFORM=1 build terraform even if a usable one is on PATH
+#
+# Note: callers that run with a temporary HOME (tests do) should resolve tool
+# paths before changing HOME, or set ZT_CACHE_DIR, or they get a cold cache.
+set -euo pipefail
+
+readonly ALL_TOOLS=(etcd kube-apiserver spire-controller-manager spire-server golangci-lint tfplugindocs terraform)
+readonly MIN_TERRAFORM_MAJOR=1 MIN_TERRAFORM_MINOR=8
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+repo_root=$(cd "$script_dir/.." && pwd -P)
+tools_src=$repo_root/tools
+
+log() { printf 'tool.sh: %s\n' "$*" >&2; }
+
+# fail TOOL STEP MESSAGE...
+fail() {
+	local tool=$1 step=$2
+	shift 2
+	printf 'tool.sh: error: %s: %s failed: %s\n' "$tool" "$step" "$*" >&2
+	exit 1
+}
+
+usage() {
+	cat >&2 <<EOF
+usage: scripts/tool.sh NAME|all|list
+tools: ${ALL_TOOLS[*]}
+EOF
+}
+
+cache_root() {
+	local root
+	if [[ -n ${ZT_CACHE_DIR:-} ]]; then
+		root=$ZT_CACHE_DIR
+	elif [[ -n ${XDG_CACHE_HOME:-} ]]; then
+		root=$XDG_CACHE_HOME/terraform-provider-zerotrust
+	elif [[ -n ${HOME:-} ]]; then
+		root=$HOME/.cache/terraform-provider-zerotrust
+	else
+		fail "${1:-tool.sh}" "locating the cache" "none of ZT_CACHE_DIR, XDG_CACHE_HOME, HOME is set"
+	fi
+	mkdir -p "$root/tools" || fail "${1:-tool.sh}" "creating the cache" "cannot create $root/tools"
+	(cd "$root" && pwd -P)
+}
+
+# module_version GOMOD MODULE: the version MODULE is required at in GOMOD.
+module_version() {
+	awk -v m="$2" '
+		$1 == "require" { $1 = ""; $0 = $0 }
+		$1 == m && $2 ~ /^v[0-9]/ { print $2; exit }
+	' "$1"
+}
+
+# recipe TOOL: sets main_mod, pkg, cgo and ldflags for TOOL. Versions baked
+# into ldflags come from the wrapper's go.mod, so a pin lives in one place.
+recipe() {
+	local tool=$1 gomod=$tools_src/$1/go.mod v
+	[[ -f $gomod ]] || fail "$tool" "reading the pin" "$gomod not found (unknown tool? known: ${ALL_TOOLS[*]})"
+	cgo=0
+	ldflags="-s -w"
+	case $tool in
+	kube-apiserver)
+		main_mod=k8s.io/kubernetes
+		pkg=k8s.io/kubernetes/cmd/kube-apiserver
+		;;
+	etcd)
+		main_mod=go.etcd.io/etcd/server/v3
+		pkg=go.etcd.io/etcd/server/v3 # package main; etcdmain is the library it calls
+		;;
+	spire-server)
+		main_mod=github.com/spiffe/spire
+		pkg=github.com/spiffe/spire/cmd/spire-server
+		cgo=1 # sqlite3 datastore
+		;;
+	spire-controller-manager)
+		main_mod=github.com/spiffe/spire-controller-manager
+		pkg=github.com/spiffe/spire-controller-manager/cmd
+		;;
+	terraform)
+		main_mod=github.com/hashicorp/terraform
+		pkg=github.com/hashicorp/terraform
+		;;
+	golangci-lint)
+		main_mod=github.com/golangci/golangci-lint/v2
+		pkg=github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+		;;
+	tfplugindocs)
+		main_mod=github.com/hashicorp/terraform-plugin-docs
+		pkg=github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs
+		;;
+	*)
+		fail "$tool" "reading the pin" "no build recipe in scripts/tool.sh (known: ${ALL_TOOLS[*]})"
+		;;
+	esac
+	version=$(module_version "$gomod" "$main_mod")
+	[[ -n $version ]] || fail "$tool" "reading the pin" "$gomod does not require $main_mod"
+	v=${version#v}
+	case $tool in
+	kube-apiserver)
+		local major=${v%%.*} rest=${v#*.} minor p
+		minor=${rest%%.*}
+		for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+			ldflags+=" -X $p.gitVersion=$version -X $p.gitMajor=$major -X $p.gitMinor=$minor"
+		done
+		;;
+	spire-server)
+		# No leading "v": spire parses this as a semver and panics otherwise.
+		ldflags+=" -X github.com/spiffe/spire/pkg/common/version.gittag=$v"
+		;;
+	terraform)
+		ldflags+=" -X github.com/hashicorp/terraform/version.dev=no"
+		;;
+	golangci-lint)
+		# A non-empty date makes golangci-lint report these instead of the
+		# wrapper module's "(devel)" version.
+		ldflags+=" -X main.version=$v -X main.commit=$version -X main.date=n/a"
+		;;
+	tfplugindocs)
+		ldflags+=" -X github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs/build.version=$v"
+		;;
+	esac
+}
+
+# go_env: the environment every go command below runs with.
+go_env() {
+	env -u GOOS -u GOARCH -u GOFLAGS -u GOWORK \
+		GOFLAGS=-buildvcs=false GOTOOLCHAIN=local GOWORK=off CGO_ENABLED="$cgo" "$@"
+}
+
+# terraform_on_path: print a usable terraform from PATH (>= 1.8), if any.
+terraform_on_path() {
+	local tf out major minor
+	tf=$(command -v terraform 2>/dev/null) || return 1
+	[[ $tf == /* ]] || tf=$PWD/$tf
+	out=$(CHECKPOINT_DISABLE=1 timeout 30 "$tf" version 2>/dev/null) || {
+		log "terraform: ignoring $tf: 'terraform version' failed"
+		return 1
+	}
+	if [[ $out =~ Terraform\ v([0-9]+)\.([0-9]+)\. ]]; then
+		major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
+		if ((major > MIN_TERRAFORM_MAJOR || (major == MIN_TERRAFORM_MAJOR && minor >= MIN_TERRAFORM_MINOR))); then
+			printf '%s\n' "$tf"
+			return 0
+		fi
+	fi
+	log "terraform: ignoring $tf: need >= $MIN_TERRAFORM_MAJOR.$MIN_TERRAFORM_MINOR, got: ${out%%$'\n'*}"
+	return 1
+}
+
+# tool_path TOOL: build TOOL if needed and print its binary's path.
+tool_path() {
+	local tool=$1
+	if [[ $tool == terraform && ${ZT_FORCE_BUILD_TERRAFORM:-} != 1 ]]; then
+		terraform_on_path && return 0
+	fi
+
+	local main_mod pkg cgo ldflags version
+	recipe "$tool"
+
+	local src=$tools_src/$tool f
+	for f in go.mod go.sum tools.go; do
+		[[ -f $src/$f ]] || fail "$tool" "reading the pin" "$src/$f not found"
+	done
+
+	local goversion key root dir bin
+	goversion=$(go env GOVERSION GOHOSTOS GOHOSTARCH 2>/dev/null | tr '\n' ' ') ||
+		fail "$tool" "finding Go" "'go env' failed (is go on PATH?)"
+	key=$(
+		{
+			printf 'recipe\0%s\0%s\0%s\0%s\0%s\0-trimpath\0%s\0' "$tool" "$main_mod" "$pkg" "$cgo" "$ldflags" "$goversion"
+			for f in go.mod go.sum tools.go; do
+				printf 'file\0%s\0' "$f"
+				cat "$src/$f"
+			done
+		} | sha256sum | cut -c1-12
+	)
+	root=$(cache_root "$tool")
+	dir=$root/tools/$tool-$version-$key
+	bin=$dir/$tool
+
+	if [[ -x $bin ]]; then
+		printf '%s\n' "$bin"
+		return 0
+	fi
+
+	mkdir -p "$dir" || fail "$tool" "creating the cache" "cannot create $dir"
+	local lock=$root/tools/.$tool.lock lockfd
+	exec {lockfd}>"$lock" || fail "$tool" "locking" "cannot open $lock"
+	if ! flock -n "$lockfd"; then
+		log "$tool: waiting for another build (lock $lock)"
+		flock "$lockfd" || fail "$tool" "locking" "flock $lock"
+	fi
+	if [[ -x $bin ]]; then # built by whoever held the lock
+		exec {lockfd}>&-
+		printf '%s\n' "$bin"
+		return 0
+	fi
+
+	if [[ $cgo == 1 ]]; then
+		local cc
+		cc=$(go_env go env CC)
+		command -v "${cc%% *}" >/dev/null 2>&1 ||
+			fail "$tool" "checking the C compiler" "cgo is required but '$cc' is not on PATH (apt-get install gcc)"
+	fi
+
+	log "$tool: building $main_mod $version (cgo=$cgo) into $dir"
+	local start=$SECONDS tmp
+	tmp=$(mktemp "$dir/.$tool.tmp.XXXXXX") || fail "$tool" "creating a temp file" "in $dir"
+	# shellcheck disable=SC2064 # expand now: these locals are gone when the trap fires
+	trap "rm -f '$tmp'" EXIT
+
+	(cd "$src" && go_env go list -mod=readonly -deps "$pkg" >/dev/null) ||
+		fail "$tool" "downloading modules" "go list -deps $pkg in $src (check the pin with: go mod download -json MODULE@VERSION)"
+	(cd "$src" && go_env go build -mod=readonly -trimpath -ldflags="$ldflags" -o "$tmp" "$pkg") ||
+		fail "$tool" "compiling" "go build $pkg in $src"
+	chmod 0755 "$tmp"
+	{
+		printf 'tool: %s\nmodule: %s %s\npackage: %s\ncgo: %s\nldflags: %s\ngo: %s\nbuilt: %s in %ss\n' \
+			"$tool" "$main_mod" "$version" "$pkg" "$cgo" "$ldflags" "$goversion" \
+			"$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$((SECONDS - start))"
+	} >"$dir/build-info.txt"
+	mv -f "$tmp" "$bin" || fail "$tool" "installing" "mv $tmp $bin"
+	trap - EXIT
+	exec {lockfd}>&-
+	log "$tool: built in $((SECONDS - start))s: $bin"
+	printf '%s\n' "$bin"
+}
+
+main() {
+	if (($# != 1)); then
+		usage
+		exit 2
+	fi
+	case $1 in
+	-h | --help | help)
+		usage
+		;;
+	list)
+		printf '%s\n' "${ALL_TOOLS[@]}"
+		;;
+	all)
+		local t failed=()
+		for t in "${ALL_TOOLS[@]}"; do
+			(tool_path "$t") || failed+=("$t")
+		done
+		if ((${#failed[@]})); then
+			log "error: failed to build: ${failed[*]}"
+			exit 1
+		fi
+		;;
+	*)
+		tool_path "$1"
+		;;
+	esac
+}
+
+main "$@"
