@@ -51,18 +51,20 @@ func (f *trustDomainFunction) Run(ctx context.Context, req function.RunRequest, 
 
 	var td spiffeid.TrustDomain
 	var err error
+	rules := validate.TrustDomainRules
 	// The same test go-spiffe's TrustDomainFromString makes: ":/" marks a
-	// URI, whose diagnostics then come from SPIFFE ID parsing.
+	// URI, which must then be a whole valid SPIFFE ID.
 	if strings.Contains(nameOrID, ":/") {
 		var id spiffeid.ID
 		id, err = validate.ParseSPIFFEID(nameOrID)
 		td = id.TrustDomain()
+		rules = validate.SPIFFEIDRules
 	} else {
 		td, err = validate.ParseTrustDomain(nameOrID)
 	}
 	if err != nil {
-		resp.Error = function.NewArgumentFuncError(0, fmt.Sprintf("%s. The value must be a trust domain name or a SPIFFE ID. %s %s",
-			capitalize(err.Error()), validate.TrustDomainRules, validate.SPIFFEIDRules))
+		resp.Error = function.NewArgumentFuncError(0, fmt.Sprintf(
+			"%s. The value must be a trust domain name or a SPIFFE ID. %s", capitalize(err.Error()), rules))
 		return
 	}
 	resp.Error = resp.Result.Set(ctx, td.Name())
