@@ -217,6 +217,7 @@ tool_path() {
 		printf '%s\n' "$bin"
 		return 0
 	fi
+	rm -f "$dir/.$tool.tmp."* # left by a build that was killed
 
 	if [[ $cgo == 1 ]]; then
 		local cc
@@ -232,7 +233,7 @@ tool_path() {
 	trap "rm -f '$tmp'" EXIT
 
 	(cd "$src" && go_env go list -mod=readonly -deps "$pkg" >/dev/null) ||
-		fail "$tool" "downloading modules" "go list -deps $pkg in $src (check the pin with: go mod download -json MODULE@VERSION)"
+		fail "$tool" "downloading modules" "go list -deps $pkg in $src (after changing a pin run 'go mod tidy' there; check a version with: go mod download -json MODULE@VERSION)"
 	(cd "$src" && go_env go build -mod=readonly -trimpath -ldflags="$ldflags" -o "$tmp" "$pkg") ||
 		fail "$tool" "compiling" "go build $pkg in $src"
 	chmod 0755 "$tmp"

@@ -76,8 +76,10 @@ func (c *Cluster) restConfig(token string) *rest.Config {
 // Metadata level). The file exists only with Options.AuditLog.
 func (c *Cluster) AuditLogPath() string { return filepath.Join(c.Dir, "audit.log") }
 
-// EtcdLogPath and APIServerLogPath are the processes' combined stdout/stderr.
-func (c *Cluster) EtcdLogPath() string      { return filepath.Join(c.Dir, "etcd.log") }
+// EtcdLogPath is etcd's combined stdout and stderr.
+func (c *Cluster) EtcdLogPath() string { return filepath.Join(c.Dir, "etcd.log") }
+
+// APIServerLogPath is kube-apiserver's combined stdout and stderr.
 func (c *Cluster) APIServerLogPath() string { return filepath.Join(c.Dir, "kube-apiserver.log") }
 
 // startCluster prepares dir and starts etcd and kube-apiserver, retrying with
@@ -187,6 +189,8 @@ func (c *Cluster) startOnce(ctx context.Context, files clusterFiles, opts Option
 			"--audit-log-path="+c.auditPath,
 			"--audit-log-format=json",
 			"--audit-log-mode=blocking",
+			"--audit-log-maxsize=100", // MB, then rotate (the apiserver's own lease updates add up in a long demo)
+			"--audit-log-maxbackup=1",
 		)
 	}
 	c.apiArgs = append(c.apiArgs, opts.APIServerFlags...)
@@ -206,6 +210,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 // waitEtcd waits until etcd answers /health and the answer comes from our
 // process (it holds the listening socket), or fails quoting its log.
 func (c *Cluster) waitEtcd(ctx context.Context) error {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, etcdReadyTimeout)
 	defer cancel()
 	client := &http.Client{Timeout: 2 * time.Second}
@@ -230,8 +235,8 @@ func (c *Cluster) waitEtcd(ctx context.Context) error {
 			if c.etcd.exited() {
 				return c.etcd.exitError()
 			}
-			return fmt.Errorf("etcd (pid %d) not healthy at %s after %v (last: %s); last lines of %s:\n%s",
-				c.etcd.pid(), c.EtcdURL, etcdReadyTimeout, last, c.etcd.logPath, fileTail(c.etcd.logPath, 25))
+			return fmt.Errorf("etcd (pid %d) not healthy at %s after %v (%v; last: %s); last lines of %s:\n%s",
+				c.etcd.pid(), c.EtcdURL, time.Since(start).Round(time.Millisecond), ctx.Err(), last, c.etcd.logPath, fileTail(c.etcd.logPath, 25))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -240,6 +245,7 @@ func (c *Cluster) waitEtcd(ctx context.Context) error {
 // waitAPIServer waits until GET /readyz answers 200 for the admin token, or
 // fails quoting the apiserver's log.
 func (c *Cluster) waitAPIServer(ctx context.Context) error {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, apiServerReadyTimeout)
 	defer cancel()
 	client, err := c.probeClient()
@@ -266,8 +272,8 @@ func (c *Cluster) waitAPIServer(ctx context.Context) error {
 			if c.api.exited() {
 				return c.api.exitError()
 			}
-			return fmt.Errorf("kube-apiserver (pid %d) not ready at %s after %v (last: %s); last lines of %s:\n%s",
-				c.api.pid(), c.Host, apiServerReadyTimeout, last, c.api.logPath, fileTail(c.api.logPath, 25))
+			return fmt.Errorf("kube-apiserver (pid %d) not ready at %s after %v (%v; last: %s); last lines of %s:\n%s",
+				c.api.pid(), c.Host, time.Since(start).Round(time.Millisecond), ctx.Err(), last, c.api.logPath, fileTail(c.api.logPath, 25))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -119,7 +119,7 @@ func SpireControllerManagerDir() (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command("go", "mod", "download", "-json", spireControllerManagerModule+"@"+version)
 	cmd.Dir = wrapper
-	cmd.Env = append(os.Environ(), "GOWORK=off")
+	cmd.Env = append(toolEnv(), "GOWORK=off")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
 	var info struct {
@@ -191,7 +191,9 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // InstallCRDs creates or updates every CustomResourceDefinition in docs
 // (YAML, possibly several per document), then waits until each is
 // Established, its group-version discovery lists it, and a LIST on the new
-// resource answers 200, so callers do not hit the stale-discovery window.
+// resource answers 200, so callers do not hit the stale-discovery window;
+// finally until the apiserver's 2s create delay for freshly Established
+// CRDs has passed (so a newly installed set costs ~2s once, here).
 func InstallCRDs(ctx context.Context, cfg *rest.Config, docs [][]byte) error {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -237,37 +239,64 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, docs [][]byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	errs := make([]error, len(crds))
+	established := make([]time.Time, len(crds))
 	var wg sync.WaitGroup
 	for i, crd := range crds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = waitCRDServed(ctx, dyn, disco, crd.GetName())
+			established[i], errs[i] = waitCRDServed(ctx, dyn, disco, crd.GetName())
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// The apiserver makes every create of a custom resource sleep 2s while
+	// its CRD's Established condition is less than 2s old (an HA guard in
+	// apiextensions-apiserver's handler). Wait that window out here so the
+	// first create a test or the provider makes is not silently delayed.
+	var latest time.Time
+	for _, t := range established {
+		if t.After(latest) {
+			latest = t
+		}
+	}
+	if d := time.Until(latest.Add(establishedCreateDelay + 50*time.Millisecond)); d > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+	}
+	return nil
 }
 
-func waitCRDServed(ctx context.Context, dyn dynamic.Interface, disco discovery.DiscoveryInterface, name string) error {
-	var last error
+// establishedCreateDelay is the window after a CRD becomes Established in
+// which the apiserver delays creates of its resources by as much.
+const establishedCreateDelay = 2 * time.Second
+
+// waitCRDServed waits until crdServed succeeds and returns the time the CRD
+// became Established (second precision, as the API server stores it).
+func waitCRDServed(ctx context.Context, dyn dynamic.Interface, disco discovery.DiscoveryInterface, name string) (time.Time, error) {
 	for {
-		last = crdServed(ctx, dyn, disco, name)
-		if last == nil {
-			return nil
+		established, err := crdServed(ctx, dyn, disco, name)
+		if err == nil {
+			return established, nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("CRD %s not served: %w", name, last)
+			return time.Time{}, fmt.Errorf("CRD %s not served: %w", name, err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
-func crdServed(ctx context.Context, dyn dynamic.Interface, disco discovery.DiscoveryInterface, name string) error {
+func crdServed(ctx context.Context, dyn dynamic.Interface, disco discovery.DiscoveryInterface, name string) (time.Time, error) {
+	var since time.Time
 	crd, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return err
+		return since, err
 	}
 	established := false
 	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
@@ -278,13 +307,19 @@ func crdServed(ctx context.Context, dyn dynamic.Interface, disco discovery.Disco
 		s, _ := m["status"].(string)
 		if t == "Established" && s == "True" {
 			established = true
+			if ts, _ := m["lastTransitionTime"].(string); ts != "" {
+				since, _ = time.Parse(time.RFC3339, ts)
+			}
+			if since.IsZero() {
+				since = time.Now()
+			}
 		}
 		if msg, _ := m["message"].(string); msg != "" && s != "True" {
 			msgs = append(msgs, t+": "+msg)
 		}
 	}
 	if !established {
-		return fmt.Errorf("not Established yet %v", msgs)
+		return since, fmt.Errorf("not Established yet %v", msgs)
 	}
 	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
@@ -298,7 +333,7 @@ func crdServed(ctx context.Context, dyn dynamic.Interface, disco discovery.Disco
 		gv := path.Join(group, version)
 		list, err := disco.ServerResourcesForGroupVersion(gv)
 		if err != nil {
-			return fmt.Errorf("discovery of %s: %w", gv, err)
+			return since, fmt.Errorf("discovery of %s: %w", gv, err)
 		}
 		found := false
 		for _, r := range list.APIResources {
@@ -307,12 +342,12 @@ func crdServed(ctx context.Context, dyn dynamic.Interface, disco discovery.Disco
 			}
 		}
 		if !found {
-			return fmt.Errorf("discovery of %s does not list %s yet", gv, plural)
+			return since, fmt.Errorf("discovery of %s does not list %s yet", gv, plural)
 		}
 		gvr := schema.GroupVersionResource{Group: group, Version: version, Resource: plural}
 		if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-			return fmt.Errorf("LIST %s: %w", gvr, err)
+			return since, fmt.Errorf("LIST %s: %w", gvr, err)
 		}
 	}
-	return nil
+	return since, nil
 }

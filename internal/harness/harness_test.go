@@ -308,11 +308,12 @@ func readFixture(path string) (*fixture, error) {
 		return nil, err
 	}
 	f := &fixture{}
-	base := filepath.Base(path)
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	want := 0
 	for _, k := range fixtureKinds {
-		if strings.HasPrefix(base, k.prefix) {
-			f.kind, want = strings.TrimSuffix(k.prefix, "-"), k.docs
+		kind := strings.TrimSuffix(k.prefix, "-")
+		if base == kind || strings.HasPrefix(base, k.prefix) {
+			f.kind, want = kind, k.docs
 			break
 		}
 	}
@@ -371,7 +372,9 @@ func TestCRDsAcceptValidAndRejectInvalid(t *testing.T) {
 	lab := startLab(t, Options{Names: []string{"crds"}})
 	c := lab.Clusters[0]
 	ctx := context.Background()
-	dyn, err := dynamic.NewForConfig(c.RESTConfig())
+	cfg := c.RESTConfig()
+	cfg.QPS, cfg.Burst = 2000, 4000 // ~6 requests per fixture, hundreds of fixtures
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

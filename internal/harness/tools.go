@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -79,6 +80,7 @@ func Tool(name string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(script, name)
 	cmd.Dir = root
+	cmd.Env = toolEnv()
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -98,6 +100,42 @@ func Tool(name string) (string, error) {
 	toolCache.paths[name] = path
 	toolCache.Unlock()
 	return path, nil
+}
+
+// toolEnv is the environment of scripts/tool.sh and of the go commands the
+// harness runs. Tests often run with a temporary HOME; tool.sh and the go
+// command derive their caches from HOME, so a HOME under the temp dir would
+// mean a cold rebuild of every tool (~15 min) and a module download. In that
+// case the account's real home (from the password database) provides the
+// caches, unless ZT_CACHE_DIR, XDG_CACHE_HOME, GOMODCACHE, GOCACHE or GOENV
+// say otherwise.
+func toolEnv() []string {
+	env := os.Environ()
+	home := os.Getenv("HOME")
+	tmp := filepath.Clean(os.TempDir()) + string(filepath.Separator)
+	if home != "" && !strings.HasPrefix(filepath.Clean(home)+string(filepath.Separator), tmp) {
+		return env
+	}
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" || u.HomeDir == home {
+		return env
+	}
+	set := func(key, value string) {
+		if os.Getenv(key) == "" {
+			env = append(env, key+"="+value)
+		}
+	}
+	if os.Getenv("XDG_CACHE_HOME") == "" {
+		set("ZT_CACHE_DIR", filepath.Join(u.HomeDir, ".cache", "terraform-provider-zerotrust"))
+		set("GOCACHE", filepath.Join(u.HomeDir, ".cache", "go-build"))
+	}
+	if os.Getenv("GOPATH") == "" {
+		set("GOMODCACHE", filepath.Join(u.HomeDir, "go", "pkg", "mod"))
+	}
+	if os.Getenv("XDG_CONFIG_HOME") == "" {
+		set("GOENV", filepath.Join(u.HomeDir, ".config", "go", "env"))
+	}
+	return env
 }
 
 func lastLine(s string) string {

@@ -166,13 +166,13 @@ func (r *federatedTrustDomainResource) ValidateConfig(ctx context.Context, req r
 	case profileHTTPSSPIFFE:
 		if p.EndpointSPIFFEID.IsNull() {
 			resp.Diagnostics.AddAttributeError(idPath, "Missing Endpoint SPIFFE ID",
-				"The https_spiffe profile authenticates the bundle endpoint by its SPIFFE ID, so endpoint_spiffe_id is "+
+				"Attribute bundle_endpoint_profile.endpoint_spiffe_id: the https_spiffe profile authenticates the bundle endpoint by its SPIFFE ID, so endpoint_spiffe_id is "+
 					"required, usually \"spiffe://<trust_domain>/spire/server\".")
 		}
 	case profileHTTPSWeb:
 		if !p.EndpointSPIFFEID.IsNull() {
 			resp.Diagnostics.AddAttributeError(idPath, "Endpoint SPIFFE ID Not Applicable",
-				"The https_web profile authenticates the bundle endpoint with Web PKI, so endpoint_spiffe_id must not be "+
+				"Attribute bundle_endpoint_profile.endpoint_spiffe_id: the https_web profile authenticates the bundle endpoint with Web PKI, so endpoint_spiffe_id must not be "+
 					"set; spire-controller-manager skips such objects. Remove it, or use type = \"https_spiffe\".")
 		}
 	}
@@ -418,7 +418,10 @@ func setFromObject(_ context.Context, m *federatedTrustDomainResourceModel, obj 
 	m.ID = types.StringValue(resourceID(m.Cluster, obj.GetName()))
 	m.TrustDomain = types.StringValue(str("trustDomain"))
 	m.BundleEndpointURL = types.StringValue(str("bundleEndpointURL"))
-	m.ClassName = optionalString(str("className"))
+	// "" in the configuration means "no class", which the API stores as absent.
+	if className := str("className"); className != "" || !m.ClassName.Equal(types.StringValue("")) {
+		m.ClassName = optionalString(className)
+	}
 	profile, d := types.ObjectValue(bundleEndpointProfileAttrTypes, map[string]attr.Value{
 		"type":               types.StringValue(str("bundleEndpointProfile", "type")),
 		"endpoint_spiffe_id": optionalString(str("bundleEndpointProfile", "endpointSPIFFEID")),

@@ -57,6 +57,14 @@ func checkCFTDSpec(t *testing.T, cluster, name string, want map[string]string) r
 	}
 }
 
+// clusterCheck runs a check against the cluster as a state check: the legacy
+// Check field cannot address for_each instances.
+type clusterCheck resource.TestCheckFunc
+
+func (c clusterCheck) CheckState(_ context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	resp.Error = c(nil)
+}
+
 func checkCFTDsGone(t *testing.T, names map[string]string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		for cluster, name := range names {
@@ -105,10 +113,14 @@ func TestAccFederatedTrustDomain_twoClusters(t *testing.T) {
 	rotated := map[string]string{"east": testBundle(t, tds["east"]), "west": testBundle(t, tds["west"])}
 	// On east lives the object for west's trust domain, and the other way round.
 	onEast, onWest := tds["west"], tds["east"]
+	imported := map[string]string{"east": "imp-east-" + id + ".test", "west": "imp-west-" + id + ".test"}
 
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkCFTDsGone(t, map[string]string{"east": onEast, "west": onWest}),
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			checkCFTDsGone(t, map[string]string{"east": onEast, "west": onWest}),
+			checkCFTDsGone(t, imported),
+		),
 		Steps: []resource.TestStep{
 			{
 				Config: pairConfig(t, tds, bundles, ""),
@@ -128,18 +140,16 @@ func TestAccFederatedTrustDomain_twoClusters(t *testing.T) {
 					statecheck.ExpectKnownValue(`zerotrust_federated_trust_domain.peer["west"]`, tfjsonpath.New("bundle_endpoint_profile").AtMapKey("endpoint_spiffe_id"),
 						knownvalue.StringExact("spiffe://"+onWest+"/spire/server")),
 					statecheck.ExpectKnownValue(`zerotrust_federated_trust_domain.peer["east"]`, tfjsonpath.New("force_conflicts"), knownvalue.Bool(false)),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					checkCFTDSpec(t, "east", onEast, map[string]string{
+					clusterCheck(checkCFTDSpec(t, "east", onEast, map[string]string{
 						"trustDomain": onEast, "bundleEndpointURL": "https://spire-west.example.test:8443",
 						"bundleEndpointProfile.type": "https_spiffe", "trustDomainBundle": bundles["west"],
 						"className": "zero-trust-workload-identity-manager-spire",
-					}),
-					checkCFTDSpec(t, "west", onWest, map[string]string{
+					})),
+					clusterCheck(checkCFTDSpec(t, "west", onWest, map[string]string{
 						"trustDomain": onWest, "bundleEndpointProfile.endpointSPIFFEID": "spiffe://" + onWest + "/spire/server",
 						"trustDomainBundle": bundles["east"],
-					}),
-				),
+					})),
+				},
 			},
 			{
 				// A rotated bundle is bootstrap input only: no diff.
@@ -147,7 +157,9 @@ func TestAccFederatedTrustDomain_twoClusters(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: checkCFTDSpec(t, "east", onEast, map[string]string{"trustDomainBundle": bundles["west"]}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					clusterCheck(checkCFTDSpec(t, "east", onEast, map[string]string{"trustDomainBundle": bundles["west"]})),
+				},
 			},
 			{
 				// An endpoint change updates in place and releases the bundle field,
@@ -160,25 +172,88 @@ func TestAccFederatedTrustDomain_twoClusters(t *testing.T) {
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					checkCFTDSpec(t, "east", onEast, map[string]string{
+				ConfigStateChecks: []statecheck.StateCheck{
+					clusterCheck(checkCFTDSpec(t, "east", onEast, map[string]string{
 						"bundleEndpointURL": "https://spire-west.example.test:8443/v2", "trustDomainBundle": "",
-					}),
-					checkCFTDSpec(t, "west", onWest, map[string]string{
+					})),
+					clusterCheck(checkCFTDSpec(t, "west", onWest, map[string]string{
 						"bundleEndpointURL": "https://spire-east.example.test:8443/v2", "trustDomainBundle": "",
-					}),
-				),
+					})),
+				},
 			},
 			{
-				ResourceName:      `zerotrust_federated_trust_domain.peer["west"]`,
-				ImportState:       true,
-				ImportStateId:     "west/" + onWest,
-				ImportStateVerify: true,
-				// The object no longer carries the bundle after the update above.
-				ImportStateVerifyIgnore: []string{"trust_domain_bundle"},
+				// Objects made outside Terraform on both clusters, adopted with
+				// for_each import blocks (terraform-plugin-testing's ImportState
+				// step cannot address for_each instances).
+				PreConfig: func() {
+					for cluster, td := range imported {
+						createCFTD(t, cluster, td, "zero-trust-workload-identity-manager-spire")
+					}
+				},
+				Config: pairConfig(t, tds, rotated, "/v2") + importConfig(imported),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(`zerotrust_federated_trust_domain.imported["east"]`, plancheck.ResourceActionNoop),
+						plancheck.ExpectResourceAction(`zerotrust_federated_trust_domain.imported["west"]`, plancheck.ResourceActionNoop),
+						plancheck.ExpectKnownValue(`zerotrust_federated_trust_domain.imported["west"]`, tfjsonpath.New("id"),
+							knownvalue.StringExact("west/"+imported["west"])),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+			{
+				// Destroy through the configuration: the test framework's own
+				// post-test destroy reads state through a shim that cannot
+				// address for_each instances.
+				Config: acctest.ProviderConfig(t),
+				ConfigStateChecks: []statecheck.StateCheck{
+					clusterCheck(checkCFTDsGone(t, map[string]string{"east": onEast, "west": onWest})),
+					clusterCheck(checkCFTDsGone(t, imported)),
+				},
 			},
 		},
 	})
+}
+
+// importConfig adopts one existing object per cluster (cluster => trust domain).
+func importConfig(imported map[string]string) string {
+	return fmt.Sprintf(`
+locals {
+  imported = { east = %q, west = %q }
+}
+
+import {
+  for_each = local.imported
+  to       = zerotrust_federated_trust_domain.imported[each.key]
+  id       = "${each.key}/${each.value}"
+}
+
+resource "zerotrust_federated_trust_domain" "imported" {
+  for_each = local.imported
+
+  cluster                 = each.key
+  trust_domain            = each.value
+  bundle_endpoint_url     = "https://bundles.${each.value}"
+  bundle_endpoint_profile = { type = "https_web" }
+}
+`, imported["east"], imported["west"])
+}
+
+// createCFTD makes an object the way another tool would (not server-side apply).
+func createCFTD(t *testing.T, cluster, td, className string) {
+	t.Helper()
+	spec := map[string]any{"trustDomain": td, "bundleEndpointURL": "https://bundles." + td,
+		"bundleEndpointProfile": map[string]any{"type": "https_web"}}
+	if className != "" {
+		spec["className"] = className
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "spire.spiffe.io/v1alpha1", "kind": "ClusterFederatedTrustDomain",
+		"metadata": map[string]any{"name": td}, "spec": spec,
+	}}
+	if _, err := acctest.Dynamic(t, cluster).Resource(cftdGVR).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("%s: create %s: %v", cluster, td, err)
+	}
 }
 
 func singleConfig(t *testing.T, cluster, td, extra string) string {
@@ -272,7 +347,7 @@ resource "zerotrust_federated_trust_domain" "this" {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("zerotrust_federated_trust_domain.this", tfjsonpath.New("id"), knownvalue.StringExact(name)),
 					statecheck.ExpectKnownValue("zerotrust_federated_trust_domain.this", tfjsonpath.New("cluster"), knownvalue.Null()),
-					statecheck.ExpectKnownValue("zerotrust_federated_trust_domain.this", tfjsonpath.New("class_name"), knownvalue.Null()),
+					statecheck.ExpectKnownValue("zerotrust_federated_trust_domain.this", tfjsonpath.New("class_name"), knownvalue.StringExact("")),
 				},
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check: checkCFTDSpec(t, "east", name, map[string]string{"trustDomain": td, "bundleEndpointProfile.type": "https_web", "className": ""}),
@@ -282,6 +357,8 @@ resource "zerotrust_federated_trust_domain" "this" {
 				ImportState:       true,
 				ImportStateId:     name,
 				ImportStateVerify: true,
+				// class_name = "" and no class are the same object; import reads it as unset.
+				ImportStateVerifyIgnore: []string{"class_name"},
 			},
 		},
 	})

@@ -318,7 +318,7 @@ func TestNormalizeLayout(t *testing.T) {
 	keysAt := strings.Index(normalized, `"keys"`)
 	hintAt := strings.Index(normalized, `"spiffe_refresh_hint"`)
 	sequenceAt := strings.Index(normalized, `"spiffe_sequence"`)
-	if !(keysAt < hintAt && hintAt < sequenceAt) {
+	if keysAt >= hintAt || hintAt >= sequenceAt {
 		t.Errorf("top-level members out of order: keys@%d refresh_hint@%d sequence@%d", keysAt, hintAt, sequenceAt)
 	}
 

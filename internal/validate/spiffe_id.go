@@ -27,6 +27,6 @@ func (spiffeIDValidator) ValidateString(_ context.Context, req validator.StringR
 		return
 	}
 	if _, err := ParseSPIFFEID(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid SPIFFE ID", SPIFFEIDRules+"\n\n"+capitalize(err.Error())+".")
+		addAttributeError(&resp.Diagnostics, req.Path, "Invalid SPIFFE ID", SPIFFEIDRules+"\n\n"+capitalize(err.Error())+".")
 	}
 }

@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"unicode"
 	"unicode/utf8"
 )
@@ -13,4 +15,15 @@ func capitalize(text string) string {
 		return text
 	}
 	return string(unicode.ToUpper(first)) + text[size:]
+}
+
+// addAttributeError names the attribute in the detail too: Terraform points
+// at the attribute's line only for top-level attributes, and inside an object
+// value (a nested attribute) it can only show the enclosing block.
+func addAttributeError(diags *diag.Diagnostics, p path.Path, summary, detail string) {
+	diags.AddAttributeError(p, summary, "Attribute "+p.String()+": "+detail)
+}
+
+func addAttributeWarning(diags *diag.Diagnostics, p path.Path, summary, detail string) {
+	diags.AddAttributeWarning(p, summary, "Attribute "+p.String()+": "+detail)
 }

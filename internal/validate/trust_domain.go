@@ -27,6 +27,6 @@ func (trustDomainValidator) ValidateString(_ context.Context, req validator.Stri
 		return
 	}
 	if _, err := ParseTrustDomain(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Trust Domain", TrustDomainRules+"\n\n"+capitalize(err.Error())+".")
+		addAttributeError(&resp.Diagnostics, req.Path, "Invalid Trust Domain", TrustDomainRules+"\n\n"+capitalize(err.Error())+".")
 	}
 }
