@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +33,44 @@ var ProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, erro
 	"zerotrust": providerserver.NewProtocol6WithError(provider.New("test")()),
 }
 
-var lab *harness.Lab
+var (
+	lab *harness.Lab
+
+	atExitMu sync.Mutex
+	atExit   []func()
+)
+
+// AtExit registers f to run once all tests of the binary have finished and
+// before the clusters stop. Components started lazily by one test (a SPIRE
+// server, a DNS server) register their shutdown here.
+func AtExit(f func()) {
+	atExitMu.Lock()
+	defer atExitMu.Unlock()
+	atExit = append(atExit, f)
+}
+
+func runAtExit() {
+	atExitMu.Lock()
+	defer atExitMu.Unlock()
+	for i := len(atExit) - 1; i >= 0; i-- {
+		atExit[i]()
+	}
+	atExit = nil
+}
+
+// Lab returns the shared lab (east, west and bare).
+func Lab(t *testing.T) *harness.Lab {
+	t.Helper()
+	if lab == nil {
+		t.Fatal("acctest: the lab is not running; call acctest.Main from TestMain")
+	}
+	return lab
+}
+
+// WorkDir is a directory that lives as long as the test binary.
+func WorkDir(t *testing.T) string {
+	return Lab(t).Dir
+}
 
 // Main starts the shared lab, runs the tests and stops the lab. A component
 // that cannot start fails the whole run with the reason: acceptance tests
@@ -68,6 +106,7 @@ func run(m *testing.M) int {
 	}
 	lab = &harness.Lab{Dir: work, Clusters: append(crdLab.Clusters, bareLab.Clusters...)}
 	code := m.Run()
+	runAtExit()
 	if err := crdLab.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "acctest: stopping clusters:", err)
 	}
@@ -89,14 +128,14 @@ func setupTerraform(work string) error {
 		return err
 	}
 	for k, v := range map[string]string{
-		"TF_ACC":                 "1",
-		"TF_ACC_TERRAFORM_PATH":  tf,
-		"TF_CLI_CONFIG_FILE":     cliConfig,
-		"CHECKPOINT_DISABLE":     "1",
-		"TF_IN_AUTOMATION":       "1",
-		"KUBECACHEDIR":           filepath.Join(work, "kubecache"),
-		"KUBE_CONFIG_PATH":       "",
-		"KUBE_HOST":              "",
+		"TF_ACC":                "1",
+		"TF_ACC_TERRAFORM_PATH": tf,
+		"TF_CLI_CONFIG_FILE":    cliConfig,
+		"CHECKPOINT_DISABLE":    "1",
+		"TF_IN_AUTOMATION":      "1",
+		"KUBECACHEDIR":          filepath.Join(work, "kubecache"),
+		"KUBE_CONFIG_PATH":      "",
+		"KUBE_HOST":             "",
 	} {
 		if err := os.Setenv(k, v); err != nil {
 			return err

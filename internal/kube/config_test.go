@@ -102,6 +102,3 @@ func TestClustersRegistry(t *testing.T) {
 		t.Error("no default connection configured must be an error")
 	}
 }
-
-
-

@@ -4,9 +4,11 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -18,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/datasources"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/resources"
@@ -106,10 +109,34 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 	}
 
 	data := &providerdata.Data{
-		Clusters:       clusters,
-		SpireNamespace: defaultSpireNamespace,
-		SpireClassName: defaultSpireClassName,
+		Clusters:                 clusters,
+		SpireNamespace:           defaultSpireNamespace,
+		SpireClassName:           defaultSpireClassName,
+		MaxFederatedTrustDomains: defaultMaxFederatedTrustDomains,
 	}
+	if v := cfg.MaxFederatedTrustDomains; !v.IsNull() && !v.IsUnknown() {
+		data.MaxFederatedTrustDomains = int(v.ValueInt64())
+		if data.MaxFederatedTrustDomains > defaultMaxFederatedTrustDomains {
+			resp.Diagnostics.AddAttributeWarning(path.Root("max_federated_trust_domains"), "Federation Limit Raised",
+				fmt.Sprintf("max_federated_trust_domains = %d exceeds the SpireServer CRD's limit of %d entries. "+
+					"Applies fail unless the operator installed on each cluster accepts more.",
+					data.MaxFederatedTrustDomains, defaultMaxFederatedTrustDomains))
+		}
+	}
+	timeout := defaultDNSTimeout
+	if cfg.DNS != nil {
+		data.DNSResolver = cfg.DNS.Resolver.ValueString()
+		if v := cfg.DNS.Timeout.ValueString(); v != "" {
+			timeout = v
+		}
+	}
+	d, err := time.ParseDuration(timeout)
+	if err != nil || d <= 0 {
+		resp.Diagnostics.AddAttributeError(path.Root("dns").AtName("timeout"), "Invalid DNS Timeout",
+			fmt.Sprintf("Attribute dns.timeout: %q is not a positive Go duration such as \"5s\" or \"1m\".", timeout))
+		return
+	}
+	data.DNSTimeout = d
 	if cfg.Spire != nil {
 		data.SpireNamespace = stringOr(cfg.Spire.Namespace, defaultSpireNamespace)
 		if !cfg.Spire.ClassName.IsNull() && !cfg.Spire.ClassName.IsUnknown() {
@@ -121,13 +148,11 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 }
 
 func (p *zerotrustProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{
-		resources.NewFederatedTrustDomainResource,
-	}
+	return resources.All()
 }
 
 func (p *zerotrustProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return datasources.All()
 }
 
 func (p *zerotrustProvider) Functions(context.Context) []func() function.Function {

@@ -1,8 +1,8 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -15,6 +15,9 @@ const (
 	defaultBurst          = 100
 	defaultSpireNamespace = "zero-trust-workload-identity-manager"
 	defaultSpireClassName = "zero-trust-workload-identity-manager-spire"
+	// defaultMaxFederatedTrustDomains is the SpireServer CRD's own limit on federatesWith.
+	defaultMaxFederatedTrustDomains = 50
+	defaultDNSTimeout               = "5s"
 )
 
 // connectionModel is one cluster connection, shaped like the hashicorp/kubernetes
@@ -48,13 +51,20 @@ type spireModel struct {
 	ClassName types.String `tfsdk:"class_name"`
 }
 
+type dnsModel struct {
+	Resolver types.String `tfsdk:"resolver"`
+	Timeout  types.String `tfsdk:"timeout"`
+}
+
 type providerModel struct {
-	Kubernetes   types.Object  `tfsdk:"kubernetes"`
-	Clusters     types.Map     `tfsdk:"clusters"`
-	FieldManager types.String  `tfsdk:"field_manager"`
-	QPS          types.Float64 `tfsdk:"qps"`
-	Burst        types.Int64   `tfsdk:"burst"`
-	Spire        *spireModel   `tfsdk:"spire"`
+	Kubernetes               types.Object  `tfsdk:"kubernetes"`
+	Clusters                 types.Map     `tfsdk:"clusters"`
+	FieldManager             types.String  `tfsdk:"field_manager"`
+	QPS                      types.Float64 `tfsdk:"qps"`
+	Burst                    types.Int64   `tfsdk:"burst"`
+	Spire                    *spireModel   `tfsdk:"spire"`
+	MaxFederatedTrustDomains types.Int64   `tfsdk:"max_federated_trust_domains"`
+	DNS                      *dnsModel     `tfsdk:"dns"`
 }
 
 func connectionAttributes(what string) map[string]schema.Attribute {
@@ -183,6 +193,28 @@ func providerSchema() schema.Schema {
 				Optional:            true,
 				MarkdownDescription: "Client-side request burst per cluster. Defaults to `100`.",
 				Validators:          []validator.Int64{int64validator.Between(1, 100000)},
+			},
+			"max_federated_trust_domains": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: "Most `federates_with` entries a `zerotrust_spire_federation` may hold. Defaults to `50`, " +
+					"the SpireServer CRD's limit; raising it plans with a warning, because the operator's CRD must allow it too.",
+				Validators: []validator.Int64{int64validator.Between(1, 10000)},
+			},
+			"dns": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Defaults for the DNS checks of domain verification.",
+				Attributes: map[string]schema.Attribute{
+					"resolver": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "Recursive resolver (`host:port`) used to find a zone's authoritative servers. " +
+							"Defaults to the first nameserver of `/etc/resolv.conf`. Answers themselves always come from " +
+							"the authoritative servers, never from this resolver's cache.",
+					},
+					"timeout": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Timeout of one DNS query, as a Go duration. Defaults to `" + defaultDNSTimeout + "`.",
+					},
+				},
 			},
 			"spire": schema.SingleNestedAttribute{
 				Optional:            true,

@@ -6,6 +6,7 @@ package providerdata
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -22,6 +23,11 @@ type Data struct {
 	SpireNamespace string
 	// SpireClassName is the default class_name of ClusterFederatedTrustDomains; "" sets none.
 	SpireClassName string
+	// MaxFederatedTrustDomains bounds federates_with of zerotrust_spire_federation.
+	MaxFederatedTrustDomains int
+	// DNSResolver is a host:port, or "" for the first nameserver of /etc/resolv.conf.
+	DNSResolver string
+	DNSTimeout  time.Duration
 }
 
 // ClusterKey turns a `cluster` attribute into a registry key.

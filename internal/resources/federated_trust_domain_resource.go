@@ -25,16 +25,18 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure        = (*federatedTrustDomainResource)(nil)
-	_ resource.ResourceWithImportState      = (*federatedTrustDomainResource)(nil)
-	_ resource.ResourceWithModifyPlan       = (*federatedTrustDomainResource)(nil)
-	_ resource.ResourceWithValidateConfig   = (*federatedTrustDomainResource)(nil)
+	_ resource.ResourceWithConfigure      = (*federatedTrustDomainResource)(nil)
+	_ resource.ResourceWithImportState    = (*federatedTrustDomainResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*federatedTrustDomainResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*federatedTrustDomainResource)(nil)
 )
 
 const (
 	profileHTTPSSPIFFE = "https_spiffe"
 	profileHTTPSWeb    = "https_web"
 )
+
+func init() { register(NewFederatedTrustDomainResource) }
 
 // NewFederatedTrustDomainResource manages a SPIRE ClusterFederatedTrustDomain.
 func NewFederatedTrustDomainResource() resource.Resource {
@@ -89,7 +91,7 @@ func (r *federatedTrustDomainResource) Schema(_ context.Context, _ resource.Sche
 				MarkdownDescription: "`<name>` on the default connection, `<cluster>/<name>` otherwise; also the import ID.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"cluster":      clusterAttribute(),
+			"cluster": clusterAttribute(),
 			"name": schema.StringAttribute{
 				Optional: true,
 				Computed: true,
@@ -442,4 +444,3 @@ func setFromObject(_ context.Context, m *federatedTrustDomainResourceModel, obj 
 func defaultObjectName(td string) string {
 	return strings.ReplaceAll(td, "_", "-")
 }
-

@@ -350,7 +350,7 @@ resource "zerotrust_federated_trust_domain" "this" {
 					statecheck.ExpectKnownValue("zerotrust_federated_trust_domain.this", tfjsonpath.New("class_name"), knownvalue.StringExact("")),
 				},
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-				Check: checkCFTDSpec(t, "east", name, map[string]string{"trustDomain": td, "bundleEndpointProfile.type": "https_web", "className": ""}),
+				Check:            checkCFTDSpec(t, "east", name, map[string]string{"trustDomain": td, "bundleEndpointProfile.type": "https_web", "className": ""}),
 			},
 			{
 				ResourceName:      "zerotrust_federated_trust_domain.this",
