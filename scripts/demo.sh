@@ -12,6 +12,8 @@ export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CHECKPOINT_DISABLE=1
 down() {
   if [ -f "$state/lab.json" ]; then
     go run ./internal/cmd/ztlab down --state "$state"
+    # The clusters are gone, and so are the objects that state described.
+    rm -rf "$state/work"
   else
     echo "demo: nothing running (no $state/lab.json)"
   fi

@@ -113,14 +113,15 @@ func startCluster(ctx context.Context, name, dir, etcdBin, apiBin string, opts O
 		if err == nil {
 			break
 		}
-		c.stopProcs()
+		// The start error is what matters; a failure to stop is in the logs.
+		_ = c.stopProcs()
 		if errors.Is(err, errAddrInUse) && attempt < startAttempts && ctx.Err() == nil {
 			continue
 		}
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
 	if err := writeKubeconfig(c.Kubeconfig, []*Cluster{c}); err != nil {
-		c.stopProcs()
+		_ = c.stopProcs()
 		return nil, fmt.Errorf("cluster %s: writing kubeconfig: %w", name, err)
 	}
 	return c, nil

@@ -166,7 +166,11 @@ func freePorts(n int) ([]int, error) {
 			return nil, fmt.Errorf("finding a free port: %w", err)
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		addr, ok := l.Addr().(*net.TCPAddr)
+		if !ok {
+			return nil, fmt.Errorf("finding a free port: unexpected address %v", l.Addr())
+		}
+		ports = append(ports, addr.Port)
 	}
 	return ports, nil
 }

@@ -15,8 +15,8 @@ func TestRESTConfigFromAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Host != c.Host || cfg.BearerToken != "secret" || cfg.TLSClientConfig.ServerName != "api.local" {
-		t.Errorf("unexpected config: host %q token set %v sni %q", cfg.Host, cfg.BearerToken != "", cfg.TLSClientConfig.ServerName)
+	if cfg.Host != c.Host || cfg.BearerToken != "secret" || cfg.ServerName != "api.local" {
+		t.Errorf("unexpected config: host %q token set %v sni %q", cfg.Host, cfg.BearerToken != "", cfg.ServerName)
 	}
 	if cfg.ExecProvider == nil || cfg.ExecProvider.Command != "get-token" || len(cfg.ExecProvider.Env) != 1 {
 		t.Errorf("exec plugin not carried over: %+v", cfg.ExecProvider)

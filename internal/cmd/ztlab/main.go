@@ -32,6 +32,7 @@ const usage = `usage:
   ztlab up     [--clusters east,west] [--state DIR] [--audit] [--skip-crds]
   ztlab status [--state DIR]
   ztlab down   [--state DIR]
+  ztlab show   [--state DIR]   (what each cluster holds, asked from its API server)
 `
 
 func main() {
@@ -50,6 +51,8 @@ func main() {
 		err = down(os.Args[2:])
 	case "status":
 		code, err = status(ctx, os.Args[2:], os.Stdout)
+	case "show":
+		err = show(ctx, os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return
