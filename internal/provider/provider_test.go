@@ -132,4 +132,3 @@ output "td2"    { value = provider::zerotrust::trust_domain("west.example.org") 
 		},
 	})
 }
-
