@@ -55,9 +55,10 @@ func spawnPinned(cmd *exec.Cmd) error {
 }
 
 // startProc starts bin with args, stdout and stderr going to logPath
-// (truncated). Without detach the child dies with this process (Pdeathsig);
-// with detach it gets its own session and outlives it.
-func startProc(component, bin string, args []string, logPath string, detach bool) (*proc, error) {
+// (truncated), and env ("KEY=value") added to childEnv. Without detach the
+// child dies with this process (Pdeathsig); with detach it gets its own
+// session and outlives it.
+func startProc(component, bin string, args []string, logPath string, detach bool, env ...string) (*proc, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
@@ -74,7 +75,7 @@ func startProc(component, bin string, args []string, logPath string, detach bool
 	cmd.Stdin = devnull
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.Env = childEnv()
+	cmd.Env = append(childEnv(), env...)
 	if detach {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		err = cmd.Start()

@@ -84,6 +84,11 @@ var (
 		Group: "kuadrant.dev", Version: "v1alpha1", Kind: "DomainVerification", Plural: "domainverifications",
 		ProvidedBy: "the Kuadrant operator",
 	}
+	// Route is read only: the operator publishes the federation bundle endpoint through one.
+	Route = Kind{
+		Group: "route.openshift.io", Version: "v1", Kind: "Route", Plural: "routes", Namespaced: true,
+		ProvidedBy: "OpenShift (the ingress router)",
+	}
 	ConfigMap = Kind{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", Namespaced: true}
 	Pod       = Kind{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true}
 )

@@ -1,0 +1,24 @@
+# Ask Kuadrant to verify apps.example.com; creation waits for the token.
+resource "zerotrust_domain_verification" "apps" {
+  domain = "apps.example.com"
+}
+
+# On a cluster of the provider's `clusters` map, with the conditions-based API.
+resource "zerotrust_domain_verification" "shop" {
+  cluster     = "west"
+  domain      = "shop.example.com"
+  api_version = "v1alpha1"
+
+  timeouts {
+    create = "10m"
+  }
+}
+
+# Publish zerotrust_domain_verification.apps.txt_record_value as a TXT record at
+# zerotrust_domain_verification.apps.txt_record_name with your DNS provider.
+output "txt_record" {
+  value = {
+    name  = zerotrust_domain_verification.apps.txt_record_name
+    value = zerotrust_domain_verification.apps.txt_record_value
+  }
+}

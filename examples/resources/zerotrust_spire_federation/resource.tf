@@ -1,0 +1,48 @@
+# Every cluster serves its bundle endpoint and federates statically with the
+# others. The peers' facts come from the zerotrust_spire_server data source,
+# never from copied strings.
+locals {
+  clusters = toset(["east", "west", "north"])
+}
+
+data "zerotrust_spire_server" "this" {
+  for_each = local.clusters
+  cluster  = each.key
+}
+
+resource "zerotrust_spire_federation" "this" {
+  for_each = local.clusters
+  cluster  = each.key
+
+  bundle_endpoint = {
+    profile      = "https_spiffe" # cannot change once set
+    refresh_hint = 300
+  }
+
+  # Keyed by trust domain, so adding or reordering peers never reshuffles entries.
+  # A cluster never lists its own trust domain.
+  federates_with = {
+    for peer in setsubtract(local.clusters, [each.key]) :
+    data.zerotrust_spire_server.this[peer].trust_domain => {
+      bundle_endpoint_url     = data.zerotrust_spire_server.this[peer].bundle_endpoint_url
+      bundle_endpoint_profile = "https_spiffe"
+      endpoint_spiffe_id      = data.zerotrust_spire_server.this[peer].endpoint_spiffe_id
+    }
+  }
+}
+
+# A bundle endpoint with a Web PKI certificate from an ACME CA, on the
+# provider's default connection.
+resource "zerotrust_spire_federation" "public" {
+  bundle_endpoint = {
+    profile = "https_web"
+    https_web = {
+      acme = {
+        directory_url = "https://acme-v02.api.letsencrypt.org/directory"
+        domain_name   = "federation.apps.example.com"
+        email         = "platform@example.com"
+        tos_accepted  = true
+      }
+    }
+  }
+}

@@ -1,0 +1,115 @@
+package acctest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+)
+
+// OperatorManager is the field manager tests use for what the Zero Trust
+// Workload Identity Manager operator (or its user) would write.
+const OperatorManager = "operator"
+
+func dynamicFor(t *testing.T, c *harness.Cluster) dynamic.Interface {
+	t.Helper()
+	d, err := dynamic.NewForConfig(c.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// ApplyAs writes obj to c by server-side apply as field manager `manager`,
+// forcing conflicts, the way another tool or an operator would.
+func ApplyAs(t *testing.T, c *harness.Cluster, kind kube.Kind, manager string, obj map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetAPIVersion(kind.APIVersion())
+	u.SetKind(kind.Kind)
+	ri := dynamicFor(t, c).Resource(kind.GVR())
+	var out *unstructured.Unstructured
+	var err error
+	if kind.Namespaced {
+		out, err = ri.Namespace(u.GetNamespace()).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: manager, Force: true})
+	} else {
+		out, err = ri.Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: manager, Force: true})
+	}
+	if err != nil {
+		t.Fatalf("%s: apply %s %s as %q: %v", c.Name, kind.Kind, u.GetName(), manager, err)
+	}
+	return out
+}
+
+// GetSingleton reads the cluster-scoped object `cluster` of kind from c, or
+// returns nil when it does not exist.
+func GetSingleton(t *testing.T, c *harness.Cluster, kind kube.Kind) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := dynamicFor(t, c).Resource(kind.GVR()).Get(context.Background(), "cluster", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("%s: get %s cluster: %v", c.Name, kind.Kind, err)
+	}
+	return obj
+}
+
+// SpireServerObject is a SpireServer `cluster` holding the fields the
+// released CRD requires (which only the operator fills in), plus spec.
+func SpireServerObject(spec map[string]any) map[string]any {
+	full := map[string]any{
+		"jwtIssuer":   "https://oidc-discovery.apps.example.test",
+		"caSubject":   map[string]any{"country": "US", "organization": "Example", "commonName": "example.test"},
+		"persistence": map[string]any{"size": "1Gi", "accessMode": "ReadWriteOnce"},
+		"datastore": map[string]any{
+			"databaseType": "sqlite3", "connectionString": "/run/spire/data/datastore.sqlite3",
+			"maxOpenConns": int64(100), "maxIdleConns": int64(2), "connMaxLifetime": int64(0),
+		},
+	}
+	for k, v := range spec {
+		full[k] = v
+	}
+	return map[string]any{"metadata": map[string]any{"name": "cluster"}, "spec": full}
+}
+
+// ZTWIMObject is a ZeroTrustWorkloadIdentityManager `cluster`.
+func ZTWIMObject(trustDomain, clusterName string) map[string]any {
+	return map[string]any{
+		"metadata": map[string]any{"name": "cluster"},
+		"spec":     map[string]any{"trustDomain": trustDomain, "clusterName": clusterName},
+	}
+}
+
+// ResetSpireSingletons deletes the ZeroTrustWorkloadIdentityManager and
+// SpireServer `cluster` from c and waits until they are gone, so a test on an
+// Exclusive cluster starts from an installation without them.
+func ResetSpireSingletons(t *testing.T, c *harness.Cluster) {
+	t.Helper()
+	d := dynamicFor(t, c)
+	ctx := context.Background()
+	for _, kind := range []kube.Kind{kube.SpireServer, kube.ZeroTrustWorkloadIdentityManager} {
+		ri := d.Resource(kind.GVR())
+		if err := ri.Delete(ctx, "cluster", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("%s: delete %s cluster: %v", c.Name, kind.Kind, err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, err := ri.Get(ctx, "cluster", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %s cluster still exists 30s after delete (err %v)", c.Name, kind.Kind, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package acctest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/dnscheck"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+)
+
+// This file is a TEST-ONLY stand-in for Kuadrant's DomainVerification
+// controller, which cannot run here. Like the real one it works only through
+// the API server: it issues a token into status.token of each
+// DomainVerification, and it sets verified only after it has itself looked up
+// the TXT record at spec.domain over DNS (with internal/dnscheck, asking every
+// test Knot server directly) and found the token on all of them. A record
+// removed later makes it unverified again. It writes status in the shape of
+// the API version the object was created with (v1: verified, lastChecked,
+// nextCheck, message; v1alpha1: a Verified condition).
+//
+// It handles only objects whose domain lies in the test DNS zones, so other
+// tests can create objects that no controller answers.
+
+const (
+	standInTick      = 250 * time.Millisecond
+	standInRecheck   = 500 * time.Millisecond
+	standInRefresh   = 10 * time.Second // rewrite lastChecked at least this often
+	standInFieldMgr  = "kuadrant-standin"
+	standInReasonOK  = "Verified"
+	standInReasonBad = "RecordNotFound"
+)
+
+var (
+	standInMu      sync.Mutex
+	standInRunning = map[string]bool{}
+)
+
+// DomainVerificationController starts the stand-in controller for cluster
+// (once per test binary and cluster; it stops when the tests are done).
+func DomainVerificationController(t *testing.T, cluster string) {
+	t.Helper()
+	standInMu.Lock()
+	defer standInMu.Unlock()
+	if standInRunning[cluster] {
+		return
+	}
+	dyn, err := dynamic.NewForConfig(Cluster(t, cluster).RESTConfig())
+	if err != nil {
+		t.Fatalf("acctest: stand-in DomainVerification controller: %v", err)
+	}
+	c := &standIn{
+		dyn: dyn,
+		dns: dnscheck.New(dnscheck.Options{
+			Nameservers: DNS(t).Addrs(), Timeout: time.Second, Attempts: 2, Backoff: 50 * time.Millisecond,
+		}),
+		zones:   DNS(t).Zones(),
+		checked: map[types.UID]time.Time{},
+		written: map[types.UID]time.Time{},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.run(ctx)
+	}()
+	standInRunning[cluster] = true
+	AtExit(func() {
+		cancel()
+		<-done
+	})
+}
+
+type standIn struct {
+	dyn     dynamic.Interface
+	dns     *dnscheck.Checker
+	zones   []string
+	checked map[types.UID]time.Time // last DNS check per object
+	written map[types.UID]time.Time // last status write per object
+}
+
+func (c *standIn) run(ctx context.Context) {
+	for {
+		c.reconcileAll(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(standInTick):
+		}
+	}
+}
+
+func (c *standIn) reconcileAll(ctx context.Context) {
+	list, err := c.dyn.Resource(kube.DomainVerificationV1.GVR()).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return // the API server may be busy; the next tick retries
+	}
+	for i := range list.Items {
+		obj := &list.Items[i]
+		if c.ours(domainverification.Domain(obj)) && obj.GetDeletionTimestamp() == nil {
+			c.reconcile(ctx, obj)
+		}
+	}
+}
+
+func (c *standIn) ours(domain string) bool {
+	for _, z := range c.zones {
+		if domain == z || strings.HasSuffix(domain, "."+z) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *standIn) reconcile(ctx context.Context, obj *unstructured.Unstructured) {
+	uid := obj.GetUID()
+	version := domainverification.CreatedWith(obj)
+	st := domainverification.StatusOf(obj)
+	now := time.Now().UTC().Truncate(time.Second)
+
+	if st.Token == "" {
+		token := newToken()
+		msg := fmt.Sprintf("publish a TXT record at %s holding the token", domainverification.Domain(obj))
+		c.writeStatus(ctx, obj, version, token, false, msg, now)
+		return
+	}
+	if time.Since(c.checked[uid]) < standInRecheck {
+		return
+	}
+	c.checked[uid] = time.Now()
+	res, err := c.dns.LookupTXT(ctx, domainverification.Domain(obj))
+	verified := err == nil && res.AllHave(st.Token)
+	var msg string
+	switch {
+	case err != nil:
+		msg = "DNS lookup failed: " + err.Error()
+	case verified:
+		msg = "TXT record found on every authoritative server"
+	default:
+		msg = "TXT record not found on every authoritative server: " + strings.ReplaceAll(res.Describe(""), "\n", "; ")
+	}
+	changed := st.Verified == nil || *st.Verified != verified || st.Message != msg
+	if changed || time.Since(c.written[uid]) >= standInRefresh {
+		c.writeStatus(ctx, obj, version, st.Token, verified, msg, now)
+	}
+}
+
+// writeStatus replaces status through the status subresource of the version
+// the object was created with. A conflict (someone wrote in between) is left
+// for the next tick.
+func (c *standIn) writeStatus(ctx context.Context, obj *unstructured.Unstructured, version, token string, verified bool, msg string, now time.Time) {
+	kind := domainverification.Kind(version)
+	out := obj.DeepCopy()
+	out.SetAPIVersion(kind.APIVersion())
+	stamp := now.Format(time.RFC3339)
+	if version == domainverification.V1Alpha1 {
+		status, reason := "False", standInReasonBad
+		if verified {
+			status, reason = "True", standInReasonOK
+		}
+		transition := stamp
+		if prev := domainverification.StatusOf(obj); prev.Verified != nil && *prev.Verified == verified && prev.LastChecked != "" {
+			transition = prev.LastChecked
+		}
+		out.Object["status"] = map[string]any{
+			"token": token,
+			"conditions": []any{map[string]any{
+				"type": domainverification.ConditionVerified, "status": status, "reason": reason, "message": msg,
+				"lastTransitionTime": transition, "observedGeneration": obj.GetGeneration(),
+			}},
+		}
+	} else {
+		out.Object["status"] = map[string]any{
+			"token": token, "verified": verified, "message": msg,
+			"lastChecked": stamp, "nextCheck": now.Add(standInRefresh).Format(time.RFC3339),
+		}
+	}
+	if _, err := c.dyn.Resource(kind.GVR()).UpdateStatus(ctx, out, metav1.UpdateOptions{FieldManager: standInFieldMgr}); err == nil {
+		c.written[obj.GetUID()] = time.Now()
+	}
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

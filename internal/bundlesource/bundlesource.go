@@ -1,0 +1,323 @@
+// Package bundlesource reads a trust domain's SPIFFE bundle from the places
+// SPIRE publishes it: its federation bundle endpoint, the bundle ConfigMap
+// its k8sbundle notifier keeps current, or the server itself through pod
+// exec of `spire-server bundle show`. Read retries a source until a deadline,
+// because a SPIRE server restarting (after a federation change, or a new
+// pod) is a normal, short-lived state.
+package bundlesource
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
+	"github.com/spiffe/go-spiffe/v2/federation"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
+)
+
+// Bundle endpoint profiles, as SPIRE and ClusterFederatedTrustDomain name them.
+const (
+	ProfileHTTPSSPIFFE = "https_spiffe"
+	ProfileHTTPSWeb    = "https_web"
+)
+
+// ConfigMap keys SPIRE installations use: SPIFFE bundle JSON, or the PEM
+// X.509 authorities SPIRE's k8sbundle notifier writes by default.
+const (
+	KeySPIFFE = "bundle.spiffe"
+	KeyPEM    = "bundle.crt"
+)
+
+// Source is one place to read a trust bundle from.
+type Source interface {
+	// Fetch reads the bundle once. Errors that a later attempt cannot fix
+	// are marked with Permanent.
+	Fetch(ctx context.Context, td spiffeid.TrustDomain) (*spiffebundle.Bundle, error)
+	// String names the source in messages.
+	String() string
+}
+
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as one that retrying cannot fix (a wrong key, a
+// document that is not a bundle, missing permissions), so Read stops early.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
+
+// IsPermanent reports whether err was marked with Permanent.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}
+
+// TimeoutError is a source that did not yield a bundle before the deadline.
+type TimeoutError struct {
+	Source   string
+	Timeout  time.Duration
+	Attempts int
+	Last     error
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("no bundle from %s after %d attempts in %v; last error: %v", e.Source, e.Attempts, e.Timeout, e.Last)
+}
+
+func (e *TimeoutError) Unwrap() error { return e.Last }
+
+// Backoff bounds of Read, and the longest one attempt may take (a server
+// that accepts connections and never answers must not use up the timeout).
+const (
+	firstBackoff   = 250 * time.Millisecond
+	maxBackoff     = 5 * time.Second
+	attemptTimeout = 30 * time.Second
+)
+
+// Read fetches from src until it yields a bundle, an error is permanent, or
+// timeout passes (then a *TimeoutError carrying the last error). It waits
+// between attempts with exponential backoff, never past the deadline.
+func Read(ctx context.Context, src Source, td spiffeid.TrustDomain, timeout time.Duration) (*spiffebundle.Bundle, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	wait := firstBackoff
+	var last error
+	for attempt := 1; ; attempt++ {
+		attemptCtx, cancelAttempt := context.WithTimeout(ctx, attemptTimeout)
+		b, err := src.Fetch(attemptCtx, td)
+		cancelAttempt()
+		if err == nil {
+			return b, nil
+		}
+		if IsPermanent(err) {
+			return nil, err
+		}
+		// An attempt cut short by the deadline says less than the one before.
+		if ctx.Err() == nil || last == nil {
+			last = err
+		}
+		timedOut := &TimeoutError{Source: src.String(), Timeout: timeout, Attempts: attempt, Last: last}
+		remaining := time.Until(deadline)
+		if ctx.Err() != nil || remaining <= 0 {
+			return nil, timedOut
+		}
+		select {
+		case <-ctx.Done():
+			return nil, timedOut
+		case <-time.After(min(wait, remaining)):
+		}
+		if time.Until(deadline) <= 0 {
+			return nil, timedOut
+		}
+		wait = min(wait*2, maxBackoff)
+	}
+}
+
+// Endpoint is a SPIFFE federation bundle endpoint.
+type Endpoint struct {
+	URL     string
+	Profile string // ProfileHTTPSSPIFFE or ProfileHTTPSWeb
+	// EndpointID and Bootstrap authenticate an https_spiffe endpoint: it must
+	// present an X.509-SVID for EndpointID that Bootstrap (a bundle of
+	// EndpointID's trust domain) verifies.
+	EndpointID spiffeid.ID
+	Bootstrap  *spiffebundle.Bundle
+	// Roots verify an https_web endpoint; nil means the system roots.
+	Roots *x509.CertPool
+}
+
+func (e Endpoint) String() string {
+	if e.Profile == ProfileHTTPSSPIFFE {
+		return fmt.Sprintf("bundle endpoint %s (https_spiffe, endpoint SPIFFE ID %s)", e.URL, e.EndpointID)
+	}
+	return fmt.Sprintf("bundle endpoint %s (https_web)", e.URL)
+}
+
+// Fetch implements Source with go-spiffe's federation.FetchBundle.
+func (e Endpoint) Fetch(ctx context.Context, td spiffeid.TrustDomain) (*spiffebundle.Bundle, error) {
+	var opt federation.FetchOption
+	switch e.Profile {
+	case ProfileHTTPSSPIFFE:
+		if e.Bootstrap == nil || e.EndpointID.IsZero() {
+			return nil, Permanent(errors.New("the https_spiffe profile needs a bootstrap bundle and the endpoint's SPIFFE ID"))
+		}
+		opt = federation.WithSPIFFEAuth(e.Bootstrap, e.EndpointID)
+	case ProfileHTTPSWeb:
+		if e.Roots != nil {
+			opt = federation.WithWebPKIRoots(e.Roots)
+		}
+	default:
+		return nil, Permanent(fmt.Errorf("unknown bundle endpoint profile %q", e.Profile))
+	}
+	var opts []federation.FetchOption
+	if opt != nil {
+		opts = append(opts, opt)
+	}
+	return federation.FetchBundle(ctx, td, e.URL, opts...)
+}
+
+// ConfigMap is a bundle ConfigMap. An empty Key means KeySPIFFE when the
+// ConfigMap has it, else KeyPEM.
+type ConfigMap struct {
+	Client               *kube.Client
+	Namespace, Name, Key string
+}
+
+func (c ConfigMap) String() string {
+	key := c.Key
+	if key == "" {
+		key = KeySPIFFE + " or " + KeyPEM
+	}
+	return fmt.Sprintf("ConfigMap %s/%s (key %s) on cluster %q", c.Namespace, c.Name, key, c.Client.DisplayName())
+}
+
+// Fetch implements Source. A missing ConfigMap or key is worth waiting for
+// (the notifier writes the bundle after SPIRE starts); content that is
+// neither SPIFFE JSON nor PEM certificates is not.
+func (c ConfigMap) Fetch(ctx context.Context, td spiffeid.TrustDomain) (*spiffebundle.Bundle, error) {
+	obj, err := c.Client.Get(ctx, kube.ConfigMap, c.Namespace, c.Name)
+	if err != nil {
+		return nil, classifyAPIError(err)
+	}
+	data, _, _ := unstructured.NestedStringMap(obj.Object, "data")
+	key, err := SelectKey(data, c.Key)
+	if err != nil {
+		return nil, err
+	}
+	b, err := Decode(td, []byte(data[key]))
+	if err != nil {
+		return nil, Permanent(fmt.Errorf("key %s of ConfigMap %s/%s: %w", key, c.Namespace, c.Name, err))
+	}
+	return b, nil
+}
+
+// SelectKey picks the ConfigMap key to read: want when set, else KeySPIFFE
+// when present, else KeyPEM. A missing or empty key is an error naming the
+// keys that are there.
+func SelectKey(data map[string]string, want string) (string, error) {
+	key := want
+	if key == "" {
+		key = KeyPEM
+		if strings.TrimSpace(data[KeySPIFFE]) != "" {
+			key = KeySPIFFE
+		}
+	}
+	if strings.TrimSpace(data[key]) != "" {
+		return key, nil
+	}
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	have := "no keys"
+	if len(keys) > 0 {
+		have = "keys " + strings.Join(keys, ", ")
+	}
+	if want == "" {
+		return "", fmt.Errorf("neither %s nor %s is set (the ConfigMap has %s)", KeySPIFFE, KeyPEM, have)
+	}
+	return "", fmt.Errorf("key %s is not set (the ConfigMap has %s)", want, have)
+}
+
+// Decode reads a bundle in either format SPIRE publishes: SPIFFE bundle
+// JSON, or PEM CERTIFICATE blocks (X.509 authorities only).
+func Decode(td spiffeid.TrustDomain, data []byte) (*spiffebundle.Bundle, error) {
+	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("-----BEGIN ")) {
+		return trustbundle.ParsePEM(td, data)
+	}
+	return trustbundle.Parse(td, data)
+}
+
+// SpireServer is a SPIRE server pod, asked through pod exec.
+type SpireServer struct {
+	Client                    *kube.Client
+	Namespace, Pod, Container string
+}
+
+// BundleShowCommand is what SpireServer runs in the container.
+var BundleShowCommand = []string{"spire-server", "bundle", "show", "-format", "spiffe"}
+
+func (s SpireServer) String() string {
+	return fmt.Sprintf("SPIRE server pod %s/%s (container %s) on cluster %q, `%s`",
+		s.Namespace, s.Pod, s.Container, s.Client.DisplayName(), strings.Join(BundleShowCommand, " "))
+}
+
+// Fetch implements Source. A missing pod or a failing command is worth
+// retrying (the pod or server may be restarting); missing permissions and a
+// missing container are not.
+func (s SpireServer) Fetch(ctx context.Context, td spiffeid.TrustDomain) (*spiffebundle.Bundle, error) {
+	stdout, _, err := s.Client.Exec(ctx, s.Namespace, s.Pod, s.Container, BundleShowCommand)
+	if err != nil {
+		var exit *kube.ExitError
+		if errors.As(err, &exit) {
+			return nil, err
+		}
+		if errors.Is(err, kube.ErrContainerNotFound) {
+			return nil, Permanent(err)
+		}
+		return nil, classifyAPIError(err)
+	}
+	b, err := trustbundle.Parse(td, stdout)
+	if err != nil {
+		return nil, Permanent(fmt.Errorf("output of `%s`: %w", strings.Join(BundleShowCommand, " "), err))
+	}
+	return b, nil
+}
+
+// classifyAPIError marks API errors that waiting cannot fix.
+func classifyAPIError(err error) error {
+	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+		return Permanent(err)
+	}
+	return err
+}
+
+// ParseCertificates reads PEM CERTIFICATE blocks into a pool, refusing other
+// blocks and trailing garbage.
+func ParseCertificates(data string) (*x509.CertPool, error) {
+	pool := x509.NewCertPool()
+	rest := []byte(data)
+	n := 0
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("PEM block %d is a %q block; only CERTIFICATE blocks are allowed", n, block.Type)
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("PEM block %d is not a valid X.509 certificate: %w", n, err)
+		}
+		pool.AddCert(cert)
+		n++
+	}
+	if bytes.Contains(rest, []byte("-----BEGIN ")) {
+		return nil, errors.New("the PEM data has a malformed or truncated block after the last complete one")
+	}
+	if n == 0 {
+		return nil, errors.New("no PEM CERTIFICATE block found")
+	}
+	return pool, nil
+}

@@ -1,0 +1,457 @@
+package datasources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/dnscheck"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+var _ datasource.DataSourceWithConfigure = (*domainVerificationDataSource)(nil)
+
+const (
+	dvDefaultTimeout = 5 * time.Minute
+	dvDefaultPoll    = 5 * time.Second
+)
+
+func init() { register(NewDomainVerificationDataSource) }
+
+// NewDomainVerificationDataSource reads a DomainVerification and asks every
+// authoritative DNS server for its TXT record.
+func NewDomainVerificationDataSource() datasource.DataSource {
+	return &domainVerificationDataSource{}
+}
+
+type domainVerificationDataSource struct {
+	providerdata.DataSourceBase
+}
+
+type domainVerificationDataSourceModel struct {
+	ID             types.String `tfsdk:"id"`
+	Cluster        types.String `tfsdk:"cluster"`
+	Name           types.String `tfsdk:"name"`
+	Domain         types.String `tfsdk:"domain"`
+	APIVersion     types.String `tfsdk:"api_version"`
+	Nameservers    types.List   `tfsdk:"nameservers"`
+	Wait           types.Bool   `tfsdk:"wait"`
+	Timeout        types.String `tfsdk:"timeout"`
+	PollInterval   types.String `tfsdk:"poll_interval"`
+	Token          types.String `tfsdk:"token"`
+	TXTRecordName  types.String `tfsdk:"txt_record_name"`
+	TXTRecordValue types.String `tfsdk:"txt_record_value"`
+	Verified       types.Bool   `tfsdk:"verified"`
+	LastChecked    types.String `tfsdk:"last_checked"`
+	Message        types.String `tfsdk:"message"`
+	Zone           types.String `tfsdk:"zone"`
+	Present        types.Bool   `tfsdk:"present"`
+	Servers        types.List   `tfsdk:"servers"`
+}
+
+var dvServerAttrTypes = map[string]attr.Type{
+	"server":  types.StringType,
+	"name":    types.StringType,
+	"present": types.BoolType,
+	"status":  types.StringType,
+	"values":  types.ListType{ElemType: types.StringType},
+	"cnames":  types.ListType{ElemType: types.StringType},
+	"answer":  types.StringType,
+	"error":   types.StringType,
+}
+
+func (d *domainVerificationDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_domain_verification"
+}
+
+func (d *domainVerificationDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Reads a Kuadrant `DomainVerification` and asks every authoritative DNS server of the " +
+			"domain's zone, directly, whether it serves the token as a TXT record at the domain. No caching " +
+			"resolver is in the way, so a record that was just published is seen at once, and a server that has " +
+			"not caught up yet is named.\n\n" +
+			"With `wait = true` it polls until every server serves the token and, when the controller reports a " +
+			"verdict, until the domain is verified; after `timeout` it fails with each server's answer. Put it " +
+			"after the TXT record in the graph (`depends_on`), or inside a `check` block for continuous validation " +
+			"(there a failure is a warning).\n\n" +
+			"The zone's servers are found by asking a recursive resolver for the zone's SOA and NS records (the " +
+			"provider's `dns.resolver`, or the first `nameserver` of `/etc/resolv.conf`); `nameservers` skips that. " +
+			"Queries go over UDP, again over TCP when an answer is truncated, follow CNAMEs (at most 8), and are " +
+			"retried with backoff after timeouts and SERVFAIL.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`<name>` on the default connection, `<cluster>/<name>` otherwise.",
+			},
+			"cluster": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Key of the provider's `clusters` map naming the cluster to read from. Unset means " +
+					"the provider's `kubernetes` connection.",
+			},
+			"name": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				MarkdownDescription: "Object name. Defaults to `domain`, as in the `zerotrust_domain_verification` resource.",
+				Validators:          []validator.String{validate.K8sName()},
+			},
+			"domain": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "The domain being verified: " + validate.DomainNameRules + ".",
+				Validators:          []validator.String{validate.DomainName()},
+			},
+			"api_version": schema.StringAttribute{
+				Optional:            true,
+				Computed:            true,
+				MarkdownDescription: "API version to read the object in: `v1` (default) or `v1alpha1`.",
+				Validators:          []validator.String{stringvalidator.OneOf(domainverification.APIVersions...)},
+			},
+			"nameservers": schema.ListAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Authoritative servers to ask instead of the zone's discovered ones, as " +
+					"`host:port` (or a host alone for port 53). CNAME targets are asked of the same servers.",
+				Validators: []validator.List{
+					listvalidator.SizeAtLeast(1),
+					listvalidator.UniqueValues(),
+					listvalidator.ValueStringsAre(validate.NameserverAddress()),
+				},
+			},
+			"wait": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Poll until every server serves the token (and, when the controller reports " +
+					"a verdict, until `verified` is true); fail after `timeout`. Default `false`: read once.",
+			},
+			"timeout": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "How long `wait` polls, such as `\"10m\"`. Default `\"5m\"`.",
+				Validators:          []validator.String{validate.Duration()},
+			},
+			"poll_interval": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Pause between polls with `wait`, such as `\"10s\"`. Default `\"5s\"`.",
+				Validators:          []validator.String{validate.Duration()},
+			},
+			"token": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The controller's token (`status.token`); null until issued.",
+			},
+			"txt_record_name": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "Where the TXT record must be: the domain itself.",
+			},
+			"txt_record_value": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "What the TXT record must hold: the token.",
+			},
+			"verified": schema.BoolAttribute{
+				Computed: true,
+				MarkdownDescription: "The controller's verdict (v1 `status.verified`, or the v1alpha1 `Verified` " +
+					"condition); null when it has given none.",
+			},
+			"last_checked": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "When the controller last checked (RFC 3339).",
+			},
+			"message": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The controller's message about the last check.",
+			},
+			"zone": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The zone whose servers were asked; null when `nameservers` is set.",
+			},
+			"present": schema.BoolAttribute{
+				Computed:            true,
+				MarkdownDescription: "Whether every server serves the token as a TXT record at the domain.",
+			},
+			"servers": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "One entry per authoritative server address, in a stable order.",
+				NestedObject: schema.NestedAttributeObject{
+					Attributes: map[string]schema.Attribute{
+						"server": schema.StringAttribute{
+							Computed:            true,
+							MarkdownDescription: "The address asked, `host:port`.",
+						},
+						"name": schema.StringAttribute{
+							Computed:            true,
+							MarkdownDescription: "The server's NS host name; null for a server from `nameservers`.",
+						},
+						"present": schema.BoolAttribute{
+							Computed:            true,
+							MarkdownDescription: "Whether this server serves the token.",
+						},
+						"status": schema.StringAttribute{
+							Computed: true,
+							MarkdownDescription: "`answer` (TXT records found), `nxdomain` (the name does not exist), " +
+								"`nodata` (the name exists without TXT records) or `error`.",
+						},
+						"values": schema.ListAttribute{
+							Computed:            true,
+							ElementType:         types.StringType,
+							MarkdownDescription: "The TXT records served, each with its strings joined.",
+						},
+						"cnames": schema.ListAttribute{
+							Computed:            true,
+							ElementType:         types.StringType,
+							MarkdownDescription: "The CNAME chain followed from the domain, each target in order.",
+						},
+						"answer": schema.StringAttribute{
+							Computed:            true,
+							MarkdownDescription: "The answer in words, as in error messages.",
+						},
+						"error": schema.StringAttribute{
+							Computed:            true,
+							MarkdownDescription: "Why the server could not be asked (status `error`); null otherwise.",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+// dvObservation is one look at the object and the DNS servers.
+type dvObservation struct {
+	obj      *unstructured.Unstructured
+	objErr   error
+	status   domainverification.Status
+	dns      *dnscheck.Result
+	dnsErr   error
+	complete bool
+}
+
+func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var cfg domainVerificationDataSourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !d.Data.CheckCluster(cfg.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return
+	}
+	timeout := dvDurationOr(cfg.Timeout, dvDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
+	poll := dvDurationOr(cfg.PollInterval, dvDefaultPoll, path.Root("poll_interval"), &resp.Diagnostics)
+	var nameservers []string
+	if !cfg.Nameservers.IsNull() {
+		resp.Diagnostics.Append(cfg.Nameservers.ElementsAs(ctx, &nameservers, false)...)
+	}
+	client := d.Data.Client(cfg.Cluster, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || client == nil {
+		return
+	}
+	domain := cfg.Domain.ValueString()
+	name := domainverification.DefaultName(domain)
+	if !cfg.Name.IsNull() {
+		name = cfg.Name.ValueString()
+	}
+	apiVersion := domainverification.V1
+	if !cfg.APIVersion.IsNull() {
+		apiVersion = cfg.APIVersion.ValueString()
+	}
+	kind := domainverification.Kind(apiVersion)
+	checker := dnscheck.New(dnscheck.Options{Resolver: d.Data.DNSResolver, Timeout: d.Data.DNSTimeout, Nameservers: nameservers})
+	wait := cfg.Wait.ValueBool()
+
+	pollCtx := ctx
+	if wait {
+		var cancel context.CancelFunc
+		pollCtx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	var o dvObservation
+	for {
+		o = d.observe(pollCtx, client, kind, name, domain, checker)
+		// While waiting, a missing object may still be on its way.
+		if o.objErr != nil && (!wait || !kube.IsNotFound(o.objErr)) {
+			resp.Diagnostics.Append(kube.Diagnostic(o.objErr, "read the DomainVerification "+name))
+			return
+		}
+		if o.obj != nil && domainverification.Domain(o.obj) != domain {
+			resp.Diagnostics.AddAttributeError(path.Root("domain"), "Domain Mismatch",
+				fmt.Sprintf("DomainVerification %q on cluster %q verifies %q, not %q. Set name to the object for %q.",
+					name, client.DisplayName(), domainverification.Domain(o.obj), domain, domain))
+			return
+		}
+		if !wait || o.complete {
+			break
+		}
+		select {
+		case <-pollCtx.Done():
+			if ctx.Err() != nil {
+				resp.Diagnostics.AddError("Domain Verification Read Interrupted", ctx.Err().Error())
+				return
+			}
+			resp.Diagnostics.AddError("Timed Out Waiting For Domain Verification",
+				dvTimeoutDetail(domain, name, client.DisplayName(), timeout, o))
+			return
+		case <-time.After(poll):
+		}
+	}
+	if o.dnsErr != nil {
+		resp.Diagnostics.AddError("Cannot Find Authoritative DNS Servers",
+			fmt.Sprintf("Looking up the TXT record %s failed: %v.\n\nSet nameservers to the zone's authoritative "+
+				"servers, or the provider's dns.resolver to a recursive resolver that can reach them.", domain, o.dnsErr))
+		return
+	}
+
+	state := cfg
+	state.ID = types.StringValue(dvID(cfg.Cluster, name))
+	state.Name = types.StringValue(name)
+	state.APIVersion = types.StringValue(apiVersion)
+	state.TXTRecordName = types.StringValue(domain)
+	state.Token = dvOptionalString(o.status.Token)
+	state.TXTRecordValue = state.Token
+	state.Verified = types.BoolPointerValue(o.status.Verified)
+	state.LastChecked = dvOptionalString(o.status.LastChecked)
+	state.Message = dvOptionalString(o.status.Message)
+	state.Zone = dvOptionalString(o.dns.Zone)
+	state.Present = types.BoolValue(o.status.Token != "" && o.dns.AllHave(o.status.Token))
+	servers, diags := dvServersValue(o.dns, o.status.Token)
+	resp.Diagnostics.Append(diags...)
+	state.Servers = servers
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// observe reads the object, then asks the DNS servers (also before a token
+// exists, so that what they serve is reported either way).
+func (d *domainVerificationDataSource) observe(ctx context.Context, client *kube.Client, kind kube.Kind, name, domain string,
+	checker *dnscheck.Checker) dvObservation {
+	var o dvObservation
+	o.obj, o.objErr = client.Get(ctx, kind, "", name)
+	if o.objErr != nil {
+		o.obj = nil
+		return o
+	}
+	o.status = domainverification.StatusOf(o.obj)
+	o.dns, o.dnsErr = checker.LookupTXT(ctx, domain)
+	verdictOK := o.status.Verified == nil || *o.status.Verified
+	o.complete = o.dnsErr == nil && o.status.Token != "" && o.dns.AllHave(o.status.Token) && verdictOK
+	return o
+}
+
+// dvTimeoutDetail says what was last seen: the object's status and each
+// server's answer.
+func dvTimeoutDetail(domain, name, cluster string, timeout time.Duration, o dvObservation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Domain verification of %q did not complete within %s.\n\n", domain, timeout)
+	switch {
+	case o.obj == nil:
+		fmt.Fprintf(&b, "DomainVerification %q does not exist on cluster %q (%v). Create it (resource "+
+			"zerotrust_domain_verification) before this data source reads it.\n", name, cluster, o.objErr)
+		return b.String()
+	case o.status.Token == "":
+		fmt.Fprintf(&b, "DomainVerification %q on cluster %q has no token yet: is its controller running?\n", name, cluster)
+	default:
+		fmt.Fprintf(&b, "The TXT record %s must hold the token %q on every authoritative server.\n", domain, o.status.Token)
+	}
+	switch {
+	case o.dnsErr != nil:
+		fmt.Fprintf(&b, "The DNS servers could not be asked: %v\n", o.dnsErr)
+	case o.dns != nil:
+		missing := 0
+		for _, s := range o.dns.Servers {
+			if o.status.Token == "" || !s.Has(o.status.Token) {
+				missing++
+			}
+		}
+		fmt.Fprintf(&b, "Answers (%d of %d servers without the token):\n%s\n", missing, len(o.dns.Servers), o.dns.Describe("  - "))
+	}
+	if v := o.status.Verified; v != nil {
+		fmt.Fprintf(&b, "\nThe controller reports verified = %t", *v)
+		if o.status.Message != "" {
+			fmt.Fprintf(&b, ": %s", o.status.Message)
+		}
+		if o.status.LastChecked != "" {
+			fmt.Fprintf(&b, " (last checked %s)", o.status.LastChecked)
+		}
+		b.WriteString(".\n")
+	}
+	b.WriteString("\nPublish the TXT record on every authoritative server (a secondary may lag behind its primary), " +
+		"or raise timeout.")
+	return b.String()
+}
+
+func dvServersValue(res *dnscheck.Result, token string) (types.List, diag.Diagnostics) {
+	objType := types.ObjectType{AttrTypes: dvServerAttrTypes}
+	var diags diag.Diagnostics
+	elems := make([]attr.Value, 0, len(res.Servers))
+	for _, s := range res.Servers {
+		values, d := types.ListValueFrom(context.Background(), types.StringType, dvNonNil(s.Values))
+		diags.Append(d...)
+		cnames := make([]string, len(s.CNAMEs))
+		for i, c := range s.CNAMEs {
+			cnames[i] = strings.TrimSuffix(c, ".")
+		}
+		cnameList, d := types.ListValueFrom(context.Background(), types.StringType, cnames)
+		diags.Append(d...)
+		errText := types.StringNull()
+		if s.Err != nil {
+			errText = types.StringValue(s.Err.Error())
+		}
+		obj, d := types.ObjectValue(dvServerAttrTypes, map[string]attr.Value{
+			"server":  types.StringValue(s.Server.Addr),
+			"name":    dvOptionalString(strings.TrimSuffix(s.Server.Name, ".")),
+			"present": types.BoolValue(token != "" && s.Has(token)),
+			"status":  types.StringValue(string(s.Status)),
+			"values":  values,
+			"cnames":  cnameList,
+			"answer":  types.StringValue(s.Answer()),
+			"error":   errText,
+		})
+		diags.Append(d...)
+		elems = append(elems, obj)
+	}
+	list, d := types.ListValue(objType, elems)
+	diags.Append(d...)
+	return list, diags
+}
+
+func dvNonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// dvDurationOr parses an optional duration attribute (validated at plan time).
+func dvDurationOr(v types.String, def time.Duration, p path.Path, diags *diag.Diagnostics) time.Duration {
+	if v.IsNull() || v.IsUnknown() {
+		return def
+	}
+	d, err := time.ParseDuration(v.ValueString())
+	if err != nil || d <= 0 {
+		diags.AddAttributeError(p, "Invalid Duration", fmt.Sprintf("Attribute %s: %q is not a positive duration.", p, v.ValueString()))
+		return def
+	}
+	return d
+}
+
+func dvOptionalString(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+func dvID(cluster types.String, name string) string {
+	if cluster.IsNull() || cluster.ValueString() == "" {
+		return name
+	}
+	return cluster.ValueString() + "/" + name
+}

@@ -1,0 +1,143 @@
+package datasources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
+)
+
+var _ datasource.DataSourceWithConfigure = (*spireServerDataSource)(nil)
+
+func init() { register(NewSpireServerDataSource) }
+
+// NewSpireServerDataSource reads the facts of one cluster's SPIRE installation.
+func NewSpireServerDataSource() datasource.DataSource {
+	return &spireServerDataSource{}
+}
+
+type spireServerDataSource struct {
+	providerdata.DataSourceBase
+}
+
+type spireServerDataSourceModel struct {
+	Cluster           types.String `tfsdk:"cluster"`
+	TrustDomain       types.String `tfsdk:"trust_domain"`
+	ClusterName       types.String `tfsdk:"cluster_name"`
+	BundleConfigMap   types.String `tfsdk:"bundle_config_map"`
+	Namespace         types.String `tfsdk:"namespace"`
+	FederationProfile types.String `tfsdk:"federation_profile"`
+	BundleEndpointURL types.String `tfsdk:"bundle_endpoint_url"`
+	EndpointSPIFFEID  types.String `tfsdk:"endpoint_spiffe_id"`
+}
+
+func (d *spireServerDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_spire_server"
+}
+
+func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Facts about one cluster's SPIRE installation under the OpenShift Zero Trust Workload Identity " +
+			"Manager, read from its ZeroTrustWorkloadIdentityManager `cluster` (or, on older operators, the SpireServer " +
+			"`cluster`) and the SpireServer's `spec.federation`: what a peer needs to federate with this cluster, so " +
+			"configurations wire peers from facts instead of copied strings.",
+		Attributes: map[string]schema.Attribute{
+			"cluster": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Key of the provider's `clusters` map naming the cluster to read. Unset means the " +
+					"provider's `kubernetes` connection.",
+			},
+			"trust_domain": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The installation's trust domain (`spec.trustDomain`).",
+			},
+			"cluster_name": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The cluster name SPIRE agents attest with (`spec.clusterName`); null when unset.",
+			},
+			"bundle_config_map": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "Name of the ConfigMap holding the trust bundle (`spec.bundleConfigMap`, default " +
+					"`" + spirefacts.DefaultBundleConfigMap + "`), in `namespace`.",
+			},
+			"namespace": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "Namespace of the SPIRE server and the bundle ConfigMap: the provider's `spire.namespace`.",
+			},
+			"federation_profile": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "Bundle endpoint profile (`https_spiffe` or `https_web`); null while federation is not configured.",
+			},
+			"bundle_endpoint_url": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "Where peers reach the bundle endpoint: `https://<host>` of the federation Route " +
+					"`spire-server-federation`, else `https://<address>:<port>` from the SpireServer's bundle endpoint, " +
+					"else null (federation not configured, or the Route not created yet).",
+			},
+			"endpoint_spiffe_id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "SPIFFE ID the SPIRE server's bundle endpoint presents: `spiffe://<trust_domain>/spire/server`.",
+			},
+		},
+	}
+}
+
+func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m spireServerDataSourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || !d.Data.CheckCluster(m.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return
+	}
+	client := d.Data.Client(m.Cluster, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	facts, err := spirefacts.Lookup(ctx, client)
+	if err != nil {
+		resp.Diagnostics.Append(kube.Diagnostic(err, "read the SPIRE installation"))
+		return
+	}
+	if !facts.Found() {
+		resp.Diagnostics.AddError("SPIRE Installation Not Found", fmt.Sprintf(
+			"Cluster %q has neither a ZeroTrustWorkloadIdentityManager nor a SpireServer named \"cluster\" "+
+				"(operator.openshift.io/v1alpha1). Install the OpenShift Zero Trust Workload Identity Manager operator "+
+				"and create its ZeroTrustWorkloadIdentityManager \"cluster\" (with trustDomain and clusterName); when "+
+				"they are created in the same configuration, make this data source depend on them.", client.DisplayName()))
+		return
+	}
+	td, _ := facts.TrustDomain()
+	if td == "" {
+		resp.Diagnostics.AddError("Trust Domain Not Set", fmt.Sprintf(
+			"Cluster %q has a SpireServer \"cluster\" but no trust domain: newer operators keep it on the "+
+				"ZeroTrustWorkloadIdentityManager \"cluster\" (spec.trustDomain), which does not exist. Create it.",
+			client.DisplayName()))
+		return
+	}
+	url, err := facts.BundleEndpointURL(ctx, client, d.Data.SpireNamespace)
+	if err != nil {
+		resp.Diagnostics.Append(kube.Diagnostic(err, "read the federation Route"))
+		return
+	}
+	// Empty means unset in these CRDs.
+	optionalString := func(s string) types.String {
+		if s == "" {
+			return types.StringNull()
+		}
+		return types.StringValue(s)
+	}
+	m.TrustDomain = types.StringValue(td)
+	m.ClusterName = optionalString(facts.ClusterName())
+	m.BundleConfigMap = types.StringValue(facts.BundleConfigMap())
+	m.Namespace = types.StringValue(d.Data.SpireNamespace)
+	m.FederationProfile = optionalString(facts.FederationProfile())
+	m.BundleEndpointURL = optionalString(url)
+	m.EndpointSPIFFEID = optionalString(spirefacts.EndpointSPIFFEID(td))
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

@@ -1,0 +1,613 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
+)
+
+// Defaults of SpireOptions, matching what the OpenShift Zero Trust Workload
+// Identity Manager operator deploys (and the provider's `spire` defaults).
+const (
+	DefaultSpireNamespace = "zero-trust-workload-identity-manager"
+	DefaultSpireClassName = "zero-trust-workload-identity-manager-spire"
+	SpirePodName          = "spire-server-0"
+	SpireContainerName    = "spire-server"
+	SpireBundleConfigMap  = "spire-bundle"
+)
+
+const (
+	spireReadyTimeout = 60 * time.Second
+	spireStopGrace    = 5 * time.Second
+)
+
+// SpireOptions configures StartSpire.
+type SpireOptions struct {
+	// TrustDomain of the server, e.g. "east.zt.test". Required.
+	TrustDomain string
+	// Namespace of the SPIRE server's Pod and bundle ConfigMap. Default
+	// DefaultSpireNamespace.
+	Namespace string
+	// ClassName is spire-controller-manager's className. Default
+	// DefaultSpireClassName.
+	ClassName string
+	// WebProfile serves the bundle endpoint with the https_web profile (a
+	// certificate for 127.0.0.1 from a test CA, Spire.WebCACertPEM) instead
+	// of https_spiffe.
+	WebProfile bool
+	// ControllerManager also runs spire-controller-manager against the
+	// cluster, reconciling ClusterFederatedTrustDomains into this server.
+	ControllerManager bool
+	// Standalone runs only the SPIRE server process with its bundle
+	// endpoint: no Kubernetes objects, no exec endpoint, no bundle ConfigMap,
+	// no controller manager. The cluster may then be nil.
+	Standalone bool
+	// Dir holds configuration, data and logs. Default: <cluster dir>/spire-<namespace>
+	// (standalone: spire-<trust domain>), or without a cluster a temporary
+	// directory that Stop removes.
+	Dir string
+}
+
+// Spire is a running SPIRE server (built from github.com/spiffe/spire) with
+// its federation bundle endpoint on 127.0.0.1, and, unless standalone, the
+// Kubernetes objects that make it look deployed in its cluster: a Node and
+// Pod through which pod exec reaches the real binary, the bundle ConfigMap
+// that SPIRE's k8sbundle notifier keeps current, the
+// ZeroTrustWorkloadIdentityManager `cluster` object, and optionally the real
+// spire-controller-manager.
+type Spire struct {
+	Cluster     *Cluster // nil for a standalone server started without a cluster
+	TrustDomain string
+
+	BundleEndpointURL string // https://127.0.0.1:PORT
+	EndpointSPIFFEID  string // spiffe://<trust domain>/spire/server
+	WebCACertPEM      []byte // CA of the bundle endpoint's certificate, with WebProfile
+
+	SocketPath string // the server API socket (admin CLI, controller manager)
+	Dir        string
+
+	// The Pod object through which exec reaches the real binary; empty when standalone.
+	Namespace, PodName, Container string
+	NodeName                      string
+	// BundleConfigMap in Namespace holds "bundle.crt" (PEM), kept current by
+	// SPIRE's k8sbundle notifier. Empty when standalone.
+	BundleConfigMap string
+	ClassName       string
+
+	mu         sync.Mutex
+	opts       SpireOptions
+	bin        string
+	serverArgs []string
+	bundlePort int
+	healthPort int
+	apiPort    int
+	server     *proc
+	cm         *proc
+	exec       *execEndpoint
+	sockDir    string
+	removeDir  bool
+	stopOnce   sync.Once
+	stopErr    error
+}
+
+// StartSpire starts a SPIRE server for c (see Spire) and waits until it is
+// ready, its bundle endpoint listens and, unless standalone, the bundle
+// ConfigMap holds its bundle and spire-controller-manager is ready. On
+// failure it stops what it started; the error names the failing component
+// and quotes its log.
+func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, error) {
+	td, err := spiffeid.TrustDomainFromString(opts.TrustDomain)
+	if err != nil {
+		return nil, fmt.Errorf("spire: trust domain %q: %w", opts.TrustDomain, err)
+	}
+	if c == nil && !opts.Standalone {
+		return nil, errors.New("spire: a cluster is required unless Standalone is set")
+	}
+	if opts.Standalone && opts.ControllerManager {
+		return nil, errors.New("spire: a standalone server has no controller manager")
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultSpireNamespace
+	}
+	if opts.ClassName == "" {
+		opts.ClassName = DefaultSpireClassName
+	}
+	s := &Spire{
+		Cluster: c, TrustDomain: td.Name(), opts: opts, ClassName: opts.ClassName,
+		EndpointSPIFFEID: "spiffe://" + td.Name() + "/spire/server",
+	}
+	if !opts.Standalone {
+		s.Namespace, s.PodName, s.Container = opts.Namespace, SpirePodName, SpireContainerName
+		s.BundleConfigMap = SpireBundleConfigMap
+		s.NodeName = "spire-" + opts.Namespace
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = s.Stop()
+		}
+	}()
+
+	if s.bin, err = Tool("spire-server"); err != nil {
+		return nil, fmt.Errorf("spire: %w", err)
+	}
+	if err := s.prepareDirs(); err != nil {
+		return nil, fmt.Errorf("spire %s: %w", s.TrustDomain, err)
+	}
+	if !opts.Standalone {
+		if err := s.createClusterObjects(ctx); err != nil {
+			return nil, fmt.Errorf("spire %s: cluster %s: %w", s.TrustDomain, c.Name, err)
+		}
+	}
+	if err := s.startFirst(ctx); err != nil {
+		return nil, fmt.Errorf("spire %s: %w", s.TrustDomain, err)
+	}
+	if !opts.Standalone {
+		if err := s.waitBundleConfigMap(ctx); err != nil {
+			return nil, fmt.Errorf("spire %s: %w", s.TrustDomain, err)
+		}
+		if err := s.startExec(ctx); err != nil {
+			return nil, fmt.Errorf("spire %s: exec endpoint: %w", s.TrustDomain, err)
+		}
+	}
+	if opts.ControllerManager {
+		if err := s.startControllerManager(ctx); err != nil {
+			return nil, fmt.Errorf("spire %s: %w", s.TrustDomain, err)
+		}
+	}
+	ok = true
+	return s, nil
+}
+
+func (s *Spire) prepareDirs() error {
+	s.Dir = s.opts.Dir
+	switch {
+	case s.Dir != "":
+	case s.Cluster != nil && s.opts.Standalone:
+		s.Dir = filepath.Join(s.Cluster.Dir, "spire-"+s.TrustDomain)
+	case s.Cluster != nil:
+		s.Dir = filepath.Join(s.Cluster.Dir, "spire-"+s.opts.Namespace)
+	default:
+		d, err := os.MkdirTemp("", "zt-spire-")
+		if err != nil {
+			return err
+		}
+		s.Dir, s.removeDir = d, true
+	}
+	if err := os.MkdirAll(filepath.Join(s.Dir, "data"), 0o755); err != nil {
+		return err
+	}
+	// Unix socket paths are limited to 108 bytes, which test directories
+	// exceed easily: the socket lives in a short directory of its own.
+	d, err := os.MkdirTemp("", "zts-")
+	if err != nil {
+		return err
+	}
+	s.sockDir = d
+	s.SocketPath = filepath.Join(d, "api.sock")
+	if s.opts.WebProfile {
+		ca, err := newTestCA("zerotrust-harness-web-ca-" + s.TrustDomain)
+		if err != nil {
+			return err
+		}
+		certPEM, keyPEM, err := ca.issueServing("bundle-endpoint." + s.TrustDomain)
+		if err != nil {
+			return err
+		}
+		s.WebCACertPEM = ca.certPEM
+		if err := os.WriteFile(filepath.Join(s.Dir, "bundle-endpoint.crt"), certPEM, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(s.Dir, "bundle-endpoint.key"), keyPEM, 0o600); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(s.Dir, "web-ca.crt"), ca.certPEM, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LogPath is the SPIRE server's combined stdout and stderr.
+func (s *Spire) LogPath() string { return filepath.Join(s.Dir, "spire-server.log") }
+
+// ControllerManagerLogPath is spire-controller-manager's combined output.
+func (s *Spire) ControllerManagerLogPath() string {
+	return filepath.Join(s.Dir, "spire-controller-manager.log")
+}
+
+// ExecLogPath lists the exec requests the exec endpoint served.
+func (s *Spire) ExecLogPath() string { return filepath.Join(s.Dir, "exec-endpoint.log") }
+
+// startFirst picks ports, writes the configuration and starts the server,
+// with new ports when one was taken between choosing and binding it.
+func (s *Spire) startFirst(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		ports, err := freePorts(3)
+		if err != nil {
+			return err
+		}
+		s.apiPort, s.bundlePort, s.healthPort = ports[0], ports[1], ports[2]
+		s.BundleEndpointURL = "https://127.0.0.1:" + strconv.Itoa(s.bundlePort)
+		configPath := filepath.Join(s.Dir, "server.conf")
+		if err := os.WriteFile(configPath, []byte(s.serverConfig()), 0o644); err != nil {
+			return err
+		}
+		s.serverArgs = []string{"run", "-config", configPath}
+		err = s.startServer(ctx)
+		if err == nil {
+			return nil
+		}
+		if s.server != nil {
+			_ = s.server.stop(0)
+		}
+		if !errors.Is(err, errAddrInUse) || attempt == startAttempts || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (s *Spire) serverConfig() string {
+	var b strings.Builder
+	dataDir := filepath.Join(s.Dir, "data")
+	fmt.Fprintf(&b, "server {\n")
+	fmt.Fprintf(&b, "  bind_address = \"127.0.0.1\"\n  bind_port = \"%d\"\n", s.apiPort)
+	fmt.Fprintf(&b, "  socket_path = %q\n  trust_domain = %q\n  data_dir = %q\n", s.SocketPath, s.TrustDomain, dataDir)
+	b.WriteString("  log_level = \"DEBUG\"\n  ca_ttl = \"24h\"\n  default_x509_svid_ttl = \"1h\"\n")
+	b.WriteString("  federation {\n    bundle_endpoint {\n")
+	fmt.Fprintf(&b, "      address = \"127.0.0.1\"\n      port = %d\n", s.bundlePort)
+	if s.opts.WebProfile {
+		fmt.Fprintf(&b, "      profile \"https_web\" {\n        serving_cert_file {\n          cert_file_path = %q\n"+
+			"          key_file_path = %q\n          file_sync_interval = \"1h\"\n        }\n      }\n",
+			filepath.Join(s.Dir, "bundle-endpoint.crt"), filepath.Join(s.Dir, "bundle-endpoint.key"))
+	} else {
+		// SPIRE 1.15 wants the profile spelled out.
+		b.WriteString("      profile \"https_spiffe\" {}\n")
+	}
+	b.WriteString("    }\n  }\n}\n\nplugins {\n")
+	fmt.Fprintf(&b, "  DataStore \"sql\" {\n    plugin_data {\n      database_type = \"sqlite3\"\n      connection_string = %q\n    }\n  }\n",
+		filepath.Join(dataDir, "datastore.sqlite3"))
+	// A disk key manager (not memory) keeps the CA keys across StopServer and
+	// StartServer: with fresh keys the restarted endpoint would present an
+	// SVID that bundles read before the restart cannot verify.
+	fmt.Fprintf(&b, "  KeyManager \"disk\" {\n    plugin_data {\n      keys_path = %q\n    }\n  }\n", filepath.Join(dataDir, "keys.json"))
+	b.WriteString("  NodeAttestor \"join_token\" {\n    plugin_data {}\n  }\n")
+	if !s.opts.Standalone {
+		fmt.Fprintf(&b, "  Notifier \"k8sbundle\" {\n    plugin_data {\n      namespace = %q\n      config_map = %q\n"+
+			"      config_map_key = \"bundle.crt\"\n      kube_config_file_path = %q\n    }\n  }\n",
+			s.Namespace, s.BundleConfigMap, s.Cluster.Kubeconfig)
+	}
+	b.WriteString("}\n\nhealth_checks {\n  listener_enabled = true\n  bind_address = \"127.0.0.1\"\n")
+	fmt.Fprintf(&b, "  bind_port = \"%d\"\n  live_path = \"/live\"\n  ready_path = \"/ready\"\n}\n", s.healthPort)
+	return b.String()
+}
+
+// startServer starts the spire-server process and waits until its health
+// endpoint says ready and it listens on the bundle endpoint port.
+func (s *Spire) startServer(ctx context.Context) error {
+	var err error
+	s.server, err = startProc("spire-server", s.bin, s.serverArgs, s.LogPath(), false)
+	if err != nil {
+		return err
+	}
+	return s.waitServer(ctx)
+}
+
+func (s *Spire) waitServer(ctx context.Context) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, spireReadyTimeout)
+	defer cancel()
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	readyURL := "http://127.0.0.1:" + strconv.Itoa(s.healthPort) + "/ready"
+	var last string
+	for {
+		if s.server.exited() {
+			return s.server.exitError()
+		}
+		last = s.probeServer(ctx, client, readyURL)
+		if last == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if s.server.exited() {
+				return s.server.exitError()
+			}
+			return fmt.Errorf("spire-server (pid %d) not ready after %v (%v; last: %s); last lines of %s:\n%s",
+				s.server.pid(), time.Since(start).Round(time.Millisecond), ctx.Err(), last, s.LogPath(), fileTail(s.LogPath(), 25))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// probeServer returns "" when the server is ready, or what is missing.
+func (s *Spire) probeServer(ctx context.Context, client *http.Client, readyURL string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, readyURL, nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "GET " + readyURL + ": " + resp.Status
+	}
+	if !listensOn(s.server.pid(), s.bundlePort) {
+		return fmt.Sprintf("not listening on the bundle endpoint port %d yet", s.bundlePort)
+	}
+	if _, err := os.Stat(s.SocketPath); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// StopServer stops the spire-server process (SIGTERM, then SIGKILL) and
+// leaves everything else running: the bundle endpoint goes down, and the
+// controller manager and exec requests fail until StartServer.
+func (s *Spire) StopServer() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.server == nil || s.server.exited() {
+		return nil
+	}
+	if err := s.server.stop(spireStopGrace); err != nil {
+		return fmt.Errorf("spire %s: %w", s.TrustDomain, err)
+	}
+	return nil
+}
+
+// StartServer starts the spire-server process again with the same
+// configuration, ports, data and keys, and waits until it is ready.
+func (s *Spire) StartServer(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.server != nil && !s.server.exited() {
+		return fmt.Errorf("spire %s: spire-server (pid %d) is already running", s.TrustDomain, s.server.pid())
+	}
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = s.startServer(ctx)
+		if err == nil {
+			return nil
+		}
+		_ = s.server.stop(0)
+		// The ports were ours a moment ago; one may linger briefly.
+		if !errors.Is(err, errAddrInUse) || attempt == 5 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return fmt.Errorf("spire %s: restarting: %w", s.TrustDomain, err)
+}
+
+// ServerPID is the pid of the running spire-server process, or 0.
+func (s *Spire) ServerPID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.server == nil || s.server.exited() {
+		return 0
+	}
+	return s.server.pid()
+}
+
+// Stop stops the controller manager, the exec endpoint and the server, and
+// removes the socket directory (and Dir when it is temporary). Objects in
+// the cluster stay. Safe to call more than once.
+func (s *Spire) Stop() error {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var errs []error
+		if s.cm != nil {
+			errs = append(errs, s.cm.stop(spireStopGrace))
+		}
+		if s.exec != nil {
+			errs = append(errs, s.exec.Stop())
+		}
+		if s.server != nil {
+			errs = append(errs, s.server.stop(spireStopGrace))
+		}
+		if s.sockDir != "" {
+			errs = append(errs, os.RemoveAll(s.sockDir))
+		}
+		s.stopErr = errors.Join(errs...)
+		if s.stopErr == nil && s.removeDir {
+			_ = os.RemoveAll(s.Dir)
+		}
+		if s.stopErr != nil {
+			s.stopErr = fmt.Errorf("spire %s: stopping: %w", s.TrustDomain, s.stopErr)
+		}
+	})
+	return s.stopErr
+}
+
+// CLI runs the spire-server admin CLI against this server's socket, e.g.
+// CLI(ctx, "bundle", "list"). A non-zero exit is an error quoting stderr.
+func (s *Spire) CLI(ctx context.Context, args ...string) ([]byte, error) {
+	args = withSocketPath(s.SocketPath)(args)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, s.bin, args...)
+	cmd.Env = childEnv()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), fmt.Errorf("spire %s: spire-server %s: %v: %s", s.TrustDomain, strings.Join(args, " "), err,
+			strings.TrimSpace(stderr.String()+"\n"+stdout.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// BundleShow returns `spire-server bundle show -format <format>` (spiffe or pem).
+func (s *Spire) BundleShow(ctx context.Context, format string) ([]byte, error) {
+	return s.CLI(ctx, "bundle", "show", "-format", format)
+}
+
+// FederatedTrustDomains lists the trust domains whose bundles this server
+// holds (`spire-server bundle list`), sorted.
+func (s *Spire) FederatedTrustDomains(ctx context.Context) ([]string, error) {
+	out, err := s.CLI(ctx, "bundle", "list", "-output", "json")
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Bundles []struct {
+			TrustDomain string `json:"trust_domain"`
+		} `json:"bundles"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("spire %s: bundle list: %w in %q", s.TrustDomain, err, out)
+	}
+	tds := make([]string, 0, len(list.Bundles))
+	for _, b := range list.Bundles {
+		tds = append(tds, b.TrustDomain)
+	}
+	sort.Strings(tds)
+	return tds, nil
+}
+
+// RotateX509CA prepares a new X.509 CA (which adds it to the bundle) and
+// activates it, as an operator rotating the local authority would
+// (`spire-server localauthority x509 prepare` and `activate`).
+func (s *Spire) RotateX509CA(ctx context.Context) error {
+	out, err := s.CLI(ctx, "localauthority", "x509", "prepare", "-output", "json")
+	if err != nil {
+		return err
+	}
+	var prepared struct {
+		PreparedAuthority struct {
+			AuthorityID string `json:"authority_id"`
+		} `json:"prepared_authority"`
+	}
+	if err := json.Unmarshal(out, &prepared); err != nil || prepared.PreparedAuthority.AuthorityID == "" {
+		return fmt.Errorf("spire %s: localauthority x509 prepare printed no authority ID (%v): %q", s.TrustDomain, err, out)
+	}
+	_, err = s.CLI(ctx, "localauthority", "x509", "activate", "-authorityID", prepared.PreparedAuthority.AuthorityID, "-output", "json")
+	return err
+}
+
+// execCommands are what the exec endpoint runs: only spire-server, against
+// this server's socket.
+func (s *Spire) execCommands() map[string]execCommand {
+	return map[string]execCommand{
+		"spire-server": {bin: s.bin, fixArgs: withSocketPath(s.SocketPath)},
+	}
+}
+
+func (s *Spire) startExec(ctx context.Context) error {
+	var err error
+	s.exec, err = startExecEndpoint(s.Namespace, s.PodName, s.Container, s.execCommands(), s.ExecLogPath())
+	if err != nil {
+		return err
+	}
+	return s.registerNodeAndPod(ctx)
+}
+
+func (s *Spire) startControllerManager(ctx context.Context) error {
+	bin, err := Tool("spire-controller-manager")
+	if err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		ports, err := freePorts(1)
+		if err != nil {
+			return err
+		}
+		healthAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
+		configPath := filepath.Join(s.Dir, "controller-manager.yaml")
+		if err := os.WriteFile(configPath, []byte(s.controllerManagerConfig(healthAddr)), 0o644); err != nil {
+			return err
+		}
+		s.cm, err = startProc("spire-controller-manager", bin, []string{"-config", configPath},
+			s.ControllerManagerLogPath(), false, "KUBECONFIG="+s.Cluster.Kubeconfig, "ENABLE_WEBHOOKS=false")
+		if err != nil {
+			return err
+		}
+		err = s.waitControllerManager(ctx, healthAddr)
+		if err == nil {
+			return nil
+		}
+		_ = s.cm.stop(0)
+		if !errors.Is(err, errAddrInUse) || attempt == startAttempts || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (s *Spire) controllerManagerConfig(healthAddr string) string {
+	cfg := map[string]any{
+		"apiVersion":            "spire.spiffe.io/v1alpha1",
+		"kind":                  "ControllerManagerConfig",
+		"clusterName":           s.Cluster.Name,
+		"trustDomain":           s.TrustDomain,
+		"clusterDomain":         "cluster.local",
+		"spireServerSocketPath": s.SocketPath,
+		"className":             s.ClassName,
+		// Integer nanoseconds: a duration string makes it exit. Short, so a
+		// change that arrives mid-reconcile is picked up quickly.
+		"gcInterval": int64(time.Second),
+		"metrics":    map[string]any{"bindAddress": "0"},
+		"health":     map[string]any{"healthProbeBindAddress": healthAddr},
+		"reconcile":  map[string]any{"clusterFederatedTrustDomains": true},
+		"logLevel":   "debug",
+	}
+	data, _ := json.MarshalIndent(cfg, "", "  ") // JSON is YAML; a map of plain values always marshals
+	return string(data) + "\n"
+}
+
+// waitControllerManager waits for /readyz, then a little more: readyz turns
+// ok about a second before the workers run.
+func (s *Spire) waitControllerManager(ctx context.Context, healthAddr string) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, spireReadyTimeout)
+	defer cancel()
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	var last string
+	for {
+		if s.cm.exited() {
+			return s.cm.exitError()
+		}
+		resp, err := client.Get("http://" + healthAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+			last = "GET /readyz: " + resp.Status
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			if s.cm.exited() {
+				return s.cm.exitError()
+			}
+			return fmt.Errorf("spire-controller-manager (pid %d) not ready at %s after %v (%v; last: %s); last lines of %s:\n%s",
+				s.cm.pid(), healthAddr, time.Since(start).Round(time.Millisecond), ctx.Err(), last,
+				s.ControllerManagerLogPath(), fileTail(s.ControllerManagerLogPath(), 25))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second):
+	}
+	if s.cm.exited() {
+		return s.cm.exitError()
+	}
+	return nil
+}

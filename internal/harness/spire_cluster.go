@@ -1,0 +1,186 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+)
+
+// ZTWIMResource is the ZeroTrustWorkloadIdentityManager resource; its
+// singleton `cluster` names the trust domain, cluster name and bundle ConfigMap.
+var ZTWIMResource = schema.GroupVersionResource{
+	Group: "operator.openshift.io", Version: "v1alpha1", Resource: "zerotrustworkloadidentitymanagers",
+}
+
+// spireServerImage is what the Pod object says it runs; nothing pulls it.
+const spireServerImage = "ghcr.io/spiffe/spire-server:1.15.3"
+
+// createClusterObjects makes what must exist before the server starts: the
+// namespace, the bundle ConfigMap (the k8sbundle notifier patches it and
+// fails when it is missing) and the ZeroTrustWorkloadIdentityManager
+// `cluster` object describing this installation.
+func (s *Spire) createClusterObjects(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(s.Cluster.RESTConfig())
+	if err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.Namespace}}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", s.Namespace, err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: s.BundleConfigMap, Namespace: s.Namespace}}
+	if _, err := cs.CoreV1().ConfigMaps(s.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ConfigMap %s/%s: %w", s.Namespace, s.BundleConfigMap, err)
+	}
+	return s.ensureZTWIM(ctx)
+}
+
+// ensureZTWIM creates the `cluster` singleton, or accepts an existing one for
+// the same trust domain. Its trust domain is immutable, so one for another
+// trust domain is an error rather than something to overwrite.
+func (s *Spire) ensureZTWIM(ctx context.Context) error {
+	dyn, err := dynamic.NewForConfig(s.Cluster.RESTConfig())
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operator.openshift.io/v1alpha1",
+		"kind":       "ZeroTrustWorkloadIdentityManager",
+		"metadata":   map[string]any{"name": "cluster"},
+		"spec": map[string]any{
+			"trustDomain":     s.TrustDomain,
+			"clusterName":     s.Cluster.Name,
+			"bundleConfigMap": s.BundleConfigMap,
+		},
+	}}
+	_, err = dyn.Resource(ZTWIMResource).Create(ctx, obj, metav1.CreateOptions{})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ZeroTrustWorkloadIdentityManager cluster (is its CRD installed?): %w", err)
+	}
+	cur, err := dyn.Resource(ZTWIMResource).Get(ctx, "cluster", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading ZeroTrustWorkloadIdentityManager cluster: %w", err)
+	}
+	if td, _, _ := unstructured.NestedString(cur.Object, "spec", "trustDomain"); td != s.TrustDomain {
+		return fmt.Errorf("ZeroTrustWorkloadIdentityManager cluster already exists with trust domain %q, not %q "+
+			"(the field is immutable: one SPIRE installation per cluster)", td, s.TrustDomain)
+	}
+	return nil
+}
+
+// waitBundleConfigMap waits until the k8sbundle notifier has written the
+// server's bundle into the ConfigMap.
+func (s *Spire) waitBundleConfigMap(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(s.Cluster.RESTConfig())
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var last string
+	for {
+		cm, err := cs.CoreV1().ConfigMaps(s.Namespace).Get(ctx, s.BundleConfigMap, metav1.GetOptions{})
+		switch {
+		case err != nil:
+			last = err.Error()
+		case strings.Contains(cm.Data["bundle.crt"], "BEGIN CERTIFICATE"):
+			return nil
+		default:
+			last = fmt.Sprintf("no bundle.crt yet (keys: %d)", len(cm.Data))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the k8sbundle notifier did not write ConfigMap %s/%s (%s); last lines of %s:\n%s",
+				s.Namespace, s.BundleConfigMap, last, s.LogPath(), fileTail(s.LogPath(), 25))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// registerNodeAndPod makes exec on the Pod reach the exec endpoint: the API
+// server finds the Pod's node and connects to the node's status address
+// (127.0.0.1) at its kubelet port.
+func (s *Spire) registerNodeAndPod(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(s.Cluster.RESTConfig())
+	if err != nil {
+		return err
+	}
+	now := metav1.NewTime(time.Now())
+	nodeStatus := corev1.NodeStatus{
+		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(s.exec.Port)}},
+		Conditions: []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			Message: "zerotrust harness exec endpoint", LastHeartbeatTime: now, LastTransitionTime: now,
+		}},
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.NodeName}, Status: nodeStatus}
+	if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating Node %s: %w", s.NodeName, err)
+		}
+		// Left by an earlier server for this namespace: point it at this endpoint.
+		cur, err := cs.CoreV1().Nodes().Get(ctx, s.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading Node %s: %w", s.NodeName, err)
+		}
+		cur.Status = nodeStatus
+		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("updating Node %s status: %w", s.NodeName, err)
+		}
+	}
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: s.PodName, Namespace: s.Namespace,
+			Labels: map[string]string{"app.kubernetes.io/name": "spire-server"},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:   s.NodeName,
+			Containers: []corev1.Container{{Name: s.Container, Image: spireServerImage}},
+		},
+	}
+	cur, err := cs.CoreV1().Pods(s.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		cur, err = cs.CoreV1().Pods(s.Namespace).Get(ctx, s.PodName, metav1.GetOptions{})
+		if err == nil && cur.Spec.NodeName != s.NodeName {
+			err = fmt.Errorf("it exists on node %q, not %q", cur.Spec.NodeName, s.NodeName)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("creating Pod %s/%s: %w", s.Namespace, s.PodName, err)
+	}
+	// No kubelet reports status, so say what one would: running and ready.
+	cur.Status = corev1.PodStatus{
+		Phase:  corev1.PodRunning,
+		HostIP: "127.0.0.1", PodIP: "127.0.0.1",
+		StartTime: &now,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{
+			Name: s.Container, Ready: true, Started: ptrTo(true), Image: spireServerImage, ImageID: spireServerImage,
+			ContainerID: "harness://" + s.TrustDomain,
+			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		}},
+	}
+	if _, err := cs.CoreV1().Pods(s.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating Pod %s/%s status: %w", s.Namespace, s.PodName, err)
+	}
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,333 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
+	"github.com/spiffe/go-spiffe/v2/federation"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
+)
+
+var cftdResource = schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}
+
+func startSpire(t *testing.T, c *Cluster, opts SpireOptions) *Spire {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	start := time.Now()
+	s, err := StartSpire(ctx, c, opts)
+	if err != nil {
+		t.Fatalf("StartSpire %s: %v", opts.TrustDomain, err)
+	}
+	t.Logf("SPIRE %s: started in %v, bundle endpoint %s, socket %s, pid %d RSS %d MiB", s.TrustDomain,
+		time.Since(start).Round(time.Millisecond), s.BundleEndpointURL, s.SocketPath, s.ServerPID(), procRSS(s.ServerPID())>>20)
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("stopping SPIRE %s: %v", s.TrustDomain, err)
+		}
+	})
+	return s
+}
+
+// parseBundle reads SPIFFE bundle JSON for td and renders it normalised, so
+// two reads compare by content.
+func parseBundle(t *testing.T, td string, data []byte) (*spiffebundle.Bundle, string) {
+	t.Helper()
+	b, err := trustbundle.Parse(spiffeid.RequireTrustDomainFromString(td), data)
+	if err != nil {
+		t.Fatalf("bundle of %s: %v\n%s", td, err, data)
+	}
+	norm, err := trustbundle.Normalize(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, norm
+}
+
+// execSPDY runs a command in a pod through the API server with client-go's
+// SPDY executor, as `kubectl exec` did before WebSockets.
+func execSPDY(ctx context.Context, c *Cluster, namespace, pod, container string, command ...string) (string, string, error) {
+	cs, err := kubernetes.NewForConfig(c.RESTConfig())
+	if err != nil {
+		return "", "", err
+	}
+	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: command, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	exec, err := remotecommand.NewSPDYExecutor(c.RESTConfig(), "POST", req.URL())
+	if err != nil {
+		return "", "", err
+	}
+	var stdout, stderr bytes.Buffer
+	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr})
+	return stdout.String(), stderr.String(), err
+}
+
+func createCFTD(ctx context.Context, t *testing.T, dyn dynamic.Interface, peer *Spire, className string) {
+	t.Helper()
+	bundle, err := peer.BundleShow(ctx, "spiffe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "spire.spiffe.io/v1alpha1",
+		"kind":       "ClusterFederatedTrustDomain",
+		"metadata":   map[string]any{"name": peer.TrustDomain},
+		"spec": map[string]any{
+			"trustDomain":       peer.TrustDomain,
+			"bundleEndpointURL": peer.BundleEndpointURL,
+			"bundleEndpointProfile": map[string]any{
+				"type": "https_spiffe", "endpointSPIFFEID": peer.EndpointSPIFFEID,
+			},
+			"trustDomainBundle": string(bundle),
+			"className":         className,
+		},
+	}}
+	if _, err := dyn.Resource(cftdResource).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating ClusterFederatedTrustDomain %s: %v", peer.TrustDomain, err)
+	}
+}
+
+// waitFederated polls the SPIRE server itself until it holds the bundles of
+// want.
+func waitFederated(ctx context.Context, t *testing.T, s *Spire, want ...string) {
+	t.Helper()
+	start := time.Now()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got, err := s.FederatedTrustDomains(ctx)
+		if err == nil && slices.Equal(got, want) {
+			t.Logf("SPIRE %s holds %v after %v", s.TrustDomain, got, time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SPIRE %s: federated trust domains = %v (%v), want %v after 60s; last lines of %s:\n%s",
+				s.TrustDomain, got, err, want, s.ControllerManagerLogPath(), fileTail(s.ControllerManagerLogPath(), 20))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestSpireFederatesTwoClusters(t *testing.T) {
+	lab := startLab(t, Options{Names: []string{"east", "west"}})
+	ctx := context.Background()
+	east := startSpire(t, lab.Cluster("east"), SpireOptions{TrustDomain: "east.zt.test", ControllerManager: true})
+	west := startSpire(t, lab.Cluster("west"), SpireOptions{TrustDomain: "west.zt.test", ControllerManager: true})
+
+	// The bundle ConfigMap holds what the server says its X.509 authorities are.
+	eastJSON, err := east.BundleShow(ctx, "spiffe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eastBundle, eastNorm := parseBundle(t, east.TrustDomain, eastJSON)
+	cm, err := clientset(t, east.Cluster).CoreV1().ConfigMaps(east.Namespace).Get(ctx, east.BundleConfigMap, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromCM, err := trustbundle.ParsePEM(spiffeid.RequireTrustDomainFromString(east.TrustDomain), []byte(cm.Data["bundle.crt"]))
+	if err != nil {
+		t.Fatalf("ConfigMap bundle.crt: %v", err)
+	}
+	if got, want := trustbundle.X509AuthoritiesPEM(fromCM), trustbundle.X509AuthoritiesPEM(eastBundle); got != want {
+		t.Fatalf("ConfigMap bundle.crt differs from `bundle show`:\n%s\nwant\n%s", got, want)
+	}
+
+	// The ZeroTrustWorkloadIdentityManager describes the installation.
+	ztwim, err := dynamicClient(t, east.Cluster).Resource(ZTWIMResource).Get(ctx, "cluster", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for field, want := range map[string]string{"trustDomain": "east.zt.test", "clusterName": "east", "bundleConfigMap": "spire-bundle"} {
+		if got, _, _ := unstructured.NestedString(ztwim.Object, "spec", field); got != want {
+			t.Errorf("ZeroTrustWorkloadIdentityManager spec.%s = %q, want %q", field, got, want)
+		}
+	}
+
+	// Pod exec through the real API server reaches the real binary.
+	stdout, stderr, err := execSPDY(ctx, east.Cluster, east.Namespace, east.PodName, east.Container, "spire-server", "bundle", "show", "-format", "spiffe")
+	if err != nil {
+		t.Fatalf("exec bundle show: %v (stderr %q)", err, stderr)
+	}
+	if _, norm := parseBundle(t, east.TrustDomain, []byte(stdout)); norm != eastNorm {
+		t.Fatalf("bundle through exec differs from the local CLI:\n%s\nwant\n%s", norm, eastNorm)
+	}
+	log, err := os.ReadFile(east.ExecLogPath())
+	if err != nil || !strings.Contains(string(log), `"bundle" "show"`) {
+		t.Fatalf("the exec endpoint did not record the request (%v):\n%s", err, log)
+	}
+	// A command the container lacks fails with the shell's exit code.
+	_, stderr, err = execSPDY(ctx, east.Cluster, east.Namespace, east.PodName, east.Container, "sh", "-c", "id")
+	var exitErr utilexec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitStatus() != 127 || !strings.Contains(stderr, "not found") {
+		t.Fatalf("exec of a missing command: err %v stderr %q, want exit code 127", err, stderr)
+	}
+	// A failing spire-server command passes its exit code through.
+	_, _, err = execSPDY(ctx, east.Cluster, east.Namespace, east.PodName, east.Container, "spire-server", "bundle", "show", "-format", "nope")
+	if !errors.As(err, &exitErr) || exitErr.ExitStatus() == 0 {
+		t.Fatalf("exec of a failing command: err %v, want a non-zero exit code", err)
+	}
+
+	// The bundle endpoint authenticates as the server's SPIFFE ID.
+	fetched, err := federation.FetchBundle(ctx, spiffeid.RequireTrustDomainFromString(east.TrustDomain), east.BundleEndpointURL,
+		federation.WithSPIFFEAuth(eastBundle, spiffeid.RequireFromString(east.EndpointSPIFFEID)))
+	if err != nil {
+		t.Fatalf("FetchBundle https_spiffe: %v", err)
+	}
+	if !slices.EqualFunc(fetched.X509Authorities(), eastBundle.X509Authorities(), (*x509.Certificate).Equal) {
+		t.Fatalf("bundle endpoint serves other X.509 authorities than `bundle show`")
+	}
+	if _, err := federation.FetchBundle(ctx, spiffeid.RequireTrustDomainFromString(east.TrustDomain), east.BundleEndpointURL,
+		federation.WithSPIFFEAuth(eastBundle, spiffeid.RequireFromString("spiffe://east.zt.test/not/the/server"))); err == nil {
+		t.Fatalf("FetchBundle with a wrong endpoint SPIFFE ID succeeded")
+	}
+
+	// spire-controller-manager turns ClusterFederatedTrustDomains into
+	// federation relationships, both ways.
+	for _, tc := range []struct{ local, peer *Spire }{{east, west}, {west, east}} {
+		if got, err := tc.local.FederatedTrustDomains(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("SPIRE %s holds %v (%v) before any ClusterFederatedTrustDomain", tc.local.TrustDomain, got, err)
+		}
+		createCFTD(ctx, t, dynamicClient(t, tc.local.Cluster), tc.peer, DefaultSpireClassName)
+	}
+	waitFederated(ctx, t, east, "west.zt.test")
+	waitFederated(ctx, t, west, "east.zt.test")
+
+	// A CA rotation changes the bundle: a new authority is added, and the
+	// k8sbundle notifier publishes it to the ConfigMap.
+	before := len(eastBundle.X509Authorities())
+	if err := east.RotateX509CA(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rotatedJSON, err := east.BundleShow(ctx, "spiffe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, rotatedNorm := parseBundle(t, east.TrustDomain, rotatedJSON)
+	if rotatedNorm == eastNorm || len(rotated.X509Authorities()) != before+1 {
+		t.Fatalf("after RotateX509CA the bundle has %d X.509 authorities (before %d); changed: %v",
+			len(rotated.X509Authorities()), before, rotatedNorm != eastNorm)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cm, err := clientset(t, east.Cluster).CoreV1().ConfigMaps(east.Namespace).Get(ctx, east.BundleConfigMap, metav1.GetOptions{})
+		if err == nil {
+			if b, err := trustbundle.ParsePEM(rotated.TrustDomain(), []byte(cm.Data["bundle.crt"])); err == nil &&
+				trustbundle.X509AuthoritiesPEM(b) == trustbundle.X509AuthoritiesPEM(rotated) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ConfigMap %s/%s did not get the rotated CA within 30s", east.Namespace, east.BundleConfigMap)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Stop leaves no process behind.
+	pid := east.ServerPID()
+	if err := east.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if procAlive(pid) {
+		t.Fatalf("spire-server pid %d still running after Stop", pid)
+	}
+	if _, err := os.Stat(east.SocketPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("socket %s left behind after Stop: %v", east.SocketPath, err)
+	}
+}
+
+func TestSpireStandaloneWebProfileRestart(t *testing.T) {
+	ctx := context.Background()
+	s := startSpire(t, nil, SpireOptions{TrustDomain: "web.zt.test", Standalone: true, WebProfile: true})
+	if s.Namespace != "" || s.PodName != "" || s.BundleConfigMap != "" {
+		t.Fatalf("a standalone server claims cluster objects: %+v", s)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(s.WebCACertPEM) {
+		t.Fatalf("WebCACertPEM holds no certificate")
+	}
+	td := spiffeid.RequireTrustDomainFromString(s.TrustDomain)
+	fetch := func() (string, error) {
+		b, err := federation.FetchBundle(ctx, td, s.BundleEndpointURL, federation.WithWebPKIRoots(pool))
+		if err != nil {
+			return "", err
+		}
+		return trustbundle.X509AuthoritiesPEM(b), nil
+	}
+	first, err := fetch()
+	if err != nil {
+		t.Fatalf("FetchBundle https_web with the test CA: %v", err)
+	}
+	// System roots do not know the test CA.
+	if _, err := federation.FetchBundle(ctx, td, s.BundleEndpointURL); err == nil {
+		t.Fatalf("FetchBundle https_web with system roots trusted the test CA")
+	}
+
+	pid := s.ServerPID()
+	if err := s.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	if procAlive(pid) || s.ServerPID() != 0 {
+		t.Fatalf("spire-server pid %d still running after StopServer", pid)
+	}
+	if _, err := fetch(); err == nil {
+		t.Fatalf("bundle endpoint answers while the server is stopped")
+	}
+	start := time.Now()
+	if err := s.StartServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("restarted in %v", time.Since(start).Round(time.Millisecond))
+	if err := s.StartServer(ctx); err == nil {
+		t.Fatalf("StartServer on a running server: want an error")
+	}
+	again, err := fetch()
+	if err != nil {
+		t.Fatalf("FetchBundle after restart: %v", err)
+	}
+	// Same data and keys: the restarted server keeps its CA.
+	if again != first {
+		t.Fatalf("the X.509 authorities changed across a restart:\n%s\nwant\n%s", again, first)
+	}
+}
+
+func TestWithSocketPath(t *testing.T) {
+	add := withSocketPath("/s.sock")
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"bundle", "show", "-format", "spiffe"}, []string{"bundle", "show", "-socketPath", "/s.sock", "-format", "spiffe"}},
+		{[]string{"bundle", "list"}, []string{"bundle", "list", "-socketPath", "/s.sock"}},
+		{[]string{"bundle", "show", "-socketPath", "/other"}, []string{"bundle", "show", "-socketPath", "/other"}},
+		{[]string{"healthcheck", "-socketPath=/other"}, []string{"healthcheck", "-socketPath=/other"}},
+		{nil, []string{"-socketPath", "/s.sock"}},
+	} {
+		if got := add(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("withSocketPath(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func dynamicClient(t *testing.T, c *Cluster) dynamic.Interface {
+	t.Helper()
+	d, err := dynamic.NewForConfig(c.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -1,0 +1,686 @@
+package resources_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/resources"
+)
+
+const federationAddr = "zerotrust_spire_federation.this"
+
+// federationConfig is a provider block for c plus one zerotrust_spire_federation on it.
+func federationConfig(t *testing.T, c *harness.Cluster, body string) string {
+	t.Helper()
+	return acctest.ProviderConfigFor(t, c) + fmt.Sprintf(`
+resource "zerotrust_spire_federation" "this" {
+  cluster = %q
+%s
+}
+`, c.Name, body)
+}
+
+// federationOf reads spec.federation of the SpireServer from the API.
+func federationOf(t *testing.T, c *harness.Cluster) (map[string]any, error) {
+	t.Helper()
+	obj := acctest.GetSingleton(t, c, kube.SpireServer)
+	if obj == nil {
+		return nil, fmt.Errorf("%s: SpireServer cluster does not exist", c.Name)
+	}
+	fed, _, _ := unstructured.NestedMap(obj.Object, "spec", "federation")
+	return fed, nil
+}
+
+// checkFederation compares fields of spec.federation (dotted paths) with
+// want; a nil want means the field must be absent.
+func checkFederation(t *testing.T, c *harness.Cluster, want map[string]any) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		fed, err := federationOf(t, c)
+		if err != nil {
+			return err
+		}
+		if fed == nil {
+			return fmt.Errorf("%s: SpireServer has no spec.federation", c.Name)
+		}
+		for field, w := range want {
+			got, found, _ := unstructured.NestedFieldNoCopy(fed, strings.Split(field, ".")...)
+			if w == nil {
+				if found {
+					return fmt.Errorf("%s: spec.federation.%s = %v, want it absent", c.Name, field, got)
+				}
+				continue
+			}
+			if !found || !reflect.DeepEqual(got, w) {
+				return fmt.Errorf("%s: spec.federation.%s = %v, want %v", c.Name, field, got, w)
+			}
+		}
+		return nil
+	}
+}
+
+// checkPeers compares spec.federation.federatesWith with want. With sorted,
+// the order must match too (what this provider sends); otherwise entries are
+// compared by trust domain, since entries of other managers merge in anywhere.
+func checkPeers(t *testing.T, c *harness.Cluster, sorted bool, want ...map[string]any) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		fed, err := federationOf(t, c)
+		if err != nil {
+			return err
+		}
+		got, found, _ := unstructured.NestedSlice(fed, "federatesWith")
+		if len(want) == 0 {
+			if found {
+				return fmt.Errorf("%s: federatesWith = %v, want it absent", c.Name, got)
+			}
+			return nil
+		}
+		wantList := make([]any, len(want))
+		for i, w := range want {
+			wantList[i] = w
+		}
+		if !sorted {
+			byTD := func(list []any) map[any]any {
+				m := map[any]any{}
+				for _, item := range list {
+					if e, ok := item.(map[string]any); ok {
+						m[e["trustDomain"]] = e
+					}
+				}
+				return m
+			}
+			if len(got) == len(wantList) && reflect.DeepEqual(byTD(got), byTD(wantList)) {
+				return nil
+			}
+		} else if reflect.DeepEqual(got, wantList) {
+			return nil
+		}
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(wantList)
+		return fmt.Errorf("%s: federatesWith = %s, want %s", c.Name, g, w)
+	}
+}
+
+// checkSpec compares top-level spec fields the operator owns.
+func checkSpec(t *testing.T, c *harness.Cluster, want map[string]string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		obj := acctest.GetSingleton(t, c, kube.SpireServer)
+		if obj == nil {
+			return fmt.Errorf("%s: SpireServer cluster does not exist", c.Name)
+		}
+		for field, w := range want {
+			got, _, _ := unstructured.NestedString(obj.Object, strings.Split("spec."+field, ".")...)
+			if got != w {
+				return fmt.Errorf("%s: spec.%s = %q, want %q", c.Name, field, got, w)
+			}
+		}
+		return nil
+	}
+}
+
+func peer(td, url, profile, id string) map[string]any {
+	p := map[string]any{"trustDomain": td, "bundleEndpointUrl": url, "bundleEndpointProfile": profile}
+	if id != "" {
+		p["endpointSpiffeId"] = id
+	}
+	return p
+}
+
+func dynamicClient(t *testing.T, c *harness.Cluster) dynamic.Interface {
+	t.Helper()
+	d, err := dynamic.NewForConfig(c.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestAccSpireFederation_lifecycle creates, updates, imports and destroys
+// the federation on a SpireServer the "operator" made, and shows that the
+// operator's fields survive, order never diffs, drift plans back, entries of
+// other tools are left alone, and destroy keeps what the operator forbids
+// removing.
+func TestAccSpireFederation_lifecycle(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		acctest.ResetSpireSingletons(t, c)
+		td := acctest.UniqueName("own") + ".test"
+		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
+		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "debug"}))
+		operatorFields := map[string]string{"logLevel": "debug", "jwtIssuer": "https://oidc-discovery.apps.example.test", "persistence.size": "1Gi"}
+		id := c.Name + "/cluster"
+
+		westID := "spiffe://west.test/spire/server"
+		created := `
+  federates_with = {
+    "west.test" = {
+      bundle_endpoint_url     = "https://spire.west.test:8443"
+      bundle_endpoint_profile = "https_spiffe"
+      endpoint_spiffe_id      = "spiffe://west.test/spire/server"
+    }
+    "north.test" = {
+      bundle_endpoint_url     = "https://bundles.north.test"
+      bundle_endpoint_profile = "https_web"
+    }
+  }`
+		// The same map written in the other order.
+		reordered := `
+  federates_with = {
+    "north.test" = {
+      bundle_endpoint_profile = "https_web"
+      bundle_endpoint_url     = "https://bundles.north.test"
+    }
+    "west.test" = {
+      endpoint_spiffe_id      = "spiffe://west.test/spire/server"
+      bundle_endpoint_profile = "https_spiffe"
+      bundle_endpoint_url     = "https://spire.west.test:8443"
+    }
+  }`
+		updated := `
+  bundle_endpoint = {
+    refresh_hint = 600
+    address      = "spire.solo.test"
+    port         = 9443
+  }
+  managed_route = false
+  federates_with = {
+    "west.test" = {
+      bundle_endpoint_url     = "https://spire.west.test:8443"
+      bundle_endpoint_profile = "https_spiffe"
+      endpoint_spiffe_id      = "spiffe://west.test/spire/server"
+    }
+    "south.test" = {
+      bundle_endpoint_url     = "https://spire.south.test"
+      bundle_endpoint_profile = "https_spiffe"
+      endpoint_spiffe_id      = "spiffe://south.test/spire/server"
+    }
+  }`
+
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			// Destroy keeps the bundle endpoint (the operator forbids removing
+			// it), releases this resource's entries and keeps the other tool's.
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+				checkFederation(t, c, map[string]any{"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": int64(600)}),
+				checkPeers(t, c, false, peer("extra.test", "https://bundles.extra.test", "https_web", "")),
+				checkSpec(t, c, operatorFields),
+			),
+			Steps: []resource.TestStep{
+				{
+					Config: federationConfig(t, c, created),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionCreate),
+							// Read from the ZeroTrustWorkloadIdentityManager at plan time.
+							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
+							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("id"), knownvalue.StringExact(id)),
+						},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("id"), knownvalue.StringExact(id)),
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("endpoint_spiffe_id"), knownvalue.StringExact("spiffe://"+td+"/spire/server")),
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.Null()),
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+							"profile": knownvalue.StringExact("https_spiffe"), "refresh_hint": knownvalue.Int64Exact(300),
+							"port": knownvalue.Null(), "address": knownvalue.Null(), "https_web": knownvalue.Null(),
+						})),
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("managed_route"), knownvalue.Bool(true)),
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("force_conflicts"), knownvalue.Bool(false)),
+					},
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkFederation(t, c, map[string]any{
+							"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": int64(300),
+							"bundleEndpoint.port": nil, "bundleEndpoint.address": nil, "bundleEndpoint.httpsWeb": nil,
+							"managedRoute": "true",
+						}),
+						// Sent as the CRD's list, sorted by trust domain.
+						checkPeers(t, c, true,
+							peer("north.test", "https://bundles.north.test", "https_web", ""),
+							peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
+						checkSpec(t, c, operatorFields),
+					),
+				},
+				{
+					Config: federationConfig(t, c, reordered),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+				},
+				{
+					Config: federationConfig(t, c, updated),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate),
+							plancheck.ExpectUnknownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url")),
+							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
+						},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.StringExact("https://spire.solo.test:9443")),
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("managed_route"), knownvalue.Bool(false)),
+					},
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkFederation(t, c, map[string]any{
+							"bundleEndpoint.refreshHint": int64(600), "bundleEndpoint.port": int64(9443),
+							"bundleEndpoint.address": "spire.solo.test", "managedRoute": "false",
+						}),
+						checkPeers(t, c, true,
+							peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
+							peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
+						checkSpec(t, c, operatorFields),
+					),
+				},
+				{
+					ResourceName:      federationAddr,
+					ImportState:       true,
+					ImportStateId:     id,
+					ImportStateVerify: true,
+				},
+				{
+					// Another tool edits this resource's entry (a JSON patch, as
+					// kubectl edit would) and adds one of its own.
+					PreConfig: func() {
+						editPeerURL(t, c, "west.test", "https://elsewhere.west.test")
+						acctest.ApplyAs(t, c, kube.SpireServer, "peer-tool", map[string]any{
+							"metadata": map[string]any{"name": "cluster"},
+							"spec": map[string]any{"federation": map[string]any{
+								"federatesWith": []any{peer("extra.test", "https://bundles.extra.test", "https_web", "")},
+							}},
+						})
+					},
+					Config: federationConfig(t, c, updated),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate),
+							plancheck.ExpectKnownValue(federationAddr,
+								tfjsonpath.New("federates_with").AtMapKey("west.test").AtMapKey("bundle_endpoint_url"),
+								knownvalue.StringExact("https://spire.west.test:8443")),
+							// The other tool's entry is not this resource's to remove.
+							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.MapSizeExact(2)),
+						},
+					},
+					ExpectError: regexp.MustCompile(`(?s)Field Manager Conflict.*drift-editor.*force_conflicts`),
+				},
+				{
+					Config: federationConfig(t, c, updated+"\n  force_conflicts = true"),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					Check: checkPeers(t, c, false,
+						peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
+						peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID),
+						peer("extra.test", "https://bundles.extra.test", "https_web", "")),
+				},
+				{
+					// Entries of this resource removed outside Terraform plan back.
+					PreConfig: func() { patchPeer(t, c, "south.test", `{"op":"remove","path":"%s"}`) },
+					Config:    federationConfig(t, c, updated+"\n  force_conflicts = true"),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate)},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					Check: checkPeers(t, c, false,
+						peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID),
+						peer("extra.test", "https://bundles.extra.test", "https_web", ""),
+						peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server")),
+				},
+			},
+		}
+	})
+}
+
+// editPeerURL changes one federatesWith entry's URL with a JSON patch as field
+// manager "drift-editor", who then owns only that field.
+func editPeerURL(t *testing.T, c *harness.Cluster, td, url string) {
+	t.Helper()
+	patchPeer(t, c, td, `{"op":"replace","path":"%s/bundleEndpointUrl","value":`+fmt.Sprintf("%q", url)+`}`)
+}
+
+// patchPeer applies one JSON patch operation (op holds %s for the entry's
+// path) to the federatesWith entry of td, as field manager "drift-editor".
+func patchPeer(t *testing.T, c *harness.Cluster, td, op string) {
+	t.Helper()
+	fed, err := federationOf(t, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _, _ := unstructured.NestedSlice(fed, "federatesWith")
+	for i, item := range list {
+		if m, ok := item.(map[string]any); ok && m["trustDomain"] == td {
+			patch := "[" + fmt.Sprintf(op, fmt.Sprintf("/spec/federation/federatesWith/%d", i)) + "]"
+			if _, err := dynamicClient(t, c).Resource(kube.SpireServer.GVR()).Patch(context.Background(), "cluster",
+				types.JSONPatchType, []byte(patch), metav1.PatchOptions{FieldManager: "drift-editor"}); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s: no federatesWith entry for %s in %v", c.Name, td, list)
+}
+
+// TestAccSpireFederation_httpsWebOlderOperator runs on an older operator's
+// SpireServer, which holds the trust domain itself: https_web with ACME, the
+// changes the operator forbids refused at plan, self-federation refused at
+// plan, and a SpireServer recreated without federation planned as a create.
+func TestAccSpireFederation_httpsWebOlderOperator(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		acctest.ResetSpireSingletons(t, c)
+		td := acctest.UniqueName("legacy") + ".test"
+		legacy := acctest.SpireServerObject(map[string]any{"trustDomain": td, "clusterName": "solo", "bundleConfigMap": "spire-bundle"})
+		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, legacy)
+
+		acme := `
+  bundle_endpoint = {
+    profile = "https_web"
+    https_web = {
+      acme = {
+        directory_url = "https://acme.example.test/directory"
+        domain_name   = "federation.solo.test"
+        email         = "admin@example.test"
+        tos_accepted  = true
+      }
+    }
+  }
+  federates_with = {
+    "web.test" = { bundle_endpoint_url = "https://bundles.web.test", bundle_endpoint_profile = "https_web" }
+  }`
+		servingCert := `
+  bundle_endpoint = {
+    profile   = "https_web"
+    https_web = { serving_cert = { external_secret_ref = "federation-tls" } }
+  }
+  managed_route = false`
+		spiffe := `
+  bundle_endpoint = { profile = "https_spiffe" }`
+		self := strings.Replace(acme, `"web.test" =`, fmt.Sprintf(`"web.test" = { bundle_endpoint_url = "https://bundles.web.test", bundle_endpoint_profile = "https_web" }
+    %q =`, td), 1)
+
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+				checkFederation(t, c, map[string]any{"bundleEndpoint.profile": "https_web"}),
+				checkPeers(t, c, false),
+			),
+			Steps: []resource.TestStep{
+				{
+					Config: federationConfig(t, c, acme),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("endpoint_spiffe_id"), knownvalue.StringExact("spiffe://"+td+"/spire/server")),
+					},
+					Check: checkFederation(t, c, map[string]any{
+						"bundleEndpoint.profile":                    "https_web",
+						"bundleEndpoint.httpsWeb.acme.directoryUrl": "https://acme.example.test/directory",
+						"bundleEndpoint.httpsWeb.acme.domainName":   "federation.solo.test",
+						"bundleEndpoint.httpsWeb.acme.email":        "admin@example.test",
+						"bundleEndpoint.httpsWeb.acme.tosAccepted":  "true",
+						"bundleEndpoint.httpsWeb.servingCert":       nil,
+						"federatesWith":                             []any{peer("web.test", "https://bundles.web.test", "https_web", "")},
+					}),
+				},
+				{
+					Config:      federationConfig(t, c, servingCert),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)https_web Certificate Source Cannot Change.*acme.*serving_cert`),
+				},
+				{
+					Config:      federationConfig(t, c, spiffe),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)Federation Profile Cannot Change.*bundle_endpoint\.profile.*"https_web".*uninstall`),
+				},
+				{
+					Config:   federationConfig(t, c, self),
+					PlanOnly: true,
+					ExpectError: regexp.MustCompile(`(?s)Cannot Federate With Own Trust Domain.*` + regexp.QuoteMeta(td) +
+						`.*SpireServer`),
+				},
+				{
+					// The operator was reinstalled: a new SpireServer without
+					// federation. The resource is gone from state and created again,
+					// now free to pick the other certificate source.
+					PreConfig: func() {
+						acctest.ResetSpireSingletons(t, c)
+						acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, legacy)
+					},
+					Config: federationConfig(t, c, servingCert),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionCreate)},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint").AtMapKey("https_web").AtMapKey("serving_cert"),
+							knownvalue.ObjectExact(map[string]knownvalue.Check{
+								"file_sync_interval": knownvalue.Int64Exact(86400), "external_secret_ref": knownvalue.StringExact("federation-tls"),
+							})),
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.Null()),
+					},
+					Check: checkFederation(t, c, map[string]any{
+						"bundleEndpoint.httpsWeb.servingCert.fileSyncInterval":  int64(86400),
+						"bundleEndpoint.httpsWeb.servingCert.externalSecretRef": "federation-tls",
+						"bundleEndpoint.httpsWeb.acme":                          nil,
+						"managedRoute":                                          "false",
+						"federatesWith":                                         nil,
+					}),
+				},
+				{
+					ResourceName:      federationAddr,
+					ImportState:       true,
+					ImportStateId:     c.Name + "/cluster",
+					ImportStateVerify: true,
+				},
+			},
+		}
+	})
+}
+
+// TestAccSpireFederation_preconditions: the CRD is installed but the
+// operator has not created its SpireServer, so nothing is written; then a
+// federation set up before Terraform with another profile is refused at plan.
+func TestAccSpireFederation_preconditions(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		acctest.ResetSpireSingletons(t, c)
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					Config: federationConfig(t, c, ""),
+					ExpectError: regexp.MustCompile(
+						`(?s)SpireServer Not Found.*no SpireServer named "cluster".*Zero Trust\s+Workload\s+Identity\s+Manager`),
+				},
+				{
+					PreConfig: func() {
+						if obj := acctest.GetSingleton(t, c, kube.SpireServer); obj != nil {
+							t.Fatalf("%s: the failed apply created a SpireServer: %v", c.Name, obj.Object)
+						}
+						acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{
+							"federation": map[string]any{"bundleEndpoint": map[string]any{
+								"profile":  "https_web",
+								"httpsWeb": map[string]any{"servingCert": map[string]any{"externalSecretRef": "federation-tls"}},
+							}},
+						}))
+					},
+					Config:      federationConfig(t, c, ""),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)Federation Profile Cannot Change.*existing SpireServer has profile\s+"https_web"`),
+				},
+			},
+		}
+	})
+}
+
+func TestAccSpireFederation_missingCRD(t *testing.T) {
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: acctest.ProviderConfig(t) + `
+resource "zerotrust_spire_federation" "this" {
+  cluster = "bare"
+}
+`,
+			ExpectError: regexp.MustCompile(
+				`(?s)CustomResourceDefinition Not Installed.*spireservers\.operator\.openshift\.io.*Zero Trust Workload\s+Identity\s+Manager`),
+		}},
+	})
+}
+
+// TestAccSpireFederation_selfFederationAtApply plans while the cluster's
+// connection is unknown (the cluster is created in the same apply), so the
+// own trust domain can only be checked at apply, before anything is written.
+func TestAccSpireFederation_selfFederationAtApply(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		acctest.ResetSpireSingletons(t, c)
+		td := acctest.UniqueName("late") + ".test"
+		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
+		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(nil))
+		config := fmt.Sprintf(`
+resource "terraform_data" "cluster" {
+  input = %q
+}
+
+provider "zerotrust" {
+  clusters = {
+    late = {
+      host                   = terraform_data.cluster.output
+      token                  = %q
+      cluster_ca_certificate = %q
+    }
+  }
+}
+
+resource "zerotrust_spire_federation" "this" {
+  cluster = "late"
+  federates_with = {
+    %q = {
+      bundle_endpoint_url     = "https://spire.%s"
+      bundle_endpoint_profile = "https_spiffe"
+      endpoint_spiffe_id      = "spiffe://%s/spire/server"
+    }
+  }
+}
+`, c.Host, c.Token, string(c.CACertPEM), td, td, td)
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			Steps: []resource.TestStep{{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectUnknownValue("terraform_data.cluster", tfjsonpath.New("output")),
+						plancheck.ExpectUnknownValue(federationAddr, tfjsonpath.New("trust_domain")),
+					},
+				},
+				ExpectError: regexp.MustCompile(`(?s)Cannot Federate With Own Trust Domain.*` + regexp.QuoteMeta(td) +
+					`.*ZeroTrustWorkloadIdentityManager`),
+			}},
+			CheckDestroy: func(*terraform.State) error {
+				if fed, err := federationOf(t, c); err != nil || fed != nil {
+					return fmt.Errorf("%s: spec.federation = %v (err %v), want nothing written", c.Name, fed, err)
+				}
+				return nil
+			},
+		}
+	})
+}
+
+// TestAccSpireFederation_destroyWarning calls the destroy plan and Delete
+// directly, because terraform-plugin-testing cannot assert warnings: both
+// must warn that spec.federation stays, and Delete must release only the
+// entries while the operator's and the bundle endpoint's fields stay.
+func TestAccSpireFederation_destroyWarning(t *testing.T) {
+	t.Parallel()
+	c := acctest.Exclusive(t)
+	ctx := context.Background()
+	acctest.ResetSpireSingletons(t, c)
+	acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "warn"}))
+	// What an earlier apply of this provider (field manager "zerotrust") wrote.
+	acctest.ApplyAs(t, c, kube.SpireServer, "zerotrust", map[string]any{
+		"metadata": map[string]any{"name": "cluster"},
+		"spec": map[string]any{"federation": map[string]any{
+			"bundleEndpoint": map[string]any{"profile": "https_spiffe", "refreshHint": int64(900)},
+			"managedRoute":   "true",
+			"federatesWith":  []any{peer("peer.test", "https://bundles.peer.test", "https_web", "")},
+		}},
+	})
+
+	clusters := kube.NewClusters(kube.Settings{FieldManager: "zerotrust", QPS: 50, Burst: 100})
+	clusters.Add(c.Name, kube.Connection{ConfigPaths: []string{c.Kubeconfig}, ConfigContext: c.Name}, false)
+	r, ok := resources.NewSpireFederationResource().(interface {
+		fwresource.ResourceWithConfigure
+		fwresource.ResourceWithModifyPlan
+	})
+	if !ok {
+		t.Fatal("the resource does not implement Configure and ModifyPlan")
+	}
+	var configured fwresource.ConfigureResponse
+	r.Configure(ctx, fwresource.ConfigureRequest{ProviderData: &providerdata.Data{
+		Clusters: clusters, SpireNamespace: "zero-trust-workload-identity-manager", MaxFederatedTrustDomains: 50,
+	}}, &configured)
+	var sch fwresource.SchemaResponse
+	r.Schema(ctx, fwresource.SchemaRequest{}, &sch)
+	null := tftypes.NewValue(sch.Schema.Type().TerraformType(ctx), nil)
+	state := tfsdk.State{Schema: sch.Schema, Raw: null}
+	diags := append(configured.Diagnostics, state.SetAttribute(ctx, path.Root("cluster"), c.Name)...)
+	diags = append(diags, state.SetAttribute(ctx, path.Root("force_conflicts"), false)...)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+
+	plan := fwresource.ModifyPlanResponse{Plan: tfsdk.Plan{Schema: sch.Schema, Raw: null}}
+	r.ModifyPlan(ctx, fwresource.ModifyPlanRequest{
+		State: state, Plan: tfsdk.Plan{Schema: sch.Schema, Raw: null}, Config: tfsdk.Config{Schema: sch.Schema, Raw: null},
+	}, &plan)
+	requireOneWarning(t, "destroy plan", plan.Diagnostics, "Federation Stays on the SpireServer")
+
+	deleted := fwresource.DeleteResponse{State: state}
+	r.Delete(ctx, fwresource.DeleteRequest{State: state}, &deleted)
+	requireOneWarning(t, "delete", deleted.Diagnostics, "Federation Left on the SpireServer")
+
+	for _, check := range []resource.TestCheckFunc{
+		checkFederation(t, c, map[string]any{"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": int64(900), "managedRoute": "true"}),
+		checkPeers(t, c, false),
+		checkSpec(t, c, map[string]string{"logLevel": "warn", "jwtIssuer": "https://oidc-discovery.apps.example.test"}),
+	} {
+		if err := check(nil); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func requireOneWarning(t *testing.T, what string, diags diag.Diagnostics, summary string) {
+	t.Helper()
+	if diags.HasError() || diags.WarningsCount() != 1 {
+		t.Fatalf("%s: want exactly one warning and no error, got %v", what, diags)
+	}
+	w := diags.Warnings()[0]
+	if w.Summary() != summary || !strings.Contains(w.Detail(), "cannot be removed once set") || !strings.Contains(w.Detail(), "uninstall") {
+		t.Fatalf("%s: warning %q: %q does not explain that spec.federation stays and how to remove it", what, w.Summary(), w.Detail())
+	}
+}

@@ -1,0 +1,226 @@
+// Package spirefacts reads what the OpenShift Zero Trust Workload Identity
+// Manager's custom resources say about one cluster's SPIRE installation:
+// trust domain, cluster name, bundle ConfigMap and federation endpoint. The
+// zerotrust_spire_federation resource and the zerotrust_spire_server data
+// source share it so that both derive these facts the same way.
+//
+// Newer operators keep the trust domain, cluster name and bundle ConfigMap on
+// the ZeroTrustWorkloadIdentityManager `cluster`; older ones keep them on the
+// SpireServer `cluster`. The ZeroTrustWorkloadIdentityManager wins when both
+// say something.
+package spirefacts
+
+import (
+	"context"
+	"net"
+	"strconv"
+
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+)
+
+const (
+	// ObjectName is the name of both singletons, ZeroTrustWorkloadIdentityManager and SpireServer.
+	ObjectName = "cluster"
+	// FederationRouteName is the Route the operator creates for the bundle
+	// endpoint (managedRoute), in the operator's namespace.
+	FederationRouteName = "spire-server-federation"
+	// DefaultBundleConfigMap is the operator's default bundle ConfigMap name.
+	DefaultBundleConfigMap = "spire-bundle"
+	// DefaultBundleEndpointPort is the port the operator serves the bundle
+	// endpoint on when the SpireServer does not say.
+	DefaultBundleEndpointPort = 8443
+)
+
+// Facts holds the two singletons as read; either may be nil (absent, or its
+// CRD not installed).
+type Facts struct {
+	ZTWIM       *unstructured.Unstructured
+	SpireServer *unstructured.Unstructured
+}
+
+// Lookup reads the ZeroTrustWorkloadIdentityManager and SpireServer `cluster`.
+// A kind the cluster does not serve and a missing object are both absent, not
+// errors: discovery is asked first, so a cluster without the operator does not
+// wait out the client's grace period for freshly installed CRDs.
+func Lookup(ctx context.Context, c *kube.Client) (*Facts, error) {
+	f := &Facts{}
+	var err error
+	if f.ZTWIM, err = GetIfServed(ctx, c, kube.ZeroTrustWorkloadIdentityManager); err != nil {
+		return nil, err
+	}
+	if f.SpireServer, err = GetIfServed(ctx, c, kube.SpireServer); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// GetIfServed reads the singleton of kind, or returns nil when the cluster
+// does not serve the kind or the object does not exist.
+func GetIfServed(ctx context.Context, c *kube.Client, kind kube.Kind) (*unstructured.Unstructured, error) {
+	served, err := c.Served(ctx, kind)
+	if err != nil {
+		return nil, &kube.OpError{Cluster: c.DisplayName(), Verb: "list", Kind: kind, Err: err}
+	}
+	if !served {
+		return nil, nil
+	}
+	obj, err := c.Get(ctx, kind, "", ObjectName)
+	if kube.IsNotFound(err) || kube.IsCRDNotInstalled(err) {
+		return nil, nil
+	}
+	return obj, err
+}
+
+// Found reports whether either singleton exists.
+func (f *Facts) Found() bool { return f.ZTWIM != nil || f.SpireServer != nil }
+
+// TrustDomain is the installation's trust domain and the kind that holds it,
+// or "" when neither object sets one.
+func (f *Facts) TrustDomain() (string, kube.Kind) {
+	if v := specString(f.ZTWIM, "trustDomain"); v != "" {
+		return v, kube.ZeroTrustWorkloadIdentityManager
+	}
+	if v := specString(f.SpireServer, "trustDomain"); v != "" {
+		return v, kube.SpireServer
+	}
+	return "", kube.Kind{}
+}
+
+// ClusterName is the cluster name the SPIRE agents attest with, or "".
+func (f *Facts) ClusterName() string {
+	if v := specString(f.ZTWIM, "clusterName"); v != "" {
+		return v
+	}
+	return specString(f.SpireServer, "clusterName")
+}
+
+// BundleConfigMap is the ConfigMap that receives the trust bundle.
+func (f *Facts) BundleConfigMap() string {
+	if v := specString(f.ZTWIM, "bundleConfigMap"); v != "" {
+		return v
+	}
+	if v := specString(f.SpireServer, "bundleConfigMap"); v != "" {
+		return v
+	}
+	return DefaultBundleConfigMap
+}
+
+// Federation is the SpireServer's spec.federation, or nil.
+func (f *Facts) Federation() map[string]any {
+	if f.SpireServer == nil {
+		return nil
+	}
+	m, _, _ := unstructured.NestedMap(f.SpireServer.Object, "spec", "federation")
+	return m
+}
+
+// FederationProfile is the bundle endpoint profile, or "" without federation.
+func (f *Facts) FederationProfile() string {
+	fed := f.Federation()
+	if fed == nil {
+		return ""
+	}
+	if v, _, _ := unstructured.NestedString(fed, "bundleEndpoint", "profile"); v != "" {
+		return v
+	}
+	return "https_spiffe"
+}
+
+// BundleEndpointURL is where peers reach this cluster's bundle endpoint: the
+// federation Route's host when OpenShift serves Routes and the Route exists,
+// else https://<address>:<port> from the SpireServer's bundle endpoint, else
+// "" (unknown to the cluster's API).
+func (f *Facts) BundleEndpointURL(ctx context.Context, c *kube.Client, namespace string) (string, error) {
+	fed := f.Federation()
+	if fed == nil {
+		return "", nil
+	}
+	u, err := RouteURL(ctx, c, namespace)
+	if err != nil || u != "" {
+		return u, err
+	}
+	address, _, _ := unstructured.NestedString(fed, "bundleEndpoint", "address")
+	port, _, _ := unstructured.NestedInt64(fed, "bundleEndpoint", "port")
+	return DerivedURL(address, port), nil
+}
+
+// RouteURL returns https://<host> of the federation Route in namespace, or ""
+// when Routes are not served or the Route does not exist (yet).
+func RouteURL(ctx context.Context, c *kube.Client, namespace string) (string, error) {
+	served, err := c.Served(ctx, kube.Route)
+	if err != nil {
+		return "", &kube.OpError{Cluster: c.DisplayName(), Verb: "list", Kind: kube.Route, Err: err}
+	}
+	if !served {
+		return "", nil
+	}
+	route, err := c.Get(ctx, kube.Route, namespace, FederationRouteName)
+	if kube.IsNotFound(err) || kube.IsCRDNotInstalled(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return routeURL(route), nil
+}
+
+func routeURL(route *unstructured.Unstructured) string {
+	host, _, _ := unstructured.NestedString(route.Object, "spec", "host")
+	if host == "" {
+		// The router admits a Route without spec.host under a generated name.
+		ingress, _, _ := unstructured.NestedSlice(route.Object, "status", "ingress")
+		for _, in := range ingress {
+			if m, ok := in.(map[string]any); ok {
+				if h, ok := m["host"].(string); ok && h != "" {
+					host = h
+					break
+				}
+			}
+		}
+	}
+	if host == "" {
+		return ""
+	}
+	return "https://" + host
+}
+
+// DerivedURL is https://<address>:<port> (port defaulting to 8443), or "" when
+// address is empty or a wildcard bind address (0.0.0.0, ::), which says
+// nothing about where peers connect.
+func DerivedURL(address string, port int64) string {
+	if address == "" {
+		return ""
+	}
+	if ip := net.ParseIP(address); ip != nil && ip.IsUnspecified() {
+		return ""
+	}
+	if port == 0 {
+		port = DefaultBundleEndpointPort
+	}
+	return "https://" + net.JoinHostPort(address, strconv.FormatInt(port, 10))
+}
+
+// EndpointSPIFFEID is the SPIFFE ID a SPIRE server's bundle endpoint presents,
+// spiffe://<trust domain>/spire/server, or "" for an invalid trust domain.
+func EndpointSPIFFEID(trustDomain string) string {
+	td, err := spiffeid.TrustDomainFromString(trustDomain)
+	if err != nil {
+		return ""
+	}
+	id, err := spiffeid.FromSegments(td, "spire", "server")
+	if err != nil {
+		return ""
+	}
+	return id.String()
+}
+
+func specString(obj *unstructured.Unstructured, field string) string {
+	if obj == nil {
+		return ""
+	}
+	v, _, _ := unstructured.NestedString(obj.Object, "spec", field)
+	return v
+}
