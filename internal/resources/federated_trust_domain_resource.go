@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -34,6 +37,16 @@ var (
 const (
 	profileHTTPSSPIFFE = "https_spiffe"
 	profileHTTPSWeb    = "https_web"
+
+	// defaultFederationTimeout bounds wait_for_bundle and delete_bundle_on_destroy:
+	// spire-controller-manager reconciles within seconds, a first fetch from a
+	// peer's endpoint may take a refresh interval.
+	defaultFederationTimeout = 5 * time.Minute
+)
+
+var (
+	spireServerAttrTypes = map[string]attr.Type{"namespace": types.StringType, "pod": types.StringType, "container": types.StringType}
+	timeoutAttrTypes     = map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType}
 )
 
 func init() { register(NewFederatedTrustDomainResource) }
@@ -48,15 +61,19 @@ type federatedTrustDomainResource struct {
 }
 
 type federatedTrustDomainResourceModel struct {
-	ID                    types.String `tfsdk:"id"`
-	Cluster               types.String `tfsdk:"cluster"`
-	Name                  types.String `tfsdk:"name"`
-	TrustDomain           types.String `tfsdk:"trust_domain"`
-	BundleEndpointURL     types.String `tfsdk:"bundle_endpoint_url"`
-	BundleEndpointProfile types.Object `tfsdk:"bundle_endpoint_profile"`
-	TrustDomainBundle     types.String `tfsdk:"trust_domain_bundle"`
-	ClassName             types.String `tfsdk:"class_name"`
-	ForceConflicts        types.Bool   `tfsdk:"force_conflicts"`
+	ID                    types.String   `tfsdk:"id"`
+	Cluster               types.String   `tfsdk:"cluster"`
+	Name                  types.String   `tfsdk:"name"`
+	TrustDomain           types.String   `tfsdk:"trust_domain"`
+	BundleEndpointURL     types.String   `tfsdk:"bundle_endpoint_url"`
+	BundleEndpointProfile types.Object   `tfsdk:"bundle_endpoint_profile"`
+	TrustDomainBundle     types.String   `tfsdk:"trust_domain_bundle"`
+	ClassName             types.String   `tfsdk:"class_name"`
+	ForceConflicts        types.Bool     `tfsdk:"force_conflicts"`
+	WaitForBundle         types.Bool     `tfsdk:"wait_for_bundle"`
+	DeleteBundleOnDestroy types.Bool     `tfsdk:"delete_bundle_on_destroy"`
+	SpireServer           types.Object   `tfsdk:"spire_server"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
 }
 
 type bundleEndpointProfileModel struct {
@@ -73,7 +90,7 @@ func (r *federatedTrustDomainResource) Metadata(_ context.Context, req resource.
 	resp.TypeName = req.ProviderTypeName + "_federated_trust_domain"
 }
 
-func (r *federatedTrustDomainResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *federatedTrustDomainResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A SPIRE `ClusterFederatedTrustDomain` (`spire.spiffe.io/v1alpha1`, cluster-scoped): tells " +
 			"spire-controller-manager to federate the cluster's SPIRE server with a peer trust domain, and hands it " +
@@ -146,6 +163,28 @@ func (r *federatedTrustDomainResource) Schema(_ context.Context, _ resource.Sche
 					"`spire.class_name`; on OpenShift an object without the operator's class is ignored.",
 			},
 			"force_conflicts": forceConflictsAttribute(),
+			"wait_for_bundle": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+				MarkdownDescription: "After create and update, wait (up to the `timeouts`) until the cluster's SPIRE server " +
+					"holds the peer's bundle, asked through pod exec of `spire-server bundle list` (see `spire_server`). " +
+					"The object has no status to wait on, and workloads that federate with the peer are refused until " +
+					"SPIRE has its bundle. Defaults to `false`. A create whose wait times out leaves the object in place " +
+					"and the resource tainted, so the next apply replaces it.",
+			},
+			"delete_bundle_on_destroy": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+				MarkdownDescription: "On destroy, also delete the peer's bundle from the SPIRE server (`spire-server bundle " +
+					"delete`, after spire-controller-manager has removed the federation relationship). Without it SPIRE " +
+					"keeps the bundle, as deleting a ClusterFederatedTrustDomain alone does. Defaults to `false`.",
+			},
+			"spire_server": spireServerAttribute(),
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
 }
@@ -241,7 +280,53 @@ func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.
 		return
 	}
 	resp.Diagnostics.Append(setFromObject(ctx, &plan, out)...)
+	// The object exists from here on: state records it even if the wait fails.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	r.waitForBundle(ctx, client, plan, plan.Timeouts.Create, &resp.Diagnostics)
+}
+
+// waitForBundle implements wait_for_bundle.
+func (r *federatedTrustDomainResource) waitForBundle(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel,
+	timeoutOf func(context.Context, time.Duration) (time.Duration, diag.Diagnostics), diags *diag.Diagnostics) {
+	if !m.WaitForBundle.ValueBool() || diags.HasError() {
+		return
+	}
+	timeout, d := timeoutOf(ctx, defaultFederationTimeout)
+	diags.Append(d...)
+	target, d := r.spireTarget(ctx, client, m)
+	diags.Append(d...)
+	if diags.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := target.waitForBundle(ctx, m.TrustDomain.ValueString()); err != nil {
+		diags.AddError("SPIRE Does Not Hold the Peer Bundle",
+			fmt.Sprintf("The ClusterFederatedTrustDomain %q was applied, but waiting for its bundle failed. Check that "+
+				"spire-controller-manager runs with class %q, that trust_domain_bundle or the peer's bundle endpoint "+
+				"%q is right, and the controller's and SPIRE server's logs.\n\n%v",
+				m.Name.ValueString(), m.ClassName.ValueString(), m.BundleEndpointURL.ValueString(), err))
+	}
+}
+
+func (r *federatedTrustDomainResource) spireTarget(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel) (spireTarget, diag.Diagnostics) {
+	t := spireTarget{client: client, namespace: r.Data.SpireNamespace, pod: defaultSpirePod, container: defaultSpireContainer}
+	var diags diag.Diagnostics
+	if m.SpireServer.IsNull() || m.SpireServer.IsUnknown() {
+		return t, diags
+	}
+	var s spireServerModel
+	diags.Append(m.SpireServer.As(ctx, &s, basetypes.ObjectAsOptions{})...)
+	if v := s.Namespace.ValueString(); v != "" {
+		t.namespace = v
+	}
+	if v := s.Pod.ValueString(); v != "" {
+		t.pod = v
+	}
+	if v := s.Container.ValueString(); v != "" {
+		t.container = v
+	}
+	return t, diags
 }
 
 // checkUnique refuses a second object for the same trust domain: the
@@ -334,6 +419,7 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 	}
 	resp.Diagnostics.Append(setFromObject(ctx, &plan, out)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	r.waitForBundle(ctx, client, plan, plan.Timeouts.Update, &resp.Diagnostics)
 }
 
 func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -352,6 +438,25 @@ func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.
 		return
 	}
 	client.Release(kube.ClusterFederatedTrustDomain, state.TrustDomain.ValueString())
+	if !state.DeleteBundleOnDestroy.ValueBool() {
+		return
+	}
+	timeout, d := state.Timeouts.Delete(ctx, defaultFederationTimeout)
+	resp.Diagnostics.Append(d...)
+	target, d := r.spireTarget(ctx, client, state)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := target.deleteBundle(ctx, state.TrustDomain.ValueString()); err != nil {
+		// The object is gone: say so, but let Terraform forget it.
+		resp.Diagnostics.AddWarning("Peer Bundle Not Deleted",
+			fmt.Sprintf("The ClusterFederatedTrustDomain %q was deleted, but the SPIRE server still holds the bundle of %q. "+
+				"Delete it with `spire-server bundle delete -id spiffe://%s` once the federation relationship is gone.\n\n%v",
+				state.Name.ValueString(), state.TrustDomain.ValueString(), state.TrustDomain.ValueString(), err))
+	}
 }
 
 func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
@@ -364,7 +469,8 @@ func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req reso
 	if !cluster.IsNull() && r.Data != nil && !r.Data.CheckCluster(cluster, path.Root("cluster"), &resp.Diagnostics) {
 		return
 	}
-	state := federatedTrustDomainResourceModel{Cluster: cluster, TrustDomainBundle: types.StringNull()}
+	state := federatedTrustDomainResourceModel{Cluster: cluster, TrustDomainBundle: types.StringNull(),
+		SpireServer: types.ObjectNull(spireServerAttrTypes)}
 	client := r.Data.Client(cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -430,8 +536,16 @@ func setFromObject(_ context.Context, m *federatedTrustDomainResourceModel, obj 
 	})
 	diags.Append(d...)
 	m.BundleEndpointProfile = profile
-	if m.ForceConflicts.IsNull() || m.ForceConflicts.IsUnknown() {
-		m.ForceConflicts = types.BoolValue(false)
+	for _, b := range []*types.Bool{&m.ForceConflicts, &m.WaitForBundle, &m.DeleteBundleOnDestroy} {
+		if b.IsNull() || b.IsUnknown() {
+			*b = types.BoolValue(false)
+		}
+	}
+	if m.Timeouts.IsNull() || m.Timeouts.IsUnknown() {
+		m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutAttrTypes)}
+	}
+	if m.SpireServer.IsUnknown() {
+		m.SpireServer = types.ObjectNull(spireServerAttrTypes)
 	}
 	if m.TrustDomainBundle.IsUnknown() {
 		m.TrustDomainBundle = types.StringNull()
