@@ -1,0 +1,428 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+)
+
+// The cert-manager Operator cannot run here: IstioCSR status (Ready and
+// Degraded conditions, the gRPC endpoint) is written by the test-only
+// stand-in controller acctest.IstioCSRStandIn, through the real API server,
+// the way the operator writes it.
+
+var (
+	istioCSRGVR   = schema.GroupVersionResource{Group: "operator.openshift.io", Version: "v1alpha1", Resource: "istiocsrs"}
+	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// meshTestNamespace creates a namespace unique to the test (namespaces are
+// never deleted on these API servers; the names do not repeat).
+func meshTestNamespace(t *testing.T, cluster, prefix string) string {
+	t.Helper()
+	name := acctest.UniqueName(prefix)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name},
+	}}
+	if _, err := acctest.Dynamic(t, cluster).Resource(namespacesGVR).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("%s: create namespace %s: %v", cluster, name, err)
+	}
+	return name
+}
+
+func getIstioCSR(t *testing.T, cluster, ns string) (*unstructured.Unstructured, error) {
+	t.Helper()
+	return acctest.Dynamic(t, cluster).Resource(istioCSRGVR).Namespace(ns).Get(context.Background(), "default", metav1.GetOptions{})
+}
+
+// checkObjectFields compares fields of an object the cluster holds (dotted
+// paths; a nil want means "absent") with what the test expects.
+func checkObjectFields(t *testing.T, get func() (*unstructured.Unstructured, error), want map[string]any) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		obj, err := get()
+		if err != nil {
+			return err
+		}
+		for field, w := range want {
+			got, found, err := unstructured.NestedFieldNoCopy(obj.Object, strings.Split(field, ".")...)
+			if err != nil {
+				return fmt.Errorf("%s/%s %s: %v", obj.GetNamespace(), obj.GetName(), field, err)
+			}
+			switch {
+			case w == nil && found:
+				return fmt.Errorf("%s/%s: %s = %#v, want it absent", obj.GetNamespace(), obj.GetName(), field, got)
+			case w != nil && !found:
+				return fmt.Errorf("%s/%s: %s is absent, want %#v", obj.GetNamespace(), obj.GetName(), field, w)
+			case w != nil && !reflect.DeepEqual(got, w):
+				return fmt.Errorf("%s/%s: %s = %#v, want %#v", obj.GetNamespace(), obj.GetName(), field, got, w)
+			}
+		}
+		return nil
+	}
+}
+
+func checkIstioCSRGone(t *testing.T, cluster, ns string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		_, err := getIstioCSR(t, cluster, ns)
+		if err == nil {
+			return fmt.Errorf("%s: IstioCSR %s/default still exists after destroy", cluster, ns)
+		}
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		return nil
+	}
+}
+
+func istioCSRConfig(t *testing.T, cluster, ns, body string) string {
+	t.Helper()
+	clusterLine := ""
+	if cluster != "" {
+		clusterLine = fmt.Sprintf("  cluster   = %q\n", cluster)
+	}
+	return acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "zerotrust_istio_csr" "this" {
+%s  namespace = %q
+%s
+}
+`, clusterLine, ns, body)
+}
+
+func minimalIstioCSRBody(issuer string) string {
+	return fmt.Sprintf(`
+  cert_manager = { issuer_ref = { name = %q, kind = "Issuer" } }
+  istiod_tls   = { trust_domain = "cluster.local" }
+  istio        = { namespace = "istio-system" }`, issuer)
+}
+
+func TestAccIstioCSR_lifecycle(t *testing.T) {
+	acctest.IstioCSRStandIn(t, acctest.East)
+	ns := meshTestNamespace(t, acctest.East, "csr")
+	clusterIssuer := "csr-" + ns
+	acctest.CertManagerIssuer(t, acctest.East, ns, "istio-ca", true)
+	acctest.CertManagerIssuer(t, acctest.East, "", clusterIssuer, true)
+	const addr = "zerotrust_istio_csr.this"
+	get := func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }
+	var firstUID k8stypes.UID
+
+	full := fmt.Sprintf(`
+  log_level                           = 3
+  log_format                          = "json"
+  istio_data_plane_namespace_selector = "maistra.io/member-of=istio-system"
+  cert_manager = {
+    issuer_ref           = { name = "istio-ca", kind = "Issuer" }
+    istio_ca_certificate = { name = "istio-ca-root", namespace = %q, key = "ca.crt" }
+  }
+  istiod_tls = {
+    trust_domain             = "cluster.local"
+    common_name              = "istiod.istio-system.svc"
+    certificate_dns_names    = ["istiod.istio-system.svc", "istiod-basic.istio-system.svc"]
+    certificate_duration     = "2h"
+    certificate_renew_before = "40m"
+    max_certificate_duration = "4h"
+  }
+  server = { cluster_id = "east" }
+  istio  = { namespace = "istio-system", revisions = ["default", "canary"] }
+  resources = {
+    requests = { cpu = "10m", memory = "32Mi" }
+    limits   = { memory = "128Mi" }
+  }
+  affinity = jsonencode({
+    nodeAffinity = {
+      requiredDuringSchedulingIgnoredDuringExecution = {
+        nodeSelectorTerms = [{ matchExpressions = [{ key = "kubernetes.io/os", operator = "In", values = ["linux"] }] }]
+      }
+    }
+  })
+  tolerations = [
+    { key = "infra", operator = "Exists", effect = "NoSchedule" },
+    { key = "node.kubernetes.io/unreachable", operator = "Exists", effect = "NoExecute", toleration_seconds = 300 },
+  ]
+  node_selector     = { "kubernetes.io/os" = "linux" }
+  controller_config = { labels = { team = "mesh" } }`, ns)
+
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		Steps: []resource.TestStep{
+			{
+				// The smallest configuration: every default is planned, sent
+				// and stored, and the apply returns once the operator says Ready.
+				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact("east/"+ns)),
+						plancheck.ExpectUnknownValue(addr, tfjsonpath.New("grpc_endpoint")),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+ns+".svc:443")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("service_account"), knownvalue.StringExact("cert-manager-istio-csr")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("image"), knownvalue.StringRegexp(regexp.MustCompile(`istio-csr:v`))),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cluster_role"), knownvalue.StringRegexp(regexp.MustCompile(`^cert-manager-istio-csr-`))),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cluster_role_binding"), knownvalue.StringRegexp(regexp.MustCompile(`^cert-manager-istio-csr-`))),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Degraded").AtMapKey("status"), knownvalue.StringExact("False")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("log_level"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("log_format"), knownvalue.StringExact("text")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cert_manager").AtMapKey("issuer_ref").AtMapKey("group"), knownvalue.StringExact("cert-manager.io")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("server"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"cluster_id": knownvalue.StringExact("Kubernetes"), "port": knownvalue.Int64Exact(443),
+					})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("istio").AtMapKey("revisions"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("default")})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("istiod_tls"), knownvalue.ObjectPartial(map[string]knownvalue.Check{
+						"certificate_duration": knownvalue.StringExact("1h"), "certificate_renew_before": knownvalue.StringExact("30m"),
+						"max_certificate_duration": knownvalue.StringExact("1h"), "private_key_algorithm": knownvalue.StringExact("RSA"),
+						"private_key_size": knownvalue.Int64Exact(2048), "common_name": knownvalue.Null(),
+					})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("tolerations"), knownvalue.Null()),
+				},
+				Check: checkObjectFields(t, get, map[string]any{
+					"spec.istioCSRConfig.certManager.issuerRef":                  map[string]any{"name": "istio-ca", "kind": "Issuer", "group": "cert-manager.io"},
+					"spec.istioCSRConfig.server":                                 map[string]any{"clusterID": "Kubernetes", "port": int64(443)},
+					"spec.istioCSRConfig.istiodTLSConfig.privateKeySize":         int64(2048),
+					"spec.istioCSRConfig.istiodTLSConfig.certificateRenewBefore": "30m",
+					"spec.istioCSRConfig.istio.revisions":                        []any{"default"},
+					"spec.istioCSRConfig.logLevel":                               int64(1),
+					"spec.istioCSRConfig.affinity":                               nil,
+					"spec.controllerConfig":                                      nil,
+				}),
+			},
+			{
+				// Every mutable field at once: an update in place.
+				PreConfig: func() {
+					obj, err := get()
+					if err != nil {
+						t.Fatal(err)
+					}
+					firstUID = obj.GetUID()
+				},
+				Config: istioCSRConfig(t, acctest.East, ns, full),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+ns+".svc:443")),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("observed_generation"), knownvalue.Int64Exact(2)),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkObjectFields(t, get, map[string]any{
+						"spec.istioCSRConfig.logLevel":                               int64(3),
+						"spec.istioCSRConfig.logFormat":                              "json",
+						"spec.istioCSRConfig.istioDataPlaneNamespaceSelector":        "maistra.io/member-of=istio-system",
+						"spec.istioCSRConfig.certManager.istioCACertificate":         map[string]any{"name": "istio-ca-root", "namespace": ns, "key": "ca.crt"},
+						"spec.istioCSRConfig.istiodTLSConfig.certificateDNSNames":    []any{"istiod.istio-system.svc", "istiod-basic.istio-system.svc"},
+						"spec.istioCSRConfig.istiodTLSConfig.certificateDuration":    "2h",
+						"spec.istioCSRConfig.istiodTLSConfig.maxCertificateDuration": "4h",
+						"spec.istioCSRConfig.istiodTLSConfig.commonName":             "istiod.istio-system.svc",
+						"spec.istioCSRConfig.server":                                 map[string]any{"clusterID": "east", "port": int64(443)},
+						"spec.istioCSRConfig.istio.revisions":                        []any{"default", "canary"},
+						"spec.istioCSRConfig.resources":                              map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "32Mi"}, "limits": map[string]any{"memory": "128Mi"}},
+						"spec.istioCSRConfig.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/os", "operator": "In", "values": []any{"linux"}}}}},
+						"spec.istioCSRConfig.tolerations": []any{
+							map[string]any{"key": "infra", "operator": "Exists", "effect": "NoSchedule"},
+							map[string]any{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(300)},
+						},
+						"spec.istioCSRConfig.nodeSelector": map[string]any{"kubernetes.io/os": "linux"},
+						"spec.controllerConfig.labels":     map[string]any{"team": "mesh"},
+					}),
+					func(*terraform.State) error {
+						obj, err := get()
+						if err != nil {
+							return err
+						}
+						if obj.GetUID() != firstUID {
+							return fmt.Errorf("the IstioCSR was recreated (uid %s, was %s); want an update in place", obj.GetUID(), firstUID)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				ResourceName:      addr,
+				ImportState:       true,
+				ImportStateId:     "east/" + ns,
+				ImportStateVerify: true,
+			},
+			{
+				// Fields the CRD makes immutable replace the object; the new
+				// agent gets another gRPC port.
+				Config: istioCSRConfig(t, acctest.East, ns, fmt.Sprintf(`
+  cert_manager = { issuer_ref = { name = %q, kind = "ClusterIssuer" } }
+  istiod_tls   = { trust_domain = "cluster.local", private_key_algorithm = "ECDSA", private_key_size = 384 }
+  server       = { port = 6443 }
+  istio        = { namespace = "istio-system" }`, clusterIssuer)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate),
+						plancheck.ExpectUnknownValue(addr, tfjsonpath.New("grpc_endpoint")),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+ns+".svc:6443")),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkObjectFields(t, get, map[string]any{
+						"spec.istioCSRConfig.certManager.issuerRef":               map[string]any{"name": clusterIssuer, "kind": "ClusterIssuer", "group": "cert-manager.io"},
+						"spec.istioCSRConfig.istiodTLSConfig.privateKeyAlgorithm": "ECDSA",
+						"spec.istioCSRConfig.istiodTLSConfig.privateKeySize":      int64(384),
+						"spec.istioCSRConfig.server.port":                         int64(6443),
+						"spec.istioCSRConfig.tolerations":                         nil,
+						"spec.controllerConfig":                                   nil,
+					}),
+					func(*terraform.State) error {
+						obj, err := get()
+						if err != nil {
+							return err
+						}
+						if obj.GetUID() == firstUID {
+							return fmt.Errorf("the IstioCSR kept uid %s; want a new object", firstUID)
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}
+
+// TestAccIstioCSR_degradedThenReady names an issuer that does not exist:
+// the operator reports Degraded, the apply fails with its message, and once
+// the issuer exists the next apply replaces the tainted object and succeeds.
+func TestAccIstioCSR_degradedThenReady(t *testing.T) {
+	acctest.IstioCSRStandIn(t, acctest.East)
+	ns := meshTestNamespace(t, acctest.East, "csrdeg")
+	issuer := "late-" + ns
+	const addr = "zerotrust_istio_csr.this"
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		Steps: []resource.TestStep{
+			{
+				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)),
+				ExpectError: regexp.MustCompile(`(?s)IstioCSR Degraded.*Degraded=True \(Failed\): failed to fetch issuer:\s+issuers.cert-manager.io\s+"` +
+					regexp.QuoteMeta(issuer) + `"\s+not\s+found`),
+			},
+			{
+				PreConfig: func() { acctest.CertManagerIssuer(t, acctest.East, ns, issuer, true) },
+				Config:    istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Degraded").AtMapKey("status"), knownvalue.StringExact("False")),
+				},
+			},
+		},
+	})
+}
+
+// TestAccIstioCSR_timeoutQuotesConditions uses an issuer that never becomes
+// Ready: the wait ends at the configured timeout, quoting the operator.
+func TestAccIstioCSR_timeoutQuotesConditions(t *testing.T) {
+	acctest.IstioCSRStandIn(t, acctest.East)
+	ns := meshTestNamespace(t, acctest.East, "csrwait")
+	acctest.CertManagerIssuer(t, acctest.East, ns, "pending", false)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		Steps: []resource.TestStep{{
+			Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("pending")+`
+  timeouts {
+    create = "3s"
+  }`),
+			ExpectError: regexp.MustCompile(`(?s)IstioCSR Not Ready.*did\s+not\s+become\s+Ready\s+within\s+3s.*Ready=False\s+\(InProgress\):\s+waiting\s+for\s+Issuer\s+"pending"\s+to\s+become\s+Ready`),
+		}},
+	})
+}
+
+// TestAccIstioCSR_adoptionNeedsImport: an IstioCSR made by someone else is
+// refused at create and adopted with an import block; the plan then adds
+// the defaults the provider states explicitly.
+func TestAccIstioCSR_adoptionNeedsImport(t *testing.T) {
+	acctest.IstioCSRStandIn(t, acctest.East)
+	ns := meshTestNamespace(t, acctest.East, "csradopt")
+	acctest.CertManagerIssuer(t, acctest.East, ns, "istio-ca", true)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operator.openshift.io/v1alpha1", "kind": "IstioCSR",
+		"metadata": map[string]any{"name": "default", "namespace": ns},
+		"spec": map[string]any{"istioCSRConfig": map[string]any{
+			"certManager":     map[string]any{"issuerRef": map[string]any{"name": "istio-ca", "kind": "Issuer", "group": "cert-manager.io"}},
+			"istiodTLSConfig": map[string]any{"trustDomain": "cluster.local"},
+			"istio":           map[string]any{"namespace": "istio-system"},
+		}},
+	}}
+	if _, err := acctest.Dynamic(t, acctest.East).Resource(istioCSRGVR).Namespace(ns).Create(context.Background(), obj,
+		metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
+		t.Fatal(err)
+	}
+	const addr = "zerotrust_istio_csr.this"
+	// The default connection (east) this time: no cluster attribute.
+	config := istioCSRConfig(t, "", ns, minimalIstioCSRBody("istio-ca"))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				ExpectError: regexp.MustCompile(`(?s)Object Already Exists.*` + regexp.QuoteMeta(ns) + `.*terraform import`),
+			},
+			{
+				Config: config + fmt.Sprintf("\nimport {\n  to = %s\n  id = %q\n}\n", addr, ns),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(ns)),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkObjectFields(t, func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }, map[string]any{
+					"spec.istioCSRConfig.server": map[string]any{"clusterID": "Kubernetes", "port": int64(443)},
+				}),
+			},
+		},
+	})
+}
+
+func TestAccIstioCSR_missingNamespaceAndCRD(t *testing.T) {
+	missing := acctest.UniqueName("nosuchns")
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      istioCSRConfig(t, acctest.West, missing, minimalIstioCSRBody("istio-ca")),
+				ExpectError: regexp.MustCompile(`(?s)Namespace Not Found.*` + regexp.QuoteMeta(missing) + `.*does not exist`),
+			},
+			{
+				Config:      istioCSRConfig(t, acctest.Bare, "cert-manager", minimalIstioCSRBody("istio-ca")),
+				ExpectError: regexp.MustCompile(`(?s)CustomResourceDefinition Not Installed.*istiocsrs\.operator\.openshift\.io.*cert-manager\s+Operator`),
+			},
+		},
+	})
+}

@@ -1,0 +1,495 @@
+package resources
+
+import (
+	"context"
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+// The IstioCSR CRD's defaults and limits (cert-manager Operator for Red Hat
+// OpenShift, operator.openshift.io/v1alpha1), mirrored so a plan fails where
+// the API server would.
+const (
+	istioCSRDefaultLogLevel         = 1
+	istioCSRDefaultLogFormat        = "text"
+	istioCSRDefaultDuration         = "1h"
+	istioCSRDefaultRenewBefore      = "30m"
+	istioCSRDefaultMaxDuration      = "1h"
+	istioCSRDefaultKeyAlgorithm     = "RSA"
+	istioCSRDefaultKeySize          = 2048
+	istioCSRDefaultClusterID        = "Kubernetes"
+	istioCSRDefaultPort             = 443
+	istioCSRDefaultRevision         = "default"
+	istioCSRDefaultIssuerGroup      = "cert-manager.io"
+	istioCSRMaxSelectorLength       = 4096
+	istioCSRMaxCommonNameLength     = 64
+	istioCSRMaxTrustDomainLength    = 63
+	istioCSRMaxDNSNames             = 25
+	istioCSRMaxDNSNameLength        = 253
+	istioCSRMaxClusterIDLength      = 253
+	istioCSRMaxRevisions            = 25
+	istioCSRMaxRevisionLength       = 63
+	istioCSRMaxTolerations          = 50
+	istioCSRMaxNodeSelector         = 50
+	istioCSRMaxControllerLabels     = 20
+	istioCSRMaxConfigMapKeyLength   = 253
+	istioCSRKeyAlgorithmRSA         = "RSA"
+	istioCSRKeyAlgorithmECDSA       = "ECDSA"
+	istioCSRIssuerKindIssuer        = "Issuer"
+	istioCSRIssuerKindClusterIssuer = "ClusterIssuer"
+)
+
+var (
+	istioCSRKeyAlgorithms = []string{istioCSRKeyAlgorithmRSA, istioCSRKeyAlgorithmECDSA}
+	istioCSRKeySizes      = []int64{256, 384, 2048, 4096, 8192}
+	istioCSRRSAKeySizes   = []int64{2048, 4096, 8192}
+	istioCSRECDSAKeySizes = []int64{256, 384}
+	istioCSRLogFormats    = []string{"text", "json"}
+	configMapKeyPattern   = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+
+	tolerationOperators = []string{string(corev1.TolerationOpExists), string(corev1.TolerationOpEqual)}
+	tolerationEffects   = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}
+
+	istioCSRServerAttrTypes = map[string]attr.Type{"cluster_id": types.StringType, "port": types.Int64Type}
+	conditionAttrTypes      = map[string]attr.Type{
+		"status": types.StringType, "reason": types.StringType, "message": types.StringType,
+		"last_transition_time": types.StringType, "observed_generation": types.Int64Type,
+	}
+)
+
+func (r *istioCSRResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The `IstioCSR` of the cert-manager Operator for Red Hat OpenShift " +
+			"(`operator.openshift.io/v1alpha1`, namespaced, always named `default`): the operator runs cert-manager's " +
+			"istio-csr agent, which signs the certificates of istiod and of the mesh's workloads with a cert-manager " +
+			"issuer. The whole `spec.istioCSRConfig` is flattened to the top level, with the CRD's defaults and limits " +
+			"checked at plan time.\n\n" +
+			"After each create and update the resource waits (see `timeouts`) until the operator reports the condition " +
+			"`Ready=True`; a `Degraded=True` condition fails the apply at once with the operator's message.\n\n" +
+			"**Replacement.** `cert_manager.issuer_ref`, `istiod_tls.private_key_algorithm`, `istiod_tls.private_key_size`, " +
+			"`server.port`, `istio.namespace` and `namespace` cannot change on the object, so changing them replaces it: " +
+			"the operator removes the running istio-csr agent (Deployment, Service, RBAC) and deploys a new one. Until the " +
+			"new agent is Ready, istiod and sidecars cannot get certificates signed; workloads keep their current " +
+			"certificates until these expire, so keep the replacement shorter than the workload certificate lifetime. " +
+			"A new issuer or key type also means new istiod serving certificates: plan it as a CA rotation.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "`<namespace>` on the default connection, `<cluster>/<namespace>` otherwise (the object is " +
+					"always named `default`); also the import ID.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"cluster": clusterAttribute(),
+			"namespace": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "Namespace of the singleton IstioCSR `default`, where the operator deploys the istio-csr " +
+					"agent (often `cert-manager` or `istio-csr`). It must exist. Changing it replaces the object.",
+				Validators:    []validator.String{validate.DNSLabel()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"force_conflicts": forceConflictsAttribute(),
+			"log_level": schema.Int64Attribute{
+				Optional: true, Computed: true,
+				Default:             int64default.StaticInt64(istioCSRDefaultLogLevel),
+				MarkdownDescription: "Verbosity of the istio-csr agent, `1` to `5`. Defaults to `1`.",
+				Validators:          []validator.Int64{int64validator.Between(1, 5)},
+			},
+			"log_format": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default:             stringdefault.StaticString(istioCSRDefaultLogFormat),
+				MarkdownDescription: "Log format of the agent: `text` or `json`. Defaults to `text`.",
+				Validators:          []validator.String{stringvalidator.OneOf(istioCSRLogFormats...)},
+			},
+			"istio_data_plane_namespace_selector": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Label selector of the namespaces that receive the `istio-ca-root-cert` ConfigMap, " +
+					"for example `maistra.io/member-of=istio-system`. At most 4096 characters. Unset means every namespace.",
+				Validators: []validator.String{
+					stringvalidator.LengthAtMost(istioCSRMaxSelectorLength), validate.LabelSelector(),
+				},
+			},
+			"cert_manager":      istioCSRCertManagerSchema(),
+			"istiod_tls":        istioCSRIstiodTLSSchema(),
+			"server":            istioCSRServerSchema(),
+			"istio":             istioCSRIstioSchema(),
+			"resources":         istioCSRResourcesSchema(),
+			"affinity":          istioCSRAffinitySchema(),
+			"tolerations":       istioCSRTolerationsSchema(),
+			"node_selector":     istioCSRNodeSelectorSchema(),
+			"controller_config": istioCSRControllerConfigSchema(),
+			"grpc_endpoint": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The agent's gRPC endpoint, `<service>.<namespace>.svc:<port>` " +
+					"(`status.istioCSRGRPCEndpoint`): the CA address for istiod and the mesh (Istio `values.global.caAddress`).",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"image": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "Image of the istio-csr agent the operator deployed (`status.istioCSRImage`).",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"service_account": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "ServiceAccount of the agent (`status.serviceAccount`).",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"cluster_role": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "ClusterRole the operator created for the agent (`status.clusterRole`).",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"cluster_role_binding": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "ClusterRoleBinding the operator created for the agent (`status.clusterRoleBinding`).",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"conditions": schema.MapNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "The operator's status conditions keyed by type (`Ready`, `Degraded`), as last read " +
+					"from the cluster.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"status":               schema.StringAttribute{Computed: true, MarkdownDescription: "`True`, `False` or `Unknown`."},
+					"reason":               schema.StringAttribute{Computed: true, MarkdownDescription: "Machine-readable reason."},
+					"message":              schema.StringAttribute{Computed: true, MarkdownDescription: "Human-readable message."},
+					"last_transition_time": schema.StringAttribute{Computed: true, MarkdownDescription: "When the status last changed (RFC 3339)."},
+					"observed_generation": schema.Int64Attribute{Computed: true,
+						MarkdownDescription: "The object generation the condition describes (0 when the operator does not say)."},
+				}},
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Required:            true,
+		MarkdownDescription: "cert-manager settings (`spec.istioCSRConfig.certManager`).",
+		Attributes: map[string]schema.Attribute{
+			"issuer_ref": schema.SingleNestedAttribute{
+				Required: true,
+				MarkdownDescription: "The cert-manager `Issuer` (in `namespace`) or `ClusterIssuer` that signs istiod's and the " +
+					"workloads' certificates. Immutable: changing it replaces the object.",
+				PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
+				Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "Name of the issuer.",
+						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+					"kind": schema.StringAttribute{
+						Required: true,
+						MarkdownDescription: "`Issuer` or `ClusterIssuer` (any letter case, as the CRD compares in lower case). " +
+							"The CRD has no default: its rules read the kind, so it must be set.",
+						Validators: []validator.String{stringvalidator.OneOfCaseInsensitive(istioCSRIssuerKindIssuer, istioCSRIssuerKindClusterIssuer)},
+					},
+					"group": schema.StringAttribute{
+						Optional: true, Computed: true,
+						Default: stringdefault.StaticString(istioCSRDefaultIssuerGroup),
+						MarkdownDescription: "API group of the issuer: `cert-manager.io` (any letter case), the only group the " +
+							"operator accepts. Defaults to `cert-manager.io` (the CRD requires it to be set; the provider sends it).",
+						Validators: []validator.String{stringvalidator.OneOfCaseInsensitive(istioCSRDefaultIssuerGroup)},
+					},
+				},
+			},
+			"istio_ca_certificate": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "ConfigMap key holding the CA certificate that signed istiod's certificate, when the " +
+					"issuer does not return it (for example a private CA behind an ACME or Vault issuer).",
+				Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "ConfigMap name (DNS-1123 subdomain, at most 253 characters).",
+						Validators:          []validator.String{validate.K8sName()},
+					},
+					"namespace": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "ConfigMap namespace (DNS-1123 label). Unset means `namespace`.",
+						Validators:          []validator.String{validate.DNSLabel()},
+					},
+					"key": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "Key of the ConfigMap holding the PEM certificate: 1 to 253 letters, digits, `-`, `_` and `.`.",
+						Validators: []validator.String{
+							stringvalidator.LengthBetween(1, istioCSRMaxConfigMapKeyLength),
+							stringvalidator.RegexMatches(configMapKeyPattern, "must consist of letters, digits, '-', '_' or '.'"),
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func istioCSRIstiodTLSSchema() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Required: true,
+		MarkdownDescription: "istiod's serving certificate (`spec.istioCSRConfig.istiodTLSConfig`). Durations are Go " +
+			"durations (`1h`, `90m`) and must satisfy `certificate_renew_before` < `certificate_duration` <= " +
+			"`max_certificate_duration` (checked at plan time; the CRD does not check it).",
+		Attributes: map[string]schema.Attribute{
+			"common_name": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Common name of istiod's certificate, at most 64 characters. Unset means `istiod.<istio namespace>.svc`.",
+				Validators:          []validator.String{stringvalidator.LengthAtMost(istioCSRMaxCommonNameLength)},
+			},
+			"trust_domain": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "Trust domain of the mesh, used in the SPIFFE URI SANs (`spiffe://<trust_domain>/ns/<ns>/sa/<sa>`): " +
+					"a DNS-1123 subdomain of 1 to 63 characters (stricter than SPIFFE allows). Must equal the mesh's trust " +
+					"domain (`zerotrust_mesh_trust_domain.trust_domain`).",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, istioCSRMaxTrustDomainLength), validate.K8sName()},
+			},
+			"certificate_dns_names": schema.ListAttribute{
+				ElementType: types.StringType,
+				Optional:    true,
+				MarkdownDescription: "DNS names of istiod's certificate, without duplicates: at most 25, each at most 253 " +
+					"characters. Unset means names derived from the Istio revisions.",
+				Validators: []validator.List{
+					listvalidator.SizeAtMost(istioCSRMaxDNSNames),
+					validate.NoDuplicates(),
+					listvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, istioCSRMaxDNSNameLength)),
+				},
+			},
+			"certificate_duration": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default:             stringdefault.StaticString(istioCSRDefaultDuration),
+				MarkdownDescription: "Lifetime of istiod's certificate. Defaults to `1h`.",
+				Validators:          []validator.String{validate.Duration()},
+			},
+			"certificate_renew_before": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default:             stringdefault.StaticString(istioCSRDefaultRenewBefore),
+				MarkdownDescription: "How long before expiry istiod's certificate is renewed. Defaults to `30m`.",
+				Validators:          []validator.String{validate.Duration()},
+			},
+			"max_certificate_duration": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default:             stringdefault.StaticString(istioCSRDefaultMaxDuration),
+				MarkdownDescription: "Longest lifetime istio-csr grants any certificate it signs. Defaults to `1h`.",
+				Validators:          []validator.String{validate.Duration()},
+			},
+			"private_key_algorithm": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default: stringdefault.StaticString(istioCSRDefaultKeyAlgorithm),
+				MarkdownDescription: "Key algorithm of istiod's certificate: `RSA` or `ECDSA`. Defaults to `RSA`. " +
+					"Immutable: changing it replaces the object.",
+				Validators:    []validator.String{stringvalidator.OneOf(istioCSRKeyAlgorithms...)},
+				PlanModifiers: []planmodifier.String{replaceOnceSetString()},
+			},
+			"private_key_size": schema.Int64Attribute{
+				Optional: true, Computed: true,
+				Default: int64default.StaticInt64(istioCSRDefaultKeySize),
+				MarkdownDescription: "Key size in bits, matching the algorithm: RSA `2048`, `4096` or `8192`; ECDSA `256` or " +
+					"`384`. Defaults to `2048` (as in the CRD, so ECDSA needs an explicit size). Immutable: changing it " +
+					"replaces the object.",
+				Validators:    []validator.Int64{int64validator.OneOf(istioCSRKeySizes...)},
+				PlanModifiers: []planmodifier.Int64{replaceOnceSetInt64()},
+			},
+		},
+	}
+}
+
+func istioCSRServerSchema() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional: true, Computed: true,
+		Default: objectdefault.StaticValue(types.ObjectValueMust(istioCSRServerAttrTypes, map[string]attr.Value{
+			"cluster_id": types.StringValue(istioCSRDefaultClusterID),
+			"port":       types.Int64Value(istioCSRDefaultPort),
+		})),
+		MarkdownDescription: "The agent's gRPC server (`spec.istioCSRConfig.server`). Defaults to " +
+			"`{ cluster_id = \"Kubernetes\", port = 443 }`.",
+		Attributes: map[string]schema.Attribute{
+			"cluster_id": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default:             stringdefault.StaticString(istioCSRDefaultClusterID),
+				MarkdownDescription: "Istio cluster ID the agent accepts in certificate requests, at most 253 characters. Defaults to `Kubernetes`.",
+				Validators:          []validator.String{stringvalidator.LengthAtMost(istioCSRMaxClusterIDLength)},
+			},
+			"port": schema.Int64Attribute{
+				Optional: true, Computed: true,
+				Default:             int64default.StaticInt64(istioCSRDefaultPort),
+				MarkdownDescription: "Port of the gRPC service, `1` to `65535`. Defaults to `443`. Immutable: changing it replaces the object.",
+				Validators:          []validator.Int64{int64validator.Between(1, 65535)},
+				PlanModifiers:       []planmodifier.Int64{replaceOnceSetInt64()},
+			},
+		},
+	}
+}
+
+func istioCSRIstioSchema() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Required:            true,
+		MarkdownDescription: "The Istio control plane the agent serves (`spec.istioCSRConfig.istio`).",
+		Attributes: map[string]schema.Attribute{
+			"namespace": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "Namespace of the Istio control plane (DNS-1123 label), usually `istio-system`. " +
+					"Immutable: changing it replaces the object.",
+				Validators:    []validator.String{validate.DNSLabel()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"revisions": schema.ListAttribute{
+				ElementType: types.StringType,
+				Optional:    true, Computed: true,
+				Default: listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{types.StringValue(istioCSRDefaultRevision)})),
+				MarkdownDescription: "Istio revisions installed in the cluster, which decide istiod's certificate DNS names: " +
+					"at most 25, without duplicates, each 1 to 63 characters. Defaults to `[\"default\"]`.",
+				Validators: []validator.List{
+					listvalidator.SizeAtMost(istioCSRMaxRevisions),
+					validate.NoDuplicates(),
+					listvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, istioCSRMaxRevisionLength)),
+				},
+			},
+		},
+	}
+}
+
+// resources and tolerations are small, fixed Kubernetes structures, so they
+// are typed (plan-time checks, readable diffs); affinity is a deep tree of
+// terms and selectors, so it is JSON, checked against the Kubernetes type.
+func istioCSRResourcesSchema() schema.SingleNestedAttribute {
+	quantities := []validator.Map{mapvalidator.ValueStringsAre(validate.Quantity())}
+	return schema.SingleNestedAttribute{
+		Optional:            true,
+		MarkdownDescription: "Compute resources of the agent's container (a Kubernetes `ResourceRequirements`).",
+		Attributes: map[string]schema.Attribute{
+			"limits": schema.MapAttribute{
+				ElementType: types.StringType, Optional: true,
+				MarkdownDescription: "Resource limits by name, e.g. `{ cpu = \"500m\", memory = \"256Mi\" }`.",
+				Validators:          quantities,
+			},
+			"requests": schema.MapAttribute{
+				ElementType: types.StringType, Optional: true,
+				MarkdownDescription: "Resource requests by name, e.g. `{ cpu = \"10m\", memory = \"32Mi\" }`.",
+				Validators:          quantities,
+			},
+			"claims": schema.ListNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Dynamic resource claims of the pod the container uses.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":    schema.StringAttribute{Required: true, MarkdownDescription: "Name of a pod resource claim.", Validators: []validator.String{validate.DNSLabel()}},
+					"request": schema.StringAttribute{Optional: true, MarkdownDescription: "Request of that claim to use."},
+				}},
+			},
+		},
+	}
+}
+
+func istioCSRAffinitySchema() schema.StringAttribute {
+	return schema.StringAttribute{
+		CustomType: jsontypes.NormalizedType{},
+		Optional:   true,
+		MarkdownDescription: "Scheduling affinity of the agent's pod: a Kubernetes `Affinity` as JSON, usually " +
+			"`jsonencode({ nodeAffinity = { ... } })`. Field names are the API's camelCase names; unknown fields fail " +
+			"the plan. Compared as JSON, so formatting never shows as a change.",
+		Validators: []validator.String{validate.StrictJSON("a Kubernetes Affinity", func() any { return &corev1.Affinity{} })},
+	}
+}
+
+func istioCSRTolerationsSchema() schema.ListNestedAttribute {
+	return schema.ListNestedAttribute{
+		Optional:            true,
+		MarkdownDescription: "Taints the agent's pod tolerates, at most 50 (Kubernetes `Toleration`s).",
+		Validators:          []validator.List{listvalidator.SizeAtMost(istioCSRMaxTolerations)},
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"key": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Taint key; unset with `operator = \"Exists\"` tolerates every taint.",
+				Validators:          []validator.String{validate.LabelKey()},
+			},
+			"operator": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "`Exists` or `Equal` (the Kubernetes default when unset).",
+				Validators:          []validator.String{stringvalidator.OneOf(tolerationOperators...)},
+			},
+			"value": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Taint value for `Equal`; must be unset with `Exists`.",
+				Validators:          []validator.String{validate.LabelValue()},
+			},
+			"effect": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; unset matches every effect.",
+				Validators:          []validator.String{stringvalidator.OneOf(tolerationEffects...)},
+			},
+			"toleration_seconds": schema.Int64Attribute{
+				Optional:            true,
+				MarkdownDescription: "How long a `NoExecute` taint is tolerated before eviction; only with `effect = \"NoExecute\"`.",
+			},
+		}},
+	}
+}
+
+func istioCSRNodeSelectorSchema() schema.MapAttribute {
+	return schema.MapAttribute{
+		ElementType:         types.StringType,
+		Optional:            true,
+		MarkdownDescription: "Node labels the agent's pod must run on, at most 50, e.g. `{ \"kubernetes.io/os\" = \"linux\" }`.",
+		Validators: []validator.Map{
+			mapvalidator.SizeAtMost(istioCSRMaxNodeSelector),
+			mapvalidator.KeysAre(validate.LabelKey()),
+			mapvalidator.ValueStringsAre(validate.LabelValue()),
+		},
+	}
+}
+
+func istioCSRControllerConfigSchema() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional:            true,
+		MarkdownDescription: "Settings of the operator's controller for this agent (`spec.controllerConfig`).",
+		Attributes: map[string]schema.Attribute{
+			"labels": schema.MapAttribute{
+				ElementType:         types.StringType,
+				Optional:            true,
+				MarkdownDescription: "Labels the operator adds to every object it creates for the agent, at most 20.",
+				Validators: []validator.Map{
+					mapvalidator.SizeAtMost(istioCSRMaxControllerLabels),
+					mapvalidator.KeysAre(validate.LabelKey()),
+					mapvalidator.ValueStringsAre(validate.LabelValue()),
+				},
+			},
+		},
+	}
+}
+
+// The CRD's rule for these fields is `oldSelf == 0 || self == oldSelf` (or
+// `oldSelf == ”`): a value may be set where there was none (an object made
+// without the field, then imported), but never changed once set.
+const replaceOnceSetDescription = "Changing the value once it is set replaces the object."
+
+func replaceOnceSetInt64() planmodifier.Int64 {
+	return int64planmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.Int64Request, resp *int64planmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !req.StateValue.IsNull() && !req.StateValue.IsUnknown() && req.StateValue.ValueInt64() != 0
+	}, replaceOnceSetDescription, replaceOnceSetDescription)
+}
+
+func replaceOnceSetString() planmodifier.String {
+	return stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !req.StateValue.IsNull() && !req.StateValue.IsUnknown() && req.StateValue.ValueString() != ""
+	}, replaceOnceSetDescription, replaceOnceSetDescription)
+}
