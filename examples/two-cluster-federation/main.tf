@@ -1,6 +1,11 @@
-# Federates every cluster with every other one from ONE provider block:
-# each cluster gets a ClusterFederatedTrustDomain for each peer's trust domain.
-# Adding a cluster is one more entry in var.clusters.
+# Federates two clusters with each other from ONE provider block: each
+# cluster gets a ClusterFederatedTrustDomain for the other's trust domain,
+# wired from what the clusters say about themselves (their SPIRE
+# installation's trust domain and bundle endpoint) and bootstrapped with the
+# other's current trust bundle. Nothing is copied by hand.
+#
+# examples/n-cluster-mesh does the same for any number of clusters, with the
+# same variable.
 
 terraform {
   required_providers {
@@ -10,67 +15,94 @@ terraform {
   }
 }
 
-variable "kubeconfig" {
-  description = "Kubeconfig holding one context per cluster (make demo writes demo/state/kubeconfig)."
-  type        = string
-}
-
 variable "clusters" {
-  description = "Per cluster: its kubeconfig context, its SPIFFE trust domain and its SPIRE bundle endpoint."
+  description = <<-EOT
+    The two clusters, keyed by a name of your choice. Per cluster either a
+    kubeconfig (config_path + config_context) or host + token +
+    cluster_ca_certificate (PEM).
+  EOT
   type = map(object({
-    trust_domain    = string
-    bundle_endpoint = string
+    config_path            = optional(string)
+    config_context         = optional(string)
+    host                   = optional(string)
+    token                  = optional(string)
+    cluster_ca_certificate = optional(string)
   }))
-  default = {
-    east = { trust_domain = "east.demo.test", bundle_endpoint = "https://spire-east.demo.test:8443" }
-    west = { trust_domain = "west.demo.test", bundle_endpoint = "https://spire-west.demo.test:8443" }
-  }
-}
 
-variable "bootstrap_bundles" {
-  description = "Optional SPIFFE bundle JSON per cluster, handed to its peers once, at creation."
-  type        = map(string)
-  default     = {}
+  validation {
+    condition     = length(var.clusters) == 2
+    error_message = "This example federates exactly two clusters; examples/n-cluster-mesh takes any number."
+  }
+  validation {
+    condition     = alltrue([for c in values(var.clusters) : (c.config_path != null) != (c.host != null)])
+    error_message = "Give each cluster either config_path (with config_context) or host (with token and cluster_ca_certificate)."
+  }
 }
 
 provider "zerotrust" {
   clusters = {
-    for name, _ in var.clusters : name => {
-      config_path    = var.kubeconfig
-      config_context = name
+    for name, c in var.clusters : name => {
+      config_path            = c.config_path
+      config_context         = c.config_context
+      host                   = c.host
+      token                  = c.token
+      cluster_ca_certificate = c.cluster_ca_certificate
     }
   }
 }
 
 locals {
-  # Every ordered pair (cluster, peer) with cluster != peer.
-  pairs = merge([
-    for cluster, _ in var.clusters : {
-      for peer, p in var.clusters : "${cluster}->${peer}" => {
-        cluster = cluster
-        peer    = p
-        bundle  = lookup(var.bootstrap_bundles, peer, null)
-      } if peer != cluster
-    }
-  ]...)
+  # Each cluster's one peer: the other cluster.
+  peer = {
+    for name in keys(var.clusters) : name => one([for other in keys(var.clusters) : other if other != name])
+  }
 }
 
-resource "zerotrust_federated_trust_domain" "peer" {
-  for_each = local.pairs
+# What the other cluster needs to federate with each cluster.
+data "zerotrust_spire_server" "this" {
+  for_each = local.peer
 
-  cluster             = each.value.cluster
-  trust_domain        = each.value.peer.trust_domain
-  bundle_endpoint_url = each.value.peer.bundle_endpoint
-  bundle_endpoint_profile = {
-    type               = "https_spiffe"
-    endpoint_spiffe_id = provider::zerotrust::spiffe_id(each.value.peer.trust_domain, "spire", "server")
+  cluster = each.key
+}
+
+# Each cluster's trust bundle, from the ConfigMap its SPIRE server keeps current.
+data "zerotrust_trust_bundle" "this" {
+  for_each = data.zerotrust_spire_server.this
+
+  cluster      = each.key
+  trust_domain = each.value.trust_domain
+  config_map = {
+    namespace = each.value.namespace
+    name      = each.value.bundle_config_map
   }
-  trust_domain_bundle = each.value.bundle
+}
+
+# peer["east"] lives on east and trusts west; peer["west"] the other way round.
+resource "zerotrust_federated_trust_domain" "peer" {
+  for_each = local.peer
+
+  cluster             = each.key
+  trust_domain        = data.zerotrust_spire_server.this[each.value].trust_domain
+  bundle_endpoint_url = data.zerotrust_spire_server.this[each.value].bundle_endpoint_url
+  bundle_endpoint_profile = {
+    type = data.zerotrust_spire_server.this[each.value].federation_profile
+    # Only the https_spiffe profile authenticates the endpoint by its SPIFFE ID.
+    endpoint_spiffe_id = (data.zerotrust_spire_server.this[each.value].federation_profile == "https_spiffe" ?
+    data.zerotrust_spire_server.this[each.value].endpoint_spiffe_id : null)
+  }
+  trust_domain_bundle = data.zerotrust_trust_bundle.this[each.value].spiffe_bundle
+
+  lifecycle {
+    precondition {
+      condition     = data.zerotrust_spire_server.this[each.value].bundle_endpoint_url != null
+      error_message = "Cluster ${each.value} serves no federation bundle endpoint that its SpireServer describes: configure spec.federation (zerotrust_spire_federation) there first."
+    }
+  }
 }
 
 output "federations" {
-  description = "Which cluster now federates with which trust domain."
+  description = "Which cluster now federates with which trust domain, through which endpoint."
   value = {
-    for k, v in zerotrust_federated_trust_domain.peer : k => "${v.cluster} trusts ${v.trust_domain} via ${v.bundle_endpoint_url}"
+    for name, f in zerotrust_federated_trust_domain.peer : name => "${name} trusts ${f.trust_domain} via ${f.bundle_endpoint_url}"
   }
 }

@@ -16,7 +16,7 @@ import (
 
 // OperatorManager is the field manager tests use for what the Zero Trust
 // Workload Identity Manager operator (or its user) would write.
-const OperatorManager = "operator"
+const OperatorManager = harness.OperatorFieldManager
 
 func dynamicFor(t *testing.T, c *harness.Cluster) dynamic.Interface {
 	t.Helper()
@@ -65,15 +65,7 @@ func GetSingleton(t *testing.T, c *harness.Cluster, kind kube.Kind) *unstructure
 // SpireServerObject is a SpireServer `cluster` holding the fields the
 // released CRD requires (which only the operator fills in), plus spec.
 func SpireServerObject(spec map[string]any) map[string]any {
-	full := map[string]any{
-		"jwtIssuer":   "https://oidc-discovery.apps.example.test",
-		"caSubject":   map[string]any{"country": "US", "organization": "Example", "commonName": "example.test"},
-		"persistence": map[string]any{"size": "1Gi", "accessMode": "ReadWriteOnce"},
-		"datastore": map[string]any{
-			"databaseType": "sqlite3", "connectionString": "/run/spire/data/datastore.sqlite3",
-			"maxOpenConns": int64(100), "maxIdleConns": int64(2), "connMaxLifetime": int64(0),
-		},
-	}
+	full := harness.SpireServerRequiredSpec()
 	for k, v := range spec {
 		full[k] = v
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -205,18 +206,63 @@ type ClusterState struct {
 	EtcdPID      int    `json:"etcd_pid"`
 	APIServerPID int    `json:"apiserver_pid"`
 	Dir          string `json:"dir"`
+	// Spire is the cluster's detached SPIRE installation, if one was started.
+	Spire *SpireState `json:"spire,omitempty"`
 }
 
-// WriteState writes the lab's State as JSON (mode 0600: it holds tokens).
-func (l *Lab) WriteState(path string) error {
+// SpireState is a SPIRE server (and its spire-controller-manager) recorded in
+// a State.
+type SpireState struct {
+	TrustDomain       string `json:"trust_domain"`
+	BundleEndpointURL string `json:"bundle_endpoint_url"`
+	EndpointSPIFFEID  string `json:"endpoint_spiffe_id"`
+	Namespace         string `json:"namespace"`
+	BundleConfigMap   string `json:"bundle_config_map"`
+	// SocketPath is the server API (admin) socket, in SocketDir, a directory
+	// of its own that StopFromState removes.
+	SocketPath           string `json:"socket_path"`
+	SocketDir            string `json:"socket_dir"`
+	Dir                  string `json:"dir"`
+	Bin                  string `json:"bin"` // the spire-server binary, also the admin CLI
+	ServerPID            int    `json:"server_pid"`
+	ControllerManagerPID int    `json:"controller_manager_pid,omitempty"`
+}
+
+// Probe reports nil when the recorded processes are still ours and running.
+func (s SpireState) Probe() error {
+	if !isOurProcess(s.ServerPID, "spire-server", s.Dir) {
+		return fmt.Errorf("spire-server (pid %d) is not running", s.ServerPID)
+	}
+	if s.ControllerManagerPID != 0 && !isOurProcess(s.ControllerManagerPID, "spire-controller-manager", s.Dir) {
+		return fmt.Errorf("spire-controller-manager (pid %d) is not running", s.ControllerManagerPID)
+	}
+	return nil
+}
+
+// FederatedTrustDomains asks the server (`spire-server bundle list` on its
+// admin socket) which trust domains' bundles it holds, sorted.
+func (s SpireState) FederatedTrustDomains(ctx context.Context) ([]string, error) {
+	return federatedTrustDomains(ctx, s.Bin, s.SocketPath, s.TrustDomain)
+}
+
+// WriteState writes the lab's State as JSON (mode 0600: it holds tokens),
+// with the given SPIRE servers recorded under their clusters.
+func (l *Lab) WriteState(path string, spires ...*Spire) error {
 	st := State{Dir: l.Dir, Clusters: map[string]ClusterState{}}
 	for _, c := range l.Clusters {
-		st.Order = append(st.Order, c.Name)
-		st.Clusters[c.Name] = ClusterState{
+		cs := ClusterState{
 			Name: c.Name, Host: c.Host, Kubeconfig: c.Kubeconfig, Context: c.Name,
 			Token: c.Token, ViewerToken: c.ViewerToken, CACertFile: filepath.Join(c.Dir, "ca.crt"),
 			EtcdURL: c.EtcdURL, EtcdPID: c.EtcdPID, APIServerPID: c.APIServerPID, Dir: c.Dir,
 		}
+		for _, s := range spires {
+			if s.Cluster == c {
+				ss := s.State()
+				cs.Spire = &ss
+			}
+		}
+		st.Order = append(st.Order, c.Name)
+		st.Clusters[c.Name] = cs
 	}
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -289,8 +335,10 @@ func (s ClusterState) RSS() (etcd, apiserver int64) {
 
 // StopFromState stops a lab recorded by WriteState from another process
 // (`make demo-down`): it signals each recorded PID only if /proc says it is
-// still our etcd or kube-apiserver (binary name, and an argument under the
-// cluster's directory), waits for them to exit, and removes the state file.
+// still our spire-controller-manager, spire-server, kube-apiserver or etcd
+// (binary name, and an argument under the cluster's or SPIRE's directory),
+// in that order, waits for them to exit, removes the SPIRE socket
+// directories, and removes the state file.
 func StopFromState(path string) error {
 	st, err := ReadState(path)
 	if err != nil {
@@ -300,8 +348,20 @@ func StopFromState(path string) error {
 		pid       int
 		component string
 	}
-	var apis, etcds []target
+	var cms, spires, apis, etcds []target
+	var socketDirs []string
 	for _, c := range st.Clusters {
+		if s := c.Spire; s != nil {
+			if isOurProcess(s.ControllerManagerPID, "spire-controller-manager", s.Dir) {
+				cms = append(cms, target{s.ControllerManagerPID, "spire-controller-manager"})
+			}
+			if isOurProcess(s.ServerPID, "spire-server", s.Dir) {
+				spires = append(spires, target{s.ServerPID, "spire-server"})
+			}
+			if s.SocketDir != "" {
+				socketDirs = append(socketDirs, s.SocketDir)
+			}
+		}
 		if isOurProcess(c.APIServerPID, "kube-apiserver", c.Dir) {
 			apis = append(apis, target{c.APIServerPID, "kube-apiserver"})
 		}
@@ -310,7 +370,7 @@ func StopFromState(path string) error {
 		}
 	}
 	var errs []error
-	for _, group := range [][]target{apis, etcds} {
+	for _, group := range [][]target{cms, spires, apis, etcds} {
 		for _, t := range group {
 			_ = syscall.Kill(t.pid, syscall.SIGTERM)
 		}
@@ -325,6 +385,13 @@ func StopFromState(path string) error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	for _, d := range socketDirs {
+		// Only a directory that holds nothing but the server's socket: a
+		// corrupted state file must not name something else to delete.
+		if entries, err := os.ReadDir(d); err == nil && len(entries) <= 1 && strings.HasPrefix(filepath.Base(d), "zts-") {
+			_ = os.RemoveAll(d)
+		}
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err

@@ -57,8 +57,14 @@ type SpireOptions struct {
 	Standalone bool
 	// Dir holds configuration, data and logs. Default: <cluster dir>/spire-<namespace>
 	// (standalone: spire-<trust domain>), or without a cluster a temporary
-	// directory that Stop removes.
+	// directory that Stop removes. Its data is cleared at start: every
+	// StartSpire is a new installation, as every harness cluster is.
 	Dir string
+	// Detach lets spire-server and spire-controller-manager outlive this
+	// process (own session, no Pdeathsig), for `ztlab up --spire`. There is
+	// then no exec endpoint, Node or Pod (the endpoint would die with this
+	// process); State records what StopFromState needs to stop them.
+	Detach bool
 }
 
 // Spire is a running SPIRE server (built from github.com/spiffe/spire) with
@@ -66,7 +72,9 @@ type SpireOptions struct {
 // Kubernetes objects that make it look deployed in its cluster: a Node and
 // Pod through which pod exec reaches the real binary, the bundle ConfigMap
 // that SPIRE's k8sbundle notifier keeps current, the
-// ZeroTrustWorkloadIdentityManager `cluster` object, and optionally the real
+// ZeroTrustWorkloadIdentityManager and SpireServer `cluster` objects the
+// operator would create (the SpireServer's bundle endpoint is the real one,
+// so peers derive its URL from the cluster), and optionally the real
 // spire-controller-manager.
 type Spire struct {
 	Cluster     *Cluster // nil for a standalone server started without a cluster
@@ -79,7 +87,8 @@ type Spire struct {
 	SocketPath string // the server API socket (admin CLI, controller manager)
 	Dir        string
 
-	// The Pod object through which exec reaches the real binary; empty when standalone.
+	// The Pod object through which exec reaches the real binary; empty when
+	// standalone. With Detach no Pod exists, but Namespace is set.
 	Namespace, PodName, Container string
 	NodeName                      string
 	// BundleConfigMap in Namespace holds "bundle.crt" (PEM), kept current by
@@ -119,6 +128,9 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	if opts.Standalone && opts.ControllerManager {
 		return nil, errors.New("spire: a standalone server has no controller manager")
 	}
+	if opts.Standalone && opts.Detach {
+		return nil, errors.New("spire: Detach is for servers of a cluster (ztlab up --spire), not standalone ones")
+	}
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultSpireNamespace
 	}
@@ -156,9 +168,15 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 		return nil, fmt.Errorf("spire %s: %w", s.TrustDomain, err)
 	}
 	if !opts.Standalone {
+		// Only now is the bundle endpoint's port known.
+		if err := s.applySpireServer(ctx); err != nil {
+			return nil, fmt.Errorf("spire %s: cluster %s: %w", s.TrustDomain, c.Name, err)
+		}
 		if err := s.waitBundleConfigMap(ctx); err != nil {
 			return nil, fmt.Errorf("spire %s: %w", s.TrustDomain, err)
 		}
+	}
+	if !opts.Standalone && !opts.Detach {
 		if err := s.startExec(ctx); err != nil {
 			return nil, fmt.Errorf("spire %s: exec endpoint: %w", s.TrustDomain, err)
 		}
@@ -186,6 +204,11 @@ func (s *Spire) prepareDirs() error {
 			return err
 		}
 		s.Dir, s.removeDir = d, true
+	}
+	// A datastore left by an earlier installation would still hold the
+	// bundles it was federated with.
+	if err := os.RemoveAll(filepath.Join(s.Dir, "data")); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Join(s.Dir, "data"), 0o755); err != nil {
 		return err
@@ -299,7 +322,7 @@ func (s *Spire) serverConfig() string {
 // endpoint says ready and it listens on the bundle endpoint port.
 func (s *Spire) startServer(ctx context.Context) error {
 	var err error
-	s.server, err = startProc("spire-server", s.bin, s.serverArgs, s.LogPath(), false)
+	s.server, err = startProc("spire-server", s.bin, s.serverArgs, s.LogPath(), s.opts.Detach)
 	if err != nil {
 		return err
 	}
@@ -405,6 +428,27 @@ func (s *Spire) ServerPID() int {
 	return s.server.pid()
 }
 
+// ControllerManagerPID is the pid of the running spire-controller-manager, or 0.
+func (s *Spire) ControllerManagerPID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cm == nil || s.cm.exited() {
+		return 0
+	}
+	return s.cm.pid()
+}
+
+// State describes the server for tools in other processes (see
+// Lab.WriteState and StopFromState).
+func (s *Spire) State() SpireState {
+	return SpireState{
+		TrustDomain: s.TrustDomain, BundleEndpointURL: s.BundleEndpointURL, EndpointSPIFFEID: s.EndpointSPIFFEID,
+		Namespace: s.Namespace, BundleConfigMap: s.BundleConfigMap,
+		SocketPath: s.SocketPath, SocketDir: s.sockDir, Dir: s.Dir, Bin: s.bin,
+		ServerPID: s.ServerPID(), ControllerManagerPID: s.ControllerManagerPID(),
+	}
+}
+
 // Stop stops the controller manager, the exec endpoint and the server, and
 // removes the socket directory (and Dir when it is temporary). Objects in
 // the cluster stay. Safe to call more than once.
@@ -439,13 +483,17 @@ func (s *Spire) Stop() error {
 // CLI runs the spire-server admin CLI against this server's socket, e.g.
 // CLI(ctx, "bundle", "list"). A non-zero exit is an error quoting stderr.
 func (s *Spire) CLI(ctx context.Context, args ...string) ([]byte, error) {
-	args = withSocketPath(s.SocketPath)(args)
+	return spireCLI(ctx, s.bin, s.SocketPath, s.TrustDomain, args...)
+}
+
+func spireCLI(ctx context.Context, bin, socket, trustDomain string, args ...string) ([]byte, error) {
+	args = withSocketPath(socket)(args)
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, s.bin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = childEnv()
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return stdout.Bytes(), fmt.Errorf("spire %s: spire-server %s: %v: %s", s.TrustDomain, strings.Join(args, " "), err,
+		return stdout.Bytes(), fmt.Errorf("spire %s: spire-server %s: %v: %s", trustDomain, strings.Join(args, " "), err,
 			strings.TrimSpace(stderr.String()+"\n"+stdout.String()))
 	}
 	return stdout.Bytes(), nil
@@ -459,7 +507,11 @@ func (s *Spire) BundleShow(ctx context.Context, format string) ([]byte, error) {
 // FederatedTrustDomains lists the trust domains whose bundles this server
 // holds (`spire-server bundle list`), sorted.
 func (s *Spire) FederatedTrustDomains(ctx context.Context) ([]string, error) {
-	out, err := s.CLI(ctx, "bundle", "list", "-output", "json")
+	return federatedTrustDomains(ctx, s.bin, s.SocketPath, s.TrustDomain)
+}
+
+func federatedTrustDomains(ctx context.Context, bin, socket, trustDomain string) ([]string, error) {
+	out, err := spireCLI(ctx, bin, socket, trustDomain, "bundle", "list", "-output", "json")
 	if err != nil {
 		return nil, err
 	}
@@ -469,7 +521,7 @@ func (s *Spire) FederatedTrustDomains(ctx context.Context) ([]string, error) {
 		} `json:"bundles"`
 	}
 	if err := json.Unmarshal(out, &list); err != nil {
-		return nil, fmt.Errorf("spire %s: bundle list: %w in %q", s.TrustDomain, err, out)
+		return nil, fmt.Errorf("spire %s: bundle list: %w in %q", trustDomain, err, out)
 	}
 	tds := make([]string, 0, len(list.Bundles))
 	for _, b := range list.Bundles {
@@ -532,7 +584,7 @@ func (s *Spire) startControllerManager(ctx context.Context) error {
 			return err
 		}
 		s.cm, err = startProc("spire-controller-manager", bin, []string{"-config", configPath},
-			s.ControllerManagerLogPath(), false, "KUBECONFIG="+s.Cluster.Kubeconfig, "ENABLE_WEBHOOKS=false")
+			s.ControllerManagerLogPath(), s.opts.Detach, "KUBECONFIG="+s.Cluster.Kubeconfig, "ENABLE_WEBHOOKS=false")
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,31 @@ var ZTWIMResource = schema.GroupVersionResource{
 	Group: "operator.openshift.io", Version: "v1alpha1", Resource: "zerotrustworkloadidentitymanagers",
 }
 
+// SpireServerResource is the operator's SpireServer resource; its singleton
+// `cluster` configures the SPIRE server, including spec.federation.
+var SpireServerResource = schema.GroupVersionResource{
+	Group: "operator.openshift.io", Version: "v1alpha1", Resource: "spireservers",
+}
+
+// OperatorFieldManager is the field manager of what the harness writes in the
+// operator's place.
+const OperatorFieldManager = "operator"
+
+// SpireServerRequiredSpec returns the SpireServer spec fields the released CRD
+// requires, which only the operator (or its user) fills in, with plausible
+// values. Callers add what they need and own the returned map.
+func SpireServerRequiredSpec() map[string]any {
+	return map[string]any{
+		"jwtIssuer":   "https://oidc-discovery.apps.example.test",
+		"caSubject":   map[string]any{"country": "US", "organization": "Example", "commonName": "example.test"},
+		"persistence": map[string]any{"size": "1Gi", "accessMode": "ReadWriteOnce"},
+		"datastore": map[string]any{
+			"databaseType": "sqlite3", "connectionString": "/run/spire/data/datastore.sqlite3",
+			"maxOpenConns": int64(100), "maxIdleConns": int64(2), "connMaxLifetime": int64(0),
+		},
+	}
+}
+
 // spireServerImage is what the Pod object says it runs; nothing pulls it.
 const spireServerImage = "ghcr.io/spiffe/spire-server:1.15.3"
 
@@ -76,6 +101,38 @@ func (s *Spire) ensureZTWIM(ctx context.Context) error {
 	if td, _, _ := unstructured.NestedString(cur.Object, "spec", "trustDomain"); td != s.TrustDomain {
 		return fmt.Errorf("ZeroTrustWorkloadIdentityManager cluster already exists with trust domain %q, not %q "+
 			"(the field is immutable: one SPIRE installation per cluster)", td, s.TrustDomain)
+	}
+	return nil
+}
+
+// applySpireServer writes the SpireServer `cluster` as the operator would
+// (server-side apply as OperatorFieldManager, forcing conflicts): the
+// required fields, the trust domain, and the federation bundle endpoint this
+// server really serves, so the cluster tells peers where to fetch its bundle
+// (https://<address>:<port>; no Route exists here).
+func (s *Spire) applySpireServer(ctx context.Context) error {
+	dyn, err := dynamic.NewForConfig(s.Cluster.RESTConfig())
+	if err != nil {
+		return err
+	}
+	endpoint := map[string]any{"profile": "https_spiffe", "address": "127.0.0.1", "port": int64(s.bundlePort)}
+	if s.opts.WebProfile {
+		endpoint["profile"] = "https_web"
+		endpoint["httpsWeb"] = map[string]any{"servingCert": map[string]any{"fileSyncInterval": int64(3600)}}
+	}
+	spec := SpireServerRequiredSpec()
+	spec["trustDomain"] = s.TrustDomain
+	spec["federation"] = map[string]any{"bundleEndpoint": endpoint, "managedRoute": "false"}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operator.openshift.io/v1alpha1",
+		"kind":       "SpireServer",
+		"metadata":   map[string]any{"name": "cluster"},
+		"spec":       spec,
+	}}
+	_, err = dyn.Resource(SpireServerResource).Apply(ctx, "cluster", obj,
+		metav1.ApplyOptions{FieldManager: OperatorFieldManager, Force: true})
+	if err != nil {
+		return fmt.Errorf("applying SpireServer cluster (is its CRD installed?): %w", err)
 	}
 	return nil
 }

@@ -6,7 +6,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +163,10 @@ func TestSpireFederatesTwoClusters(t *testing.T) {
 		}
 	}
 
+	// The SpireServer, written as the operator would, describes the real
+	// bundle endpoint: peers derive https://<address>:<port> from it.
+	checkSpireServerObject(ctx, t, east)
+
 	// Pod exec through the real API server reaches the real binary.
 	stdout, stderr, err := execSPDY(ctx, east.Cluster, east.Namespace, east.PodName, east.Container, "spire-server", "bundle", "show", "-format", "spiffe")
 	if err != nil {
@@ -251,6 +257,109 @@ func TestSpireFederatesTwoClusters(t *testing.T) {
 	if _, err := os.Stat(east.SocketPath); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("socket %s left behind after Stop: %v", east.SocketPath, err)
 	}
+}
+
+// checkSpireServerObject checks the SpireServer `cluster` StartSpire wrote.
+func checkSpireServerObject(ctx context.Context, t *testing.T, s *Spire) {
+	t.Helper()
+	obj, err := dynamicClient(t, s.Cluster).Resource(SpireServerResource).Get(ctx, "cluster", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("SpireServer cluster: %v", err)
+	}
+	if got, _, _ := unstructured.NestedString(obj.Object, "spec", "trustDomain"); got != s.TrustDomain {
+		t.Errorf("SpireServer spec.trustDomain = %q, want %q", got, s.TrustDomain)
+	}
+	endpoint, _, _ := unstructured.NestedMap(obj.Object, "spec", "federation", "bundleEndpoint")
+	port, _, _ := unstructured.NestedInt64(endpoint, "port")
+	address, _, _ := unstructured.NestedString(endpoint, "address")
+	if got := "https://" + address + ":" + strconv.FormatInt(port, 10); got != s.BundleEndpointURL || endpoint["profile"] != "https_spiffe" {
+		t.Errorf("SpireServer spec.federation.bundleEndpoint = %v (URL %s), want profile https_spiffe and URL %s", endpoint, got, s.BundleEndpointURL)
+	}
+	var managers []string
+	for _, m := range obj.GetManagedFields() {
+		managers = append(managers, m.Manager)
+	}
+	if !slices.Equal(managers, []string{OperatorFieldManager}) {
+		t.Errorf("SpireServer managed by %v, want only %q", managers, OperatorFieldManager)
+	}
+}
+
+// TestSpireDetachedStopFromState starts SPIRE as `ztlab up --spire` does:
+// processes in sessions of their own, no exec endpoint, recorded in the
+// lab's state, and stopped from that state by another process's code path.
+func TestSpireDetachedStopFromState(t *testing.T) {
+	dir := t.TempDir()
+	lab := startLab(t, Options{Names: []string{"demo"}, Dir: dir})
+	ctx := context.Background()
+	s := startSpire(t, lab.Clusters[0], SpireOptions{TrustDomain: "demo.zt.test", ControllerManager: true, Detach: true})
+	checkSpireServerObject(ctx, t, s)
+	if s.exec != nil {
+		t.Errorf("a detached SPIRE runs an exec endpoint in this process")
+	}
+	if _, err := clientset(t, s.Cluster).CoreV1().Pods(s.Namespace).Get(ctx, SpirePodName, metav1.GetOptions{}); err == nil {
+		t.Errorf("a detached SPIRE registered Pod %s/%s, which no exec endpoint serves", s.Namespace, SpirePodName)
+	}
+	mySession := procSession(t, os.Getpid())
+	for _, pid := range []int{s.ServerPID(), s.ControllerManagerPID()} {
+		if sid := procSession(t, pid); sid == mySession || sid != pid {
+			t.Errorf("pid %d: session %d, want a session of its own (ours is %d)", pid, sid, mySession)
+		}
+	}
+
+	state := filepath.Join(dir, "lab.json")
+	if err := lab.WriteState(state, s); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadState(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := st.Clusters["demo"].Spire
+	if ss == nil || ss.ServerPID != s.ServerPID() || ss.ControllerManagerPID != s.ControllerManagerPID() ||
+		ss.SocketPath != s.SocketPath || ss.BundleEndpointURL != s.BundleEndpointURL || ss.TrustDomain != "demo.zt.test" {
+		t.Fatalf("state records SPIRE as %+v", ss)
+	}
+	if err := ss.Probe(); err != nil {
+		t.Fatalf("Probe: %v", err)
+	}
+	// What `ztlab show` asks: the server itself, through the recorded socket.
+	if tds, err := ss.FederatedTrustDomains(ctx); err != nil || len(tds) != 0 {
+		t.Fatalf("FederatedTrustDomains from the state = %v (%v), want none", tds, err)
+	}
+
+	if err := StopFromState(state); err != nil {
+		t.Fatalf("StopFromState: %v", err)
+	}
+	for _, pid := range []int{ss.ServerPID, ss.ControllerManagerPID, st.Clusters["demo"].APIServerPID, st.Clusters["demo"].EtcdPID} {
+		if procAlive(pid) {
+			t.Errorf("pid %d still running after StopFromState", pid)
+		}
+	}
+	if _, err := os.Stat(ss.SocketDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket directory %s left behind: %v", ss.SocketDir, err)
+	}
+	if err := ss.Probe(); err == nil {
+		t.Errorf("Probe succeeds after StopFromState")
+	}
+}
+
+// procSession is the session ID of pid, from /proc/<pid>/stat: after
+// "(comm)" come state, ppid, pgrp and session.
+func procSession(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(fields) < 4 {
+		t.Fatalf("/proc/%d/stat: %q", pid, data)
+	}
+	sid, err := strconv.Atoi(fields[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sid
 }
 
 func TestSpireStandaloneWebProfileRestart(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 )
 
 // peersHCL is a federates_with map of n valid https_web entries.
@@ -95,12 +96,17 @@ func TestAccSpireFederation_invalidInputFailsAtPlan(t *testing.T) {
 // TestAccSpireFederation_validInputPlans is the control for the cases above:
 // the limits themselves plan.
 func TestAccSpireFederation_validInputPlans(t *testing.T) {
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfig(t) + `
+	// An exclusive cluster without a SpireServer: the plan reads the
+	// singleton, and the shared lab's may carry another profile (the
+	// harness's SPIRE writes one with https_spiffe).
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		acctest.ResetSpireSingletons(t, c)
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			Steps: []resource.TestStep{{
+				Config: acctest.ProviderConfigFor(t, c) + `
 resource "zerotrust_spire_federation" "this" {
-  cluster = "west"
+  cluster = "` + c.Name + `"
   bundle_endpoint = {
     profile      = "https_web"
     refresh_hint = 3600
@@ -111,8 +117,9 @@ resource "zerotrust_spire_federation" "this" {
 ` + peersHCL(50) + `
 }
 `,
-			PlanOnly:           true,
-			ExpectNonEmptyPlan: true,
-		}},
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			}},
+		}
 	})
 }

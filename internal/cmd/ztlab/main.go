@@ -1,18 +1,23 @@
 // Command ztlab runs a lab of local Kubernetes API servers (etcd +
 // kube-apiserver pairs on 127.0.0.1, with the test CRDs installed) that
-// outlives the command, for `make demo`.
+// outlives the command, for `make demo`; with --spire each cluster also gets
+// a real SPIRE server and spire-controller-manager (harness.StartSpire).
 //
-//	ztlab up     --clusters east,west --state demo/state [--audit] [--skip-crds]
+//	ztlab up     --clusters east,west --state demo/state [--spire] [--audit] [--skip-crds]
 //	ztlab status --state demo/state
+//	ztlab show   --state demo/state [--wait 60s]
 //	ztlab down   --state demo/state
 //
-// up writes <state>/lab.json (PIDs, hosts, tokens) and <state>/kubeconfig (one
-// context per cluster, named after it). If a healthy lab is already recorded
-// there, up says so and exits 0.
+// up writes <state>/lab.json (PIDs, hosts, tokens), <state>/kubeconfig (one
+// context per cluster, named after it) and <state>/clusters.json (per
+// cluster: kubeconfig, context, trust domain, bundle endpoint URL, SPIRE
+// admin socket), for configurations of one's own. If a healthy lab is
+// already recorded there, up says so and exits 0.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +26,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -29,10 +35,13 @@ import (
 )
 
 const usage = `usage:
-  ztlab up     [--clusters east,west] [--state DIR] [--audit] [--skip-crds]
+  ztlab up     [--clusters east,west] [--state DIR] [--spire [--trust-domain-suffix demo.test]] [--audit] [--skip-crds]
   ztlab status [--state DIR]
   ztlab down   [--state DIR]
-  ztlab show   [--state DIR]   (what each cluster holds, asked from its API server)
+  ztlab show   [--state DIR] [--wait 60s]
+               (the objects each cluster holds, asked from its API server, and
+               the bundles each SPIRE server holds, asked from SPIRE; with SPIRE,
+               exits 1 when a peer's bundle is missing after --wait)
 `
 
 func main() {
@@ -67,7 +76,7 @@ func main() {
 	os.Exit(code)
 }
 
-type paths struct{ dir, state, kubeconfig, clusters string }
+type paths struct{ dir, state, kubeconfig, clusters, clustersJSON string }
 
 func statePaths(dir string) (paths, error) {
 	abs, err := filepath.Abs(dir)
@@ -79,6 +88,8 @@ func statePaths(dir string) (paths, error) {
 		state:      filepath.Join(abs, "lab.json"),
 		kubeconfig: filepath.Join(abs, "kubeconfig"),
 		clusters:   filepath.Join(abs, "clusters"),
+		// Not lab.json: that one holds admin tokens and PIDs.
+		clustersJSON: filepath.Join(abs, "clusters.json"),
 	}, nil
 }
 
@@ -88,8 +99,13 @@ func up(ctx context.Context, args []string) error {
 	stateDir := fs.String("state", "demo/state", "directory for lab.json, kubeconfig and cluster data")
 	audit := fs.Bool("audit", false, "enable the apiserver audit log (<state>/clusters/<name>/audit.log)")
 	skipCRDs := fs.Bool("skip-crds", false, "start bare clusters without the test CRDs")
+	withSpire := fs.Bool("spire", false, "also start, per cluster, a SPIRE server and spire-controller-manager")
+	tdSuffix := fs.String("trust-domain-suffix", "demo.test", "with --spire, cluster <name> gets trust domain <name>.<suffix>")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *withSpire && *skipCRDs {
+		return errors.New("--spire needs the CRDs (the SPIRE objects and ClusterFederatedTrustDomains): drop --skip-crds")
 	}
 	var names []string
 	for _, n := range strings.Split(*clusters, ",") {
@@ -107,6 +123,10 @@ func up(ctx context.Context, args []string) error {
 
 	if st, err := harness.ReadState(p.state); err == nil {
 		if healthy(ctx, st) {
+			if hasSpire(st) != *withSpire {
+				return fmt.Errorf("a lab is already running in %s, but %s SPIRE; stop it first (ztlab down --state %s)",
+					p.dir, map[bool]string{true: "with", false: "without"}[hasSpire(st)], *stateDir)
+			}
 			fmt.Printf("a lab is already running in %s; not starting another (ztlab down --state %s stops it)\n\n", p.dir, *stateDir)
 			printTable(os.Stdout, st, p.kubeconfig)
 			return nil
@@ -135,14 +155,106 @@ func up(ctx context.Context, args []string) error {
 		_ = lab.Stop()
 		return err
 	}
+	fmt.Printf("started %d cluster(s) in %v\n", len(lab.Clusters), elapsed.Round(10*time.Millisecond))
+	var spires []*harness.Spire
+	if *withSpire {
+		start := time.Now()
+		if spires, err = startSpires(ctx, lab, *tdSuffix); err != nil {
+			_ = lab.Stop()
+			_ = os.Remove(p.state)
+			return err
+		}
+		fmt.Printf("started SPIRE and spire-controller-manager on %d cluster(s) in %v\n", len(spires), time.Since(start).Round(10*time.Millisecond))
+		if err := lab.WriteState(p.state, spires...); err != nil {
+			stopSpires(spires)
+			_ = lab.Stop()
+			return err
+		}
+	}
 	st, err := harness.ReadState(p.state)
 	if err != nil {
+		stopSpires(spires)
 		_ = lab.Stop()
 		return err
 	}
-	fmt.Printf("started %d cluster(s) in %v\n\n", len(lab.Clusters), elapsed.Round(10*time.Millisecond))
+	if err := writeClustersJSON(p.clustersJSON, st); err != nil {
+		return err
+	}
+	fmt.Println()
 	printTable(os.Stdout, st, p.kubeconfig)
 	return nil
+}
+
+// startSpires starts a detached SPIRE server and spire-controller-manager
+// per cluster, concurrently; on failure it stops all of them.
+func startSpires(ctx context.Context, lab *harness.Lab, tdSuffix string) ([]*harness.Spire, error) {
+	spires := make([]*harness.Spire, len(lab.Clusters))
+	errs := make([]error, len(lab.Clusters))
+	var wg sync.WaitGroup
+	for i, c := range lab.Clusters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			spires[i], errs[i] = harness.StartSpire(ctx, c, harness.SpireOptions{
+				TrustDomain: c.Name + "." + tdSuffix, ControllerManager: true, Detach: true,
+			})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		stopSpires(spires)
+		return nil, err
+	}
+	return spires, nil
+}
+
+func stopSpires(spires []*harness.Spire) {
+	for _, s := range spires {
+		if s != nil {
+			if err := s.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "ztlab:", err)
+			}
+		}
+	}
+}
+
+func hasSpire(st *harness.State) bool {
+	for _, c := range st.Clusters {
+		if c.Spire != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// clusterInfo is one entry of clusters.json: what a configuration of one's
+// own needs to reach the cluster and federate with it. Keyed by cluster
+// name, the file decodes straight into a Terraform map:
+// jsondecode(file("demo/state/clusters.json")).
+type clusterInfo struct {
+	Kubeconfig        string `json:"kubeconfig"`
+	Context           string `json:"context"`
+	TrustDomain       string `json:"trust_domain,omitempty"`
+	BundleEndpointURL string `json:"bundle_endpoint_url,omitempty"`
+	SpireAdminSocket  string `json:"spire_admin_socket,omitempty"`
+}
+
+func writeClustersJSON(path string, st *harness.State) error {
+	out := map[string]clusterInfo{}
+	for _, name := range st.Order {
+		c := st.Clusters[name]
+		// The shared kubeconfig, next to this file, holds every context.
+		info := clusterInfo{Kubeconfig: filepath.Join(filepath.Dir(path), "kubeconfig"), Context: c.Context}
+		if s := c.Spire; s != nil {
+			info.TrustDomain, info.BundleEndpointURL, info.SpireAdminSocket = s.TrustDomain, s.BundleEndpointURL, s.SocketPath
+		}
+		out[name] = info
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 func healthy(ctx context.Context, st *harness.State) bool {
@@ -156,16 +268,23 @@ func healthy(ctx context.Context, st *harness.State) bool {
 		if err != nil {
 			return false
 		}
+		if s := st.Clusters[name].Spire; s != nil && s.Probe() != nil {
+			return false
+		}
 	}
 	return true
 }
 
 func printTable(w io.Writer, st *harness.State, kubeconfig string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tHOST\tCONTEXT")
+	fmt.Fprintln(tw, "NAME\tHOST\tCONTEXT\tTRUST DOMAIN\tBUNDLE ENDPOINT\tSPIRE ADMIN SOCKET")
 	for _, name := range st.Order {
 		c := st.Clusters[name]
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, c.Host, c.Context)
+		td, url, sock := "-", "-", "-"
+		if s := c.Spire; s != nil {
+			td, url, sock = s.TrustDomain, s.BundleEndpointURL, s.SocketPath
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Host, c.Context, td, url, sock)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nexport KUBECONFIG=%s\n", kubeconfig)
@@ -192,10 +311,16 @@ func down(args []string) error {
 	if err := harness.StopFromState(p.state); err != nil {
 		return err
 	}
-	if err := os.Remove(p.kubeconfig); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+	for _, f := range []string{p.kubeconfig, p.clustersJSON} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
-	fmt.Printf("stopped %d cluster(s): %s\n", len(st.Order), strings.Join(st.Order, ", "))
+	what := "cluster(s)"
+	if hasSpire(st) {
+		what = "cluster(s) with their SPIRE servers and spire-controller-managers"
+	}
+	fmt.Printf("stopped %d %s: %s\n", len(st.Order), what, strings.Join(st.Order, ", "))
 	return nil
 }
 
@@ -220,7 +345,7 @@ func status(ctx context.Context, args []string, w io.Writer) (int, error) {
 	}
 	code := 0
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tHOST\tSTATUS\tETCD PID\tAPISERVER PID\tRSS (etcd+apiserver)")
+	fmt.Fprintln(tw, "NAME\tHOST\tSTATUS\tETCD PID\tAPISERVER PID\tRSS (etcd+apiserver)\tSPIRE")
 	for _, name := range st.Order {
 		c := st.Clusters[name]
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -231,7 +356,14 @@ func status(ctx context.Context, args []string, w io.Writer) (int, error) {
 			state, code = "down: "+err.Error(), 1
 		}
 		etcd, api := c.RSS()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d+%d MiB\n", c.Name, c.Host, state, c.EtcdPID, c.APIServerPID, etcd>>20, api>>20)
+		spire := "-"
+		if s := c.Spire; s != nil {
+			spire = fmt.Sprintf("up (server pid %d, controller manager pid %d)", s.ServerPID, s.ControllerManagerPID)
+			if err := s.Probe(); err != nil {
+				spire, code = "down: "+err.Error(), 1
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d+%d MiB\t%s\n", c.Name, c.Host, state, c.EtcdPID, c.APIServerPID, etcd>>20, api>>20, spire)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nkubeconfig: %s\n", p.kubeconfig)

@@ -1,0 +1,379 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/hashicorp/terraform-plugin-testing/config"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
+)
+
+// meshFederationTimeout bounds how long spire-controller-manager may take to
+// turn new ClusterFederatedTrustDomains into bundles in SPIRE.
+const meshFederationTimeout = 60 * time.Second
+
+// meshExampleConfig is examples/n-cluster-mesh/main.tf as written, minus its
+// terraform block (whose registry source the in-process provider does not
+// answer to). Its provider block, variable and everything else stay: the test
+// feeds it var.clusters like a user would.
+func meshExampleConfig(t *testing.T) string {
+	t.Helper()
+	file := filepath.Join("..", "..", "examples", "n-cluster-mesh", "main.tf")
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, diags := hclwrite.ParseConfig(src, file, hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatalf("%s: %s", file, diags)
+	}
+	found := false
+	for _, block := range f.Body().Blocks() {
+		if block.Type() == "terraform" {
+			f.Body().RemoveBlock(block)
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("%s has no terraform block to replace", file)
+	}
+	return string(f.Bytes())
+}
+
+// meshMember is one cluster of the mesh with its SPIRE server, and how the
+// example's var.clusters reaches it.
+type meshMember struct {
+	cluster *harness.Cluster
+	spire   *harness.Spire
+	// byToken reaches the cluster through host + token + CA instead of a
+	// kubeconfig, so both shapes of a var.clusters entry are applied.
+	byToken bool
+}
+
+func (m meshMember) variable() config.Variable {
+	if m.byToken {
+		return config.ObjectVariable(map[string]config.Variable{
+			"host":                   config.StringVariable(m.cluster.Host),
+			"token":                  config.StringVariable(m.cluster.Token),
+			"cluster_ca_certificate": config.StringVariable(string(m.cluster.CACertPEM)),
+		})
+	}
+	return config.ObjectVariable(map[string]config.Variable{
+		"config_path":    config.StringVariable(m.cluster.Kubeconfig),
+		"config_context": config.StringVariable(m.cluster.Name),
+	})
+}
+
+func meshVariables(members []meshMember) config.Variables {
+	clusters := map[string]config.Variable{}
+	for _, m := range members {
+		clusters[m.cluster.Name] = m.variable()
+	}
+	return config.Variables{"clusters": config.MapVariable(clusters)}
+}
+
+// TestAccExampleNClusterMesh applies examples/n-cluster-mesh to clusters of
+// its own, each with a real SPIRE server and spire-controller-manager, and
+// asks the SPIRE servers (not Terraform state) what they hold:
+//   - one apply on three clusters bootstraps the full mesh;
+//   - a fourth cluster is one more map entry: the plan creates exactly its
+//     2*3 ClusterFederatedTrustDomains and changes nothing else, and after the
+//     apply every server holds every peer's bundle;
+//   - after a CA rotation on one server, whose new bundle the data sources
+//     read, the plan is empty: the bundle is bootstrap input only.
+func TestAccExampleNClusterMesh(t *testing.T) {
+	// Starting four clusters with SPIRE takes a while: do it after pausing,
+	// so the package's serial tests are not held up (hence t.Parallel and
+	// resource.Test rather than resource.ParallelTest).
+	t.Parallel()
+	names := []string{"mesh1", "mesh2", "mesh3", "mesh4"}
+	start := time.Now()
+	members := make([]meshMember, len(names))
+	for i, name := range names {
+		c := acctest.ExtraCluster(t, name)
+		members[i] = meshMember{cluster: c, spire: acctest.Spire(t, name), byToken: name == "mesh4"}
+	}
+	t.Logf("4 clusters with SPIRE and spire-controller-manager ready in %v", time.Since(start).Round(time.Millisecond))
+	three, four := members[:3], members
+	rotated := members[0]
+	example := meshExampleConfig(t)
+	clusters := make([]*harness.Cluster, len(members))
+	for i, m := range members {
+		clusters[i] = m.cluster
+	}
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkNoCFTDs(members),
+		Steps: []resource.TestStep{
+			{
+				// (a) One apply federates three clusters both ways.
+				Config:          example,
+				ConfigVariables: meshVariables(three),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{expectMeshCreates(nil, three)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					clusterCheck(checkSpireHoldsPeers(three)),
+					statecheck.ExpectKnownOutputValue("federations", meshFederationsValue(three)),
+					statecheck.ExpectKnownOutputValue("bundle_endpoints", knownvalue.MapExact(map[string]knownvalue.Check{
+						"mesh1": knownvalue.StringExact(members[0].spire.BundleEndpointURL),
+						"mesh2": knownvalue.StringExact(members[1].spire.BundleEndpointURL),
+						"mesh3": knownvalue.StringExact(members[2].spire.BundleEndpointURL),
+					})),
+				},
+			},
+			{
+				// (b) A fourth cluster is one more map entry: exactly its
+				// 2*3 objects are created, nothing else changes.
+				Config:          example,
+				ConfigVariables: meshVariables(four),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{expectMeshCreates(three, four)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					clusterCheck(checkSpireHoldsPeers(four)),
+					statecheck.ExpectKnownOutputValue("federations", meshFederationsValue(four)),
+				},
+			},
+			{
+				// (c) A rotated CA changes the bundle the data sources read,
+				// and the plan stays empty.
+				PreConfig:       func() { rotateAndWaitForConfigMap(t, rotated) },
+				Config:          example,
+				ConfigVariables: meshVariables(four),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					// Proof that the data source saw the rotation: two CAs now.
+					statecheck.ExpectKnownValue(fmt.Sprintf("data.zerotrust_trust_bundle.this[%q]", rotated.cluster.Name),
+						tfjsonpath.New("x509_fingerprints_sha256"), knownvalue.ListSizeExact(2)),
+					clusterCheck(checkSpireHoldsPeers(four)),
+				},
+			},
+			{
+				// Remove the for_each instances through the configuration:
+				// terraform-plugin-testing's own destroy reads state through a
+				// shim that cannot address them.
+				Config: acctest.ProviderConfigFor(t, clusters...),
+				ConfigStateChecks: []statecheck.StateCheck{
+					clusterCheck(checkNoCFTDs(members)),
+				},
+			},
+		},
+	})
+}
+
+// meshPairs are the instance keys of zerotrust_federated_trust_domain.peer
+// for members: every ordered pair "<cluster>-><peer>".
+func meshPairs(members []meshMember) []string {
+	var keys []string
+	for _, a := range members {
+		for _, b := range members {
+			if a.cluster != b.cluster {
+				keys = append(keys, fmt.Sprintf("zerotrust_federated_trust_domain.peer[%q]", a.cluster.Name+"->"+b.cluster.Name))
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// meshCreates checks that a plan creates exactly the federated trust domains
+// that members have and before lacks, and changes nothing else; the data
+// sources of the new clusters are read (at plan time, or at apply when they
+// cannot be read before).
+type meshCreates struct{ before, after []meshMember }
+
+func expectMeshCreates(before, after []meshMember) plancheck.PlanCheck {
+	return meshCreates{before: before, after: after}
+}
+
+func (c meshCreates) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	want := slices.DeleteFunc(meshPairs(c.after), func(k string) bool { return slices.Contains(meshPairs(c.before), k) })
+	var creates, others []string
+	read := map[string]bool{}
+	for _, rc := range req.Plan.ResourceChanges {
+		a := rc.Change.Actions
+		switch {
+		case a.NoOp():
+		case a.Create() && rc.Type == "zerotrust_federated_trust_domain":
+			creates = append(creates, rc.Address)
+		case a.Read() && rc.Mode == tfjson.DataResourceMode:
+			read[rc.Address] = true
+		default:
+			others = append(others, fmt.Sprintf("%s: %v", rc.Address, a))
+		}
+	}
+	if req.Plan.PriorState != nil && req.Plan.PriorState.Values != nil {
+		for _, r := range req.Plan.PriorState.Values.RootModule.Resources {
+			if r.Mode == tfjson.DataResourceMode {
+				read[r.Address] = true
+			}
+		}
+	}
+	sort.Strings(creates)
+	var errs []string
+	if !slices.Equal(creates, want) {
+		errs = append(errs, fmt.Sprintf("creates %d federated trust domains %v, want exactly %d: %v", len(creates), creates, len(want), want))
+	}
+	if len(others) > 0 {
+		errs = append(errs, fmt.Sprintf("other changes, want none: %v", others))
+	}
+	for _, m := range c.after {
+		for _, ds := range []string{"zerotrust_spire_server", "zerotrust_trust_bundle"} {
+			if addr := fmt.Sprintf("data.%s.this[%q]", ds, m.cluster.Name); !read[addr] {
+				errs = append(errs, addr+" was not read")
+			}
+		}
+	}
+	if len(errs) > 0 {
+		resp.Error = fmt.Errorf("plan: %s", strings.Join(errs, "; "))
+	}
+}
+
+// meshFederationsValue is the example's "federations" output for members:
+// each cluster federates with every other member's trust domain.
+func meshFederationsValue(members []meshMember) knownvalue.Check {
+	out := map[string]knownvalue.Check{}
+	for _, m := range members {
+		out[m.cluster.Name] = knownvalue.ListExact(stringChecks(peerTrustDomains(members, m)))
+	}
+	return knownvalue.MapExact(out)
+}
+
+func stringChecks(values []string) []knownvalue.Check {
+	checks := make([]knownvalue.Check, len(values))
+	for i, v := range values {
+		checks[i] = knownvalue.StringExact(v)
+	}
+	return checks
+}
+
+func peerTrustDomains(members []meshMember, self meshMember) []string {
+	var tds []string
+	for _, m := range members {
+		if m.cluster != self.cluster {
+			tds = append(tds, m.spire.TrustDomain)
+		}
+	}
+	sort.Strings(tds)
+	return tds
+}
+
+// checkSpireHoldsPeers asks every member's SPIRE server (`spire-server bundle
+// list`) until it holds exactly the bundles of the other members.
+func checkSpireHoldsPeers(members []meshMember) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		ctx := context.Background()
+		deadline := time.Now().Add(meshFederationTimeout)
+		for _, m := range members {
+			want := peerTrustDomains(members, m)
+			for {
+				got, err := m.spire.FederatedTrustDomains(ctx)
+				if err == nil && slices.Equal(got, want) {
+					break
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("SPIRE %s holds the bundles of %v (%v), want %v within %v; last lines of %s:\n%s",
+						m.spire.TrustDomain, got, err, want, meshFederationTimeout,
+						m.spire.ControllerManagerLogPath(), meshLogTail(m.spire.ControllerManagerLogPath(), 15))
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+		return nil
+	}
+}
+
+func meshLogTail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// checkNoCFTDs asks every member's API server that no
+// ClusterFederatedTrustDomain is left (the mesh clusters are this test's own).
+func checkNoCFTDs(members []meshMember) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, m := range members {
+			d, err := dynamic.NewForConfig(m.cluster.RESTConfig())
+			if err != nil {
+				return err
+			}
+			list, err := d.Resource(kube.ClusterFederatedTrustDomain.GVR()).List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				return fmt.Errorf("%s: list ClusterFederatedTrustDomains: %w", m.cluster.Name, err)
+			}
+			if len(list.Items) > 0 {
+				names := make([]string, len(list.Items))
+				for i, item := range list.Items {
+					names[i] = item.GetName()
+				}
+				return fmt.Errorf("%s: ClusterFederatedTrustDomains left after destroy: %v", m.cluster.Name, names)
+			}
+		}
+		return nil
+	}
+}
+
+// rotateAndWaitForConfigMap rotates the X.509 CA of m's SPIRE server and
+// waits until the bundle ConfigMap (what the example's data source reads)
+// holds both the old and the new CA.
+func rotateAndWaitForConfigMap(t *testing.T, m meshMember) {
+	t.Helper()
+	ctx := context.Background()
+	if err := m.spire.RotateX509CA(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(m.cluster.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := spiffeid.RequireTrustDomainFromString(m.spire.TrustDomain)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cm, err := cs.CoreV1().ConfigMaps(m.spire.Namespace).Get(ctx, m.spire.BundleConfigMap, metav1.GetOptions{})
+		if err == nil {
+			if b, err := trustbundle.ParsePEM(td, []byte(cm.Data["bundle.crt"])); err == nil && len(b.X509Authorities()) == 2 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: ConfigMap %s/%s did not get the rotated CA within 30s (%v)", m.cluster.Name,
+				m.spire.Namespace, m.spire.BundleConfigMap, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
