@@ -3,8 +3,11 @@
 # and print the absolute path of its binary.
 #
 #   scripts/tool.sh NAME   build NAME on first use, print its path on stdout
-#   scripts/tool.sh all    build every tool (CI warm-up), print each path
+#   scripts/tool.sh all    build every tool the tests use (CI warm-up), print each path
 #   scripts/tool.sh list   print the known tool names
+#
+# The peer providers in BENCH_TOOLS are known by name but left out of "all":
+# only bench/ (make bench) uses them, so make test never waits for them.
 #
 # Each tool is pinned by a wrapper module in tools/NAME (go.mod, go.sum and a
 # tools.go that blank-imports the tool's main package). Binaries land in
@@ -26,7 +29,8 @@
 # paths before changing HOME, or set ZT_CACHE_DIR, or they get a cold cache.
 set -euo pipefail
 
-readonly ALL_TOOLS=(etcd kube-apiserver spire-controller-manager spire-server golangci-lint tfplugindocs terraform)
+readonly ALL_TOOLS=(etcd kube-apiserver spire-controller-manager spire-server golangci-lint tfplugindocs terraform tofu)
+readonly BENCH_TOOLS=(terraform-provider-kubernetes terraform-provider-kubectl)
 readonly MIN_TERRAFORM_MAJOR=1 MIN_TERRAFORM_MINOR=8
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -47,6 +51,7 @@ usage() {
 	cat >&2 <<EOF
 usage: scripts/tool.sh NAME|all|list
 tools: ${ALL_TOOLS[*]}
+bench-only tools (not in "all"): ${BENCH_TOOLS[*]}
 EOF
 }
 
@@ -102,6 +107,10 @@ recipe() {
 		main_mod=github.com/hashicorp/terraform
 		pkg=github.com/hashicorp/terraform
 		;;
+	tofu)
+		main_mod=github.com/opentofu/opentofu
+		pkg=github.com/opentofu/opentofu/cmd/tofu
+		;;
 	golangci-lint)
 		main_mod=github.com/golangci/golangci-lint/v2
 		pkg=github.com/golangci/golangci-lint/v2/cmd/golangci-lint
@@ -109,6 +118,14 @@ recipe() {
 	tfplugindocs)
 		main_mod=github.com/hashicorp/terraform-plugin-docs
 		pkg=github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs
+		;;
+	terraform-provider-kubernetes)
+		main_mod=github.com/hashicorp/terraform-provider-kubernetes
+		pkg=github.com/hashicorp/terraform-provider-kubernetes
+		;;
+	terraform-provider-kubectl)
+		main_mod=github.com/alekc/terraform-provider-kubectl
+		pkg=github.com/alekc/terraform-provider-kubectl
 		;;
 	*)
 		fail "$tool" "reading the pin" "no build recipe in scripts/tool.sh (known: ${ALL_TOOLS[*]})"
@@ -131,6 +148,9 @@ recipe() {
 		;;
 	terraform)
 		ldflags+=" -X github.com/hashicorp/terraform/version.dev=no"
+		;;
+	tofu)
+		ldflags+=" -X github.com/opentofu/opentofu/version.dev=no"
 		;;
 	golangci-lint)
 		# A non-empty date makes golangci-lint report these instead of the
@@ -259,7 +279,7 @@ main() {
 		usage
 		;;
 	list)
-		printf '%s\n' "${ALL_TOOLS[@]}"
+		printf '%s\n' "${ALL_TOOLS[@]}" "${BENCH_TOOLS[@]}"
 		;;
 	all)
 		local t failed=()

@@ -8,8 +8,16 @@ resource "zerotrust_federated_trust_domain" "west" {
     endpoint_spiffe_id = provider::zerotrust::spiffe_id("west.example.org", "spire", "server")
   }
 
-  # Bootstrap bundle, read once at creation; SPIRE refreshes it from the endpoint afterwards.
-  trust_domain_bundle = file("${path.module}/west-bundle.json")
+  # Bootstrap bundle, read from west itself and used once at creation; SPIRE
+  # refreshes it from the endpoint afterwards, so a rotation plans nothing.
+  trust_domain_bundle = data.zerotrust_trust_bundle.west.spiffe_bundle
+}
+
+# West's current bundle, from the ConfigMap its SPIRE server keeps current.
+data "zerotrust_trust_bundle" "west" {
+  cluster      = "west"
+  trust_domain = "west.example.org"
+  config_map   = { name = "spire-bundle" }
 }
 
 # A Web PKI bundle endpoint needs no endpoint SPIFFE ID and no bootstrap bundle.

@@ -28,3 +28,10 @@ resource "zerotrust_mesh_trust_domain" "kuma_peer" {
   trust_domain = data.zerotrust_trust_bundle.west.trust_domain
   ca_bundles   = [data.zerotrust_trust_bundle.west.x509_authorities_pem]
 }
+
+# The federated peer's CAs, read from the peer cluster.
+data "zerotrust_trust_bundle" "west" {
+  cluster      = "west"
+  trust_domain = "west.example.org"
+  config_map   = { name = "spire-bundle" }
+}
