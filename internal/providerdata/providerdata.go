@@ -62,6 +62,16 @@ func (d *Data) Client(v types.String, diags *diag.Diagnostics) *kube.Client {
 	return c
 }
 
+// ReadClient is Client for Read: it returns nil without a diagnostic while
+// the cluster's connection is unknown (a cluster created in the same apply
+// has none during plan), so Read keeps what state says until it can ask.
+func (d *Data) ReadClient(v types.String, diags *diag.Diagnostics) *kube.Client {
+	if d.Clusters.IsUnknown(ClusterKey(v)) {
+		return nil
+	}
+	return d.Client(v, diags)
+}
+
 // ResourceBase is embedded by every resource; its Configure checks the type
 // of the provider data once, so resources can use Data without assertions.
 type ResourceBase struct {

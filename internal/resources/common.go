@@ -22,6 +22,16 @@ func clusterAttribute() schema.StringAttribute {
 	}
 }
 
+// idAttribute is the computed id every resource has; description says what
+// it is made of (it doubles as the import ID).
+func idAttribute(description string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Computed:            true,
+		MarkdownDescription: description,
+		PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+}
+
 func forceConflictsAttribute() schema.BoolAttribute {
 	return schema.BoolAttribute{
 		Optional: true,

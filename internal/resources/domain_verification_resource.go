@@ -86,11 +86,7 @@ func (r *domainVerificationResource) Schema(ctx context.Context, _ resource.Sche
 			"`api_version` selects the API shape: `v1` (status `token`, `verified`, `lastChecked`, `message`) or " +
 			"`v1alpha1` (status `token` and a `Verified` condition).",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`<name>` on the default connection, `<cluster>/<name>` otherwise; also the import ID.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":      idAttribute("`<name>` on the default connection, `<cluster>/<name>` otherwise; also the import ID."),
 			"cluster": clusterAttribute(),
 			"name": schema.StringAttribute{
 				Optional: true,
@@ -251,10 +247,7 @@ func (r *domainVerificationResource) Read(ctx context.Context, req resource.Read
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.Data.Clusters.IsUnknown(providerdata.ClusterKey(state.Cluster)) {
-		return
-	}
-	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
+	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
 	}

@@ -103,11 +103,7 @@ func (r *federatedTrustDomainResource) Schema(ctx context.Context, _ resource.Sc
 			"There is no webhook in many installations, and an invalid object is accepted by the API server and then " +
 			"silently skipped by the controller, so every rule the controller applies is checked at plan time.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`<name>` on the default connection, `<cluster>/<name>` otherwise; also the import ID.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":      idAttribute("`<name>` on the default connection, `<cluster>/<name>` otherwise; also the import ID."),
 			"cluster": clusterAttribute(),
 			"name": schema.StringAttribute{
 				Optional: true,
@@ -372,12 +368,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	// A cluster created in the same apply has no known connection during
-	// plan; keep what state says until it can be asked.
-	if r.Data.Clusters.IsUnknown(providerdata.ClusterKey(state.Cluster)) {
-		return
-	}
-	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
+	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
 	}

@@ -285,10 +285,7 @@ func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.Data.Clusters.IsUnknown(providerdata.ClusterKey(state.Cluster)) {
-		return
-	}
-	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
+	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
 	}

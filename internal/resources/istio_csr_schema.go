@@ -95,12 +95,8 @@ func (r *istioCSRResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"certificates until these expire, so keep the replacement shorter than the workload certificate lifetime. " +
 			"A new issuer or key type also means new istiod serving certificates: plan it as a CA rotation.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true,
-				MarkdownDescription: "`<namespace>` on the default connection, `<cluster>/<namespace>` otherwise (the object is " +
-					"always named `default`); also the import ID.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": idAttribute("`<namespace>` on the default connection, `<cluster>/<namespace>` otherwise (the object is " +
+				"always named `default`); also the import ID."),
 			"cluster": clusterAttribute(),
 			"namespace": schema.StringAttribute{
 				Required: true,

@@ -11,8 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -106,13 +104,9 @@ func (r *meshTrustDomainResource) Schema(_ context.Context, _ resource.SchemaReq
 			"as an alias, so both identities authenticate during the migration; drop it (or the alias) once every " +
 			"certificate has rotated.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true,
-				MarkdownDescription: "`<kind>:<name>` (cluster-scoped `istio_sail`) or `<kind>:<namespace>:<name>`, prefixed " +
-					"with `<cluster>/` on a cluster of the provider's `clusters` map; also the import ID. A bare `<kind>` " +
-					"imports the kind's default object.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": idAttribute("`<kind>:<name>` (cluster-scoped `istio_sail`) or `<kind>:<namespace>:<name>`, prefixed " +
+				"with `<cluster>/` on a cluster of the provider's `clusters` map; also the import ID. A bare `<kind>` " +
+				"imports the kind's default object."),
 			"cluster": clusterAttribute(),
 			"mesh": schema.SingleNestedAttribute{
 				Required: true,

@@ -19,9 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
@@ -76,11 +74,7 @@ func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaReq
 			"`federates_with` becomes static SPIRE server configuration. `zerotrust_federated_trust_domain` " +
 			"(ClusterFederatedTrustDomain) is the dynamic alternative, which needs no SPIRE server restart.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`cluster` on the default connection, `<cluster>/cluster` otherwise; also the import ID.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id":      idAttribute("`cluster` on the default connection, `<cluster>/cluster` otherwise; also the import ID."),
 			"cluster": clusterAttribute(),
 			"bundle_endpoint": schema.SingleNestedAttribute{
 				Optional: true,
@@ -574,10 +568,7 @@ func (r *spireFederationResource) Read(ctx context.Context, req resource.ReadReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.Data.Clusters.IsUnknown(providerdata.ClusterKey(state.Cluster)) {
-		return
-	}
-	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
+	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
 	}
