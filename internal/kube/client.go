@@ -2,8 +2,10 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 )
@@ -23,9 +24,12 @@ type Client struct {
 	Name         string
 	FieldManager string
 
-	rest      *rest.Config
-	dynamic   dynamic.Interface
-	discovery discovery.DiscoveryInterface
+	rest    *rest.Config
+	dynamic dynamic.Interface
+	// raw reads discovery documents. It stands in for client-go's discovery
+	// client, whose package links kubernetes/scheme and with it every
+	// built-in API type (measured: 45 MB -> 30 MB release binary without it).
+	raw *rest.RESTClient
 
 	// listCache memoises one list per kind per process for the checks that
 	// need to see every object (duplicate trust domains), so N creates cost
@@ -49,13 +53,13 @@ func NewClient(name string, cfg *rest.Config, fieldManager string) (*Client, err
 	if err != nil {
 		return nil, fmt.Errorf("building dynamic client: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	raw, err := rest.UnversionedRESTClientFor(dynamic.ConfigFor(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("building discovery client: %w", err)
 	}
 	return &Client{
 		Name: name, FieldManager: fieldManager,
-		rest: cfg, dynamic: dyn, discovery: disc,
+		rest: cfg, dynamic: dyn, raw: raw,
 		listCache: map[schema.GroupVersionResource]*listEntry{},
 	}, nil
 }
@@ -220,8 +224,8 @@ func (c *Client) listEntry(kind Kind) *listEntry {
 // one-off checks and error messages.
 func (c *Client) Served(ctx context.Context, kind Kind) (bool, error) {
 	var served bool
-	err := c.do(ctx, Kind{}, func(context.Context) error {
-		list, err := c.discovery.ServerResourcesForGroupVersion(kind.APIVersion())
+	err := c.do(ctx, Kind{}, func(ctx context.Context) error {
+		list, err := c.serverResources(ctx, kind.APIVersion())
 		if err != nil {
 			if apierrors.IsNotFound(err) {
 				served = false
@@ -238,6 +242,24 @@ func (c *Client) Served(ctx context.Context, kind Kind) (bool, error) {
 		return nil
 	})
 	return served, err
+}
+
+// serverResources is the discovery document of one group version
+// (GET /api/v1 or /apis/<group>/<version>).
+func (c *Client) serverResources(ctx context.Context, groupVersion string) (*metav1.APIResourceList, error) {
+	path := "/apis/" + groupVersion
+	if !strings.Contains(groupVersion, "/") {
+		path = "/api/" + groupVersion
+	}
+	body, err := c.raw.Get().AbsPath(path).Do(ctx).Raw()
+	if err != nil {
+		return nil, err
+	}
+	var list metav1.APIResourceList
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return &list, nil
 }
 
 // IsNotFound reports whether err means the object does not exist (as opposed

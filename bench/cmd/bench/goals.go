@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Goal is one target from the benchmark issue, checked against this run.
+type Goal struct {
+	Goal     string `json:"goal"`
+	Measured string `json:"measured"`
+	Status   string `json:"status"` // met, not met, not measured
+	Note     string `json:"note,omitempty"`
+}
+
+const (
+	met         = "met"
+	notMet      = "not met"
+	notMeasured = "not measured"
+	goalN       = 1000
+	mib         = 1 << 20
+	// maxFixedCalls bounds the requests a phase may make that are not about
+	// one object (discovery, CRD reads, one LIST per cluster): a constant per
+	// cluster, so they cannot be per-resource.
+	maxFixedCallsPerCluster = 10
+)
+
+func status(ok bool) string {
+	if ok {
+		return met
+	}
+	return notMet
+}
+
+// goalN returns the N the scale targets are checked at: 1000, or the largest
+// N of this run (with a note that says so).
+func (r *Results) checkN() (int, string) {
+	largest := 0
+	for _, n := range r.measuredNs() {
+		if n == goalN {
+			return n, ""
+		}
+		largest = max(largest, n)
+	}
+	return largest, fmt.Sprintf("this run did not include N=%d; checked at N=%d instead", goalN, largest)
+}
+
+// measuredNs are the Ns with results (all of r.Ns once the run is complete).
+func (r *Results) measuredNs() []int {
+	var out []int
+	for _, n := range r.Ns {
+		for _, s := range r.Scale {
+			if s.N == n {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (r *Results) evaluate() {
+	r.Goals = nil
+	n, nNote := r.checkN()
+	add := func(g Goal) {
+		if nNote != "" && g.Status != notMeasured && strings.Contains(g.Goal, "N=1000") {
+			g.Note = strings.TrimPrefix(g.Note+"; "+nNote, "; ")
+		}
+		r.Goals = append(r.Goals, g)
+	}
+
+	zt, floor, k8s := r.find(targetZerotrust, n, "plan"), r.find(targetFloor, n, "plan"), r.find(targetKubernetes, n, "plan")
+	if zt != nil && floor != nil && floor.WallMedian > 0 {
+		ratio := zt.WallMedian / floor.WallMedian
+		add(Goal{Goal: "plan+refresh at N=1000 <= 1.2x terraform_data",
+			Measured: fmt.Sprintf("%.2fx (%.2f s vs %.2f s, N=%d)", ratio, zt.WallMedian, floor.WallMedian, n),
+			Status:   status(ratio <= 1.2)})
+	} else {
+		add(Goal{Goal: "plan+refresh at N=1000 <= 1.2x terraform_data", Status: notMeasured})
+	}
+	if zt != nil && k8s != nil && zt.WallMedian > 0 {
+		speedup := k8s.WallMedian / zt.WallMedian
+		add(Goal{Goal: "plan+refresh at N=1000 >= 10x faster than kubernetes_manifest",
+			Measured: fmt.Sprintf("%.1fx (%.2f s vs %.2f s, N=%d)", speedup, zt.WallMedian, k8s.WallMedian, n),
+			Status:   status(speedup >= 10)})
+	} else {
+		add(Goal{Goal: "plan+refresh at N=1000 >= 10x faster than kubernetes_manifest", Status: notMeasured})
+	}
+
+	if zt != nil {
+		get := zt.APIPerObject["get cftd"]
+		add(Goal{Goal: "<= 1 GET per object on refresh", Measured: fmt.Sprintf("%.3f GET/object (plan, N=%d)", get, n), Status: status(get <= 1)})
+		other := 0
+		for k, v := range zt.APITotal {
+			if k != "get cftd" {
+				other += v
+			}
+		}
+		limit := maxFixedCallsPerCluster * len(clusterNames)
+		add(Goal{Goal: "0 requests for unchanged objects beyond the refresh GET",
+			Measured: fmt.Sprintf("%d other requests in the whole plan of %d objects (%s)", other, n, fmtCounts(zt.APITotal)),
+			Status:   status(other <= limit),
+			Note:     fmt.Sprintf("met when the other requests are a per-cluster constant (<= %d per cluster), not per object", maxFixedCallsPerCluster)})
+	}
+	if ap := r.find(targetZerotrust, n, "apply"); ap != nil {
+		w := ap.APIPerObject["patch cftd"] + ap.APIPerObject["create cftd"] + ap.APIPerObject["update cftd"]
+		add(Goal{Goal: "<= 1 PATCH per created object", Measured: fmt.Sprintf("%.3f writes/object (apply, N=%d; %s)", w, n, fmtCounts(ap.APITotal)), Status: status(w <= 1)})
+	}
+	discovery := 0
+	for _, phase := range []string{"apply", "plan", "destroy"} {
+		if s := r.find(targetZerotrust, n, phase); s != nil {
+			for k, v := range s.APITotal {
+				if k == "discovery" || strings.HasSuffix(k, " crd") {
+					discovery += v
+				}
+			}
+		}
+	}
+	if zt != nil {
+		limit := 3 * maxFixedCallsPerCluster * len(clusterNames)
+		add(Goal{Goal: "no per-resource discovery or CRD LIST calls",
+			Measured: fmt.Sprintf("%d discovery/CRD requests over apply+plan+destroy of %d objects", discovery, n),
+			Status:   status(discovery <= limit)})
+	}
+
+	for _, p := range r.Process {
+		if p.Target != targetZerotrust {
+			continue
+		}
+		if p.Error != "" {
+			add(Goal{Goal: "provider start to schema <= 50 ms", Status: notMeasured, Note: p.Error})
+		} else {
+			add(Goal{Goal: "provider start to schema <= 50 ms", Measured: fmt.Sprintf("%.1f ms (median of %d)", p.SchemaMedianMs, len(p.SchemaSamples)), Status: status(p.SchemaMedianMs <= 50)})
+		}
+		add(Goal{Goal: "binary <= 40 MB", Measured: fmt.Sprintf("%.1f MiB", float64(p.BinaryBytes)/mib), Status: status(p.BinaryBytes <= 40*mib)})
+	}
+	if zt != nil && zt.PeakRSS > 0 {
+		add(Goal{Goal: "peak RSS <= 40 MB during the N=1000 plan", Measured: fmt.Sprintf("%.1f MiB (N=%d)", float64(zt.PeakRSS)/mib, n), Status: status(zt.PeakRSS <= 40*mib)})
+	} else {
+		add(Goal{Goal: "peak RSS <= 40 MB during the N=1000 plan", Status: notMeasured})
+	}
+
+	g := Goal{Goal: "bundle fetch p50 <= 5 ms on loopback (https_spiffe)", Status: notMeasured}
+	if r.BundleFetch != nil {
+		for _, c := range r.BundleFetch.Cases {
+			if strings.Contains(c.Name, "https_spiffe") {
+				g.Measured = fmt.Sprintf("%.2f ms (median of %d runs' mean ns/op), %.0f allocs/op", c.MedianNsPerOp/1e6, len(c.NsPerOp), c.AllocsPerOp)
+				g.Status = status(c.MedianNsPerOp <= 5e6)
+				g.Note = "testing.B reports a mean per run; the median of those means stands in for p50, and no p99 is measured"
+			}
+		}
+	}
+	add(g)
+}
+
+func fmtCounts(m map[string]int) string {
+	keys := sortedKeys(m)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}

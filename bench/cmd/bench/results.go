@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Results is everything results.json holds.
+type Results struct {
+	Started     time.Time     `json:"started"`
+	Finished    time.Time     `json:"finished"`
+	Machine     Machine       `json:"machine"`
+	Ns          []int         `json:"n"`
+	Runs        int           `json:"runs"`
+	Targets     []string      `json:"targets"`
+	Scale       []Summary     `json:"scale"`
+	Process     []ProcessCost `json:"process"`
+	BundleFetch *GoBench      `json:"bundle_fetch,omitempty"`
+	Goals       []Goal        `json:"targets_checked"`
+	Notes       []string      `json:"notes"`
+}
+
+// Machine describes where the numbers come from.
+type Machine struct {
+	CPUs      int    `json:"nproc"`
+	CPUModel  string `json:"cpu_model"`
+	MemTotal  string `json:"mem_total"`
+	LoadAvg   string `json:"loadavg_at_start"`
+	Go        string `json:"go"`
+	Terraform string `json:"terraform"`
+	Kernel    string `json:"kernel"`
+}
+
+// Summary is the median over runs of one phase of one target at one N.
+type Summary struct {
+	Target         string             `json:"target"`
+	N              int                `json:"n"`
+	Phase          string             `json:"phase"`
+	Runs           int                `json:"runs"`
+	WallMedian     float64            `json:"wall_median_s"`
+	Walls          []float64          `json:"wall_s"`
+	CPUTotalMedian float64            `json:"cpu_total_median_s"`
+	CPUProvMedian  float64            `json:"cpu_provider_median_s"`
+	PeakRSS        int64              `json:"provider_peak_rss_bytes"`
+	PlanEmpty      *bool              `json:"plan_empty,omitempty"`
+	APIPerObject   map[string]float64 `json:"api_requests_per_object"`
+	APITotal       map[string]int     `json:"api_requests_first_run"`
+}
+
+func summarize(target string, n int, samples []phaseSample) []Summary {
+	var out []Summary
+	for _, phase := range []string{"apply", "plan", "destroy"} {
+		s := Summary{Target: target, N: n, Phase: phase, APIPerObject: map[string]float64{}}
+		var cpuT, cpuP []float64
+		for _, x := range samples {
+			if x.Phase != phase {
+				continue
+			}
+			s.Runs++
+			s.Walls = append(s.Walls, round3(x.Wall))
+			cpuT = append(cpuT, x.CPUTotal)
+			cpuP = append(cpuP, x.CPUProvider)
+			s.PeakRSS = max(s.PeakRSS, x.ProviderRSS)
+			if x.PlanEmpty != nil {
+				empty := *x.PlanEmpty
+				if s.PlanEmpty != nil {
+					empty = empty && *s.PlanEmpty
+				}
+				s.PlanEmpty = &empty
+			}
+			if s.APITotal == nil {
+				s.APITotal = x.API
+			}
+		}
+		s.WallMedian = round3(median(s.Walls))
+		s.CPUTotalMedian = round3(median(cpuT))
+		s.CPUProvMedian = round3(median(cpuP))
+		for k, v := range s.APITotal {
+			s.APIPerObject[k] = round3(float64(v) / float64(n))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (r *Results) find(target string, n int, phase string) *Summary {
+	for i := range r.Scale {
+		s := &r.Scale[i]
+		if s.Target == target && s.N == n && s.Phase == phase {
+			return s
+		}
+	}
+	return nil
+}
+
+func round3(v float64) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 3, 64), 64)
+	return f
+}
+
+func machineFacts(ctx context.Context, terraform string) Machine {
+	m := Machine{CPUs: runtime.NumCPU(), Go: runtime.Version()}
+	if out, err := exec.CommandContext(ctx, "nproc").Output(); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil {
+			m.CPUs = v
+		}
+	}
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+				m.MemTotal = strings.TrimSpace(rest)
+			}
+		}
+		f.Close()
+	}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "model name"); ok {
+				m.CPUModel = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ":"))
+				break
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		m.LoadAvg = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	cmd := exec.CommandContext(ctx, terraform, "version")
+	cmd.Env = append(os.Environ(), "CHECKPOINT_DISABLE=1")
+	if out, err := cmd.Output(); err == nil {
+		m.Terraform = strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	}
+	return m
+}
+
+// GoBench is the result of the bundle fetch Go benchmark.
+type GoBench struct {
+	Command string          `json:"command"`
+	Cases   []GoBenchResult `json:"cases"`
+	Output  string          `json:"output"`
+}
+
+// GoBenchResult is one sub-benchmark over -count runs: the median of the
+// per-run mean ns/op (testing.B reports a mean per run, not a percentile).
+type GoBenchResult struct {
+	Name          string    `json:"name"`
+	NsPerOp       []float64 `json:"ns_per_op"`
+	MedianNsPerOp float64   `json:"median_ns_per_op"`
+	MaxNsPerOp    float64   `json:"max_ns_per_op"`
+	AllocsPerOp   float64   `json:"allocs_per_op"`
+	BytesPerOp    float64   `json:"bytes_per_op"`
+}
+
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op)?(?:\s+([\d.]+) allocs/op)?`)
+
+func bundleFetchBench(ctx context.Context, root string) (*GoBench, error) {
+	args := []string{"test", "-count=5", "-run", "^$", "-bench", "BenchmarkFetchBundle", "-benchmem", "./internal/bundlesource"}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	gb := &GoBench{Command: "go " + strings.Join(args, " "), Output: tail(string(out), 40)}
+	if err != nil {
+		return gb, fmt.Errorf("%w\n%s", err, tail(string(out), 20))
+	}
+	byName := map[string]*GoBenchResult{}
+	var order []string
+	for _, line := range strings.Split(string(out), "\n") {
+		m := benchLine.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		r := byName[m[1]]
+		if r == nil {
+			r = &GoBenchResult{Name: m[1]}
+			byName[m[1]] = r
+			order = append(order, m[1])
+		}
+		ns, _ := strconv.ParseFloat(m[2], 64)
+		r.NsPerOp = append(r.NsPerOp, ns)
+		r.BytesPerOp, _ = strconv.ParseFloat(m[3], 64)
+		r.AllocsPerOp, _ = strconv.ParseFloat(m[4], 64)
+	}
+	sort.Strings(order)
+	for _, name := range order {
+		r := byName[name]
+		r.MedianNsPerOp = median(r.NsPerOp)
+		for _, v := range r.NsPerOp {
+			r.MaxNsPerOp = max(r.MaxNsPerOp, v)
+		}
+		gb.Cases = append(gb.Cases, *r)
+	}
+	if len(gb.Cases) == 0 {
+		return gb, fmt.Errorf("no benchmark lines in the output")
+	}
+	return gb, nil
+}

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+)
+
+// provider is how one provider is installed in the filesystem mirror.
+type provider struct {
+	source  string // registry.terraform.io/<namespace>/<type>
+	local   string // local name in required_providers
+	version string // exact version, as the mirror directory names it
+	bin     string
+}
+
+// tfEnv is one Terraform CLI setup: a private HOME, a CLI config whose only
+// installation method is a filesystem mirror holding the three providers at
+// exact versions, and checkpoint calls disabled.
+type tfEnv struct {
+	terraform string
+	work      string
+	env       []string
+	providers map[string]provider // by target
+}
+
+func newTFEnv(work, terraform string, bins map[string]string, root string) (*tfEnv, error) {
+	kv, err := pinnedVersion(root, "terraform-provider-kubernetes", "github.com/hashicorp/terraform-provider-kubernetes")
+	if err != nil {
+		return nil, err
+	}
+	cv, err := pinnedVersion(root, "terraform-provider-kubectl", "github.com/alekc/terraform-provider-kubectl")
+	if err != nil {
+		return nil, err
+	}
+	e := &tfEnv{terraform: terraform, work: work, providers: map[string]provider{
+		targetZerotrust:  {source: "registry.terraform.io/ztfabric/zerotrust", local: "zerotrust", version: "0.0.1", bin: bins[targetZerotrust]},
+		targetKubernetes: {source: "registry.terraform.io/hashicorp/kubernetes", local: "kubernetes", version: strings.TrimPrefix(kv, "v"), bin: bins[targetKubernetes]},
+		targetKubectl:    {source: "registry.terraform.io/alekc/kubectl", local: "kubectl", version: strings.TrimPrefix(cv, "v"), bin: bins[targetKubectl]},
+	}}
+	mirror := filepath.Join(work, "mirror")
+	for t, p := range e.providers {
+		if p.bin == "" { // target not selected
+			delete(e.providers, t)
+			continue
+		}
+		typ := p.source[strings.LastIndex(p.source, "/")+1:]
+		dir := filepath.Join(mirror, p.source, p.version, "linux_amd64")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		// A copy, not a link: the binary measured is the one in the mirror.
+		data, err := os.ReadFile(p.bin)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "terraform-provider-"+typ+"_v"+p.version), data, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	home := filepath.Join(work, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return nil, err
+	}
+	cliConfig := filepath.Join(work, "terraformrc")
+	cfg := fmt.Sprintf("disable_checkpoint = true\nprovider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror)
+	if err := os.WriteFile(cliConfig, []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	e.env = []string{
+		"HOME=" + home,
+		"PATH=" + os.Getenv("PATH"),
+		"TF_CLI_CONFIG_FILE=" + cliConfig,
+		"CHECKPOINT_DISABLE=1",
+		"TF_IN_AUTOMATION=1",
+		"KUBECACHEDIR=" + filepath.Join(home, ".kube", "cache"),
+		"TMPDIR=" + os.TempDir(),
+	}
+	return e, nil
+}
+
+// pinnedVersion reads the version tools/<tool>/go.mod requires module at.
+func pinnedVersion(root, tool, module string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "tools", tool, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && f[0] == module {
+			return f[1], nil
+		}
+	}
+	return "", fmt.Errorf("tools/%s/go.mod does not require %s", tool, module)
+}
+
+// object is one ClusterFederatedTrustDomain of the benchmark.
+type object struct {
+	key, cluster, name, td string
+}
+
+func objects(n int) []object {
+	out := make([]object, n)
+	for i := range out {
+		td := fmt.Sprintf("td%04d.bench.example.org", i)
+		out[i] = object{
+			key:     fmt.Sprintf("o%04d", i),
+			cluster: clusterNames[i%len(clusterNames)],
+			name:    fmt.Sprintf("bench-td%04d", i),
+			td:      td,
+		}
+	}
+	return out
+}
+
+// prepare writes the configuration of target at n objects into its own
+// directory and runs terraform init there (not timed).
+func (e *tfEnv) prepare(ctx context.Context, lab *harness.Lab, target string, n int) (string, error) {
+	dir := filepath.Join(e.work, "cfg", fmt.Sprintf("%s-%d", target, n))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(e.config(lab, target, n)), 0o644); err != nil {
+		return "", err
+	}
+	if out, err := e.tf(ctx, dir, 10*time.Minute, "init", "-input=false", "-no-color"); err != nil {
+		return "", fmt.Errorf("terraform init: %w\n%s", err, tail(out, 40))
+	}
+	return dir, nil
+}
+
+// config is the Terraform configuration of one target. All four carry the
+// same values: name, trust domain, bundle endpoint URL, https_spiffe profile
+// and endpoint SPIFFE ID, spread round-robin over the clusters.
+func (e *tfEnv) config(lab *harness.Lab, target string, n int) string {
+	var b strings.Builder
+	b.WriteString("locals {\n  objs = {\n")
+	for _, o := range objects(n) {
+		fmt.Fprintf(&b, "    %s = { cluster = %q, name = %q, td = %q }\n", o.key, o.cluster, o.name, o.td)
+	}
+	b.WriteString("  }\n}\n\n")
+	if p, ok := e.providers[target]; ok {
+		fmt.Fprintf(&b, "terraform {\n  required_providers {\n    %s = {\n      source  = %q\n      version = \"= %s\"\n    }\n  }\n}\n\n",
+			p.local, strings.TrimPrefix(p.source, "registry.terraform.io/"), p.version)
+	}
+	url := `"https://${each.value.td}:8443"`
+	id := `"spiffe://${each.value.td}/spire/server"`
+	switch target {
+	case targetFloor:
+		fmt.Fprintf(&b, `resource "terraform_data" "cftd" {
+  for_each = local.objs
+  input = {
+    cluster             = each.value.cluster
+    name                = each.value.name
+    trust_domain        = each.value.td
+    bundle_endpoint_url = %s
+    bundle_endpoint_profile = {
+      type               = "https_spiffe"
+      endpoint_spiffe_id = %s
+    }
+  }
+}
+`, url, id)
+	case targetZerotrust:
+		c0 := lab.Cluster(clusterNames[0])
+		fmt.Fprintf(&b, "provider \"zerotrust\" {\n  kubernetes = { config_path = %q, config_context = %q }\n  clusters = {\n", c0.Kubeconfig, c0.Name)
+		for _, name := range clusterNames {
+			c := lab.Cluster(name)
+			fmt.Fprintf(&b, "    %s = { config_path = %q, config_context = %q }\n", name, c.Kubeconfig, name)
+		}
+		b.WriteString("  }\n}\n\n")
+		fmt.Fprintf(&b, `resource "zerotrust_federated_trust_domain" "cftd" {
+  for_each            = local.objs
+  cluster             = each.value.cluster
+  name                = each.value.name
+  trust_domain        = each.value.td
+  bundle_endpoint_url = %s
+  bundle_endpoint_profile = {
+    type               = "https_spiffe"
+    endpoint_spiffe_id = %s
+  }
+}
+`, url, id)
+	case targetKubernetes, targetKubectl:
+		// These providers reach one cluster per provider block: one alias and
+		// one resource block per cluster.
+		p := e.providers[target]
+		for _, name := range clusterNames {
+			c := lab.Cluster(name)
+			fmt.Fprintf(&b, "provider %q {\n  alias          = %q\n  config_path    = %q\n  config_context = %q\n", p.local, name, c.Kubeconfig, name)
+			if target == targetKubectl {
+				b.WriteString("  load_config_file = true\n")
+			}
+			b.WriteString("}\n\n")
+			manifest := fmt.Sprintf(`{
+    apiVersion = "spire.spiffe.io/v1alpha1"
+    kind       = "ClusterFederatedTrustDomain"
+    metadata   = { name = each.value.name }
+    spec = {
+      trustDomain       = each.value.td
+      bundleEndpointURL = %s
+      bundleEndpointProfile = {
+        type             = "https_spiffe"
+        endpointSPIFFEID = %s
+      }
+    }
+  }`, url, id)
+			if target == targetKubernetes {
+				fmt.Fprintf(&b, "resource \"kubernetes_manifest\" %q {\n  provider = kubernetes.%s\n  for_each = { for k, v in local.objs : k => v if v.cluster == %q }\n  manifest = %s\n}\n\n", name, name, name, manifest)
+			} else {
+				fmt.Fprintf(&b, "resource \"kubectl_manifest\" %q {\n  provider  = kubectl.%s\n  for_each  = { for k, v in local.objs : k => v if v.cluster == %q }\n  yaml_body = yamlencode(%s)\n}\n\n", name, name, name, manifest)
+			}
+		}
+	}
+	return b.String()
+}
+
+// phaseSample is one timed terraform command.
+type phaseSample struct {
+	Phase       string         `json:"phase"`
+	Wall        float64        `json:"wall_s"`
+	CPUTotal    float64        `json:"cpu_total_s"`    // terraform + provider processes (rusage of waited-for children)
+	CPUProvider float64        `json:"cpu_provider_s"` // provider processes only (sampled from /proc)
+	ProviderRSS int64          `json:"provider_peak_rss_bytes"`
+	Procs       int            `json:"provider_processes"`
+	PlanEmpty   *bool          `json:"plan_empty,omitempty"`
+	API         map[string]int `json:"api_requests"`
+}
+
+// cycle runs apply, plan (with refresh) on the unchanged state, and destroy.
+func (e *tfEnv) cycle(ctx context.Context, dir, target string, n int, audit *auditReader, limit time.Duration) ([]phaseSample, error) {
+	var out []phaseSample
+	for _, phase := range []struct {
+		name string
+		args []string
+	}{
+		{"apply", []string{"apply", "-input=false", "-no-color", "-auto-approve"}},
+		{"plan", []string{"plan", "-input=false", "-no-color", "-detailed-exitcode", "-lock=false"}},
+		{"destroy", []string{"destroy", "-input=false", "-no-color", "-auto-approve"}},
+	} {
+		audit.mark()
+		s, stdout, err := e.measured(ctx, dir, limit, phase.args...)
+		if phase.name == "plan" {
+			// -detailed-exitcode: 0 = no changes, 2 = changes present.
+			var ee *exec.ExitError
+			empty := err == nil
+			if errors.As(err, &ee) && ee.ExitCode() == 2 {
+				err = nil
+			}
+			s.PlanEmpty = &empty
+			if !empty && err == nil {
+				logf("warning: %s N=%d: plan after apply is not empty:\n%s", target, n, tail(stdout, 30))
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("terraform %s: %w\n%s", phase.name, err, tail(stdout, 40))
+		}
+		// The apiserver writes the audit event after the response; give the
+		// last ones a moment to land.
+		time.Sleep(300 * time.Millisecond)
+		s.API, err = audit.collect()
+		if err != nil {
+			return nil, err
+		}
+		s.Phase = phase.name
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// measured runs one terraform command, timing its wall clock, the CPU of
+// terraform and every child it waited for (rusage), and separately the CPU
+// and peak RSS of its provider processes, sampled from /proc while it runs.
+func (e *tfEnv) measured(ctx context.Context, dir string, limit time.Duration, args ...string) (phaseSample, string, error) {
+	var s phaseSample
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.terraform, args...)
+	cmd.Dir = dir
+	cmd.Env = e.env
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	before := childrenCPU()
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return s, "", err
+	}
+	sampler := startSampler(cmd.Process.Pid)
+	err := cmd.Wait()
+	s.Wall = time.Since(start).Seconds()
+	s.CPUTotal = childrenCPU() - before
+	s.CPUProvider, s.ProviderRSS, s.Procs = sampler.stop()
+	return s, buf.String(), err
+}
+
+// tf runs an untimed terraform command.
+func (e *tfEnv) tf(ctx context.Context, dir string, limit time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.terraform, args...)
+	cmd.Dir = dir
+	cmd.Env = e.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// childrenCPU is the user+system CPU seconds of every child this process
+// has waited for (and of their waited-for descendants).
+func childrenCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
+}
+
+func tvSeconds(tv syscall.Timeval) float64 {
+	return float64(tv.Sec) + float64(tv.Usec)/1e6
+}
+
+func runCmd(ctx context.Context, dir string, env []string, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = env
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail(string(out), 30))
+	}
+	return nil
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,46 @@
+package kube_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+)
+
+// TestServedAgainstAPIServer asks a real API server's discovery documents
+// whether kinds are served: an installed CRD, a core kind, a missing kind in
+// a served group, and a group that does not exist (404 from the API server).
+func TestServedAgainstAPIServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	lab, err := harness.Start(ctx, harness.Options{Names: []string{"served"}, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("starting a cluster: %v", err)
+	}
+	t.Cleanup(func() { _ = lab.Stop() })
+	client, err := kube.NewClient("served", lab.Clusters[0].RESTConfig(), "zerotrust-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		kind kube.Kind
+		want bool
+	}{
+		{"installed CRD", kube.ClusterFederatedTrustDomain, true},
+		{"core kind", kube.Kind{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", Namespaced: true}, true},
+		{"missing kind in a served group", kube.Kind{Group: "spire.spiffe.io", Version: "v1alpha1", Kind: "Nope", Plural: "nopes"}, false},
+		{"group not served", kube.Kind{Group: "absent.zt.test", Version: "v1", Kind: "Thing", Plural: "things"}, false},
+	} {
+		got, err := client.Served(ctx, tc.kind)
+		if err != nil {
+			t.Errorf("%s: Served(%s): %v", tc.name, tc.kind.APIVersion(), err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s: Served(%s %s) = %v, want %v", tc.name, tc.kind.APIVersion(), tc.kind.Plural, got, tc.want)
+		}
+	}
+}
