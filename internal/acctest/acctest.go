@@ -86,7 +86,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(work)
-	if err := setupTerraform(work); err != nil {
+	if _, err := SetupTerraform(work); err != nil {
 		fmt.Fprintln(os.Stderr, "acctest: terraform CLI unavailable:", err)
 		return 1
 	}
@@ -116,16 +116,18 @@ func run(m *testing.M) int {
 	return code
 }
 
-// setupTerraform points terraform-plugin-testing at a terraform binary that
-// needs no network, and keeps every tool's caches inside the work dir.
-func setupTerraform(work string) error {
+// SetupTerraform points terraform-plugin-testing (and any terraform run from
+// os/exec) at a terraform binary that needs no network, keeps every tool's
+// caches inside work, and returns the binary's path. Test binaries with their
+// own TestMain (internal/reliability) call it directly.
+func SetupTerraform(work string) (string, error) {
 	tf, err := harness.Tool("terraform")
 	if err != nil {
-		return err
+		return "", err
 	}
 	cliConfig := filepath.Join(work, "terraformrc")
 	if err := os.WriteFile(cliConfig, []byte("disable_checkpoint = true\n"), 0o600); err != nil {
-		return err
+		return "", err
 	}
 	for k, v := range map[string]string{
 		"TF_ACC":                "1",
@@ -138,10 +140,10 @@ func setupTerraform(work string) error {
 		"KUBE_HOST":             "",
 	} {
 		if err := os.Setenv(k, v); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return nil
+	return tf, nil
 }
 
 // Cluster returns a cluster of the shared lab.

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 )
 
@@ -66,7 +67,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(work)
-	if err := setupTerraform(); err != nil {
+	if terraform, err = acctest.SetupTerraform(work); err != nil {
 		fmt.Fprintln(os.Stderr, "reliability: terraform CLI unavailable:", err)
 		return 1
 	}
@@ -139,35 +140,6 @@ func runAtExit() {
 	for i := len(atExit) - 1; i >= 0; i-- {
 		atExit[i]()
 	}
-}
-
-// setupTerraform points terraform-plugin-testing (and the os/exec runs) at a
-// terraform that needs no network, with every cache inside the work dir.
-func setupTerraform() error {
-	var err error
-	terraform, err = harness.Tool("terraform")
-	if err != nil {
-		return err
-	}
-	cliConfig := filepath.Join(work, "terraformrc")
-	if err := os.WriteFile(cliConfig, []byte("disable_checkpoint = true\n"), 0o600); err != nil {
-		return err
-	}
-	for k, v := range map[string]string{
-		"TF_ACC":                "1",
-		"TF_ACC_TERRAFORM_PATH": terraform,
-		"TF_CLI_CONFIG_FILE":    cliConfig,
-		"CHECKPOINT_DISABLE":    "1",
-		"TF_IN_AUTOMATION":      "1",
-		"KUBECACHEDIR":          filepath.Join(work, "kubecache"),
-		"KUBE_CONFIG_PATH":      "",
-		"KUBE_HOST":             "",
-	} {
-		if err := os.Setenv(k, v); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // providerBinaryDir builds the provider once into a directory usable in a
