@@ -6,8 +6,9 @@
 #   scripts/tool.sh all    build every tool the tests use (CI warm-up), print each path
 #   scripts/tool.sh list   print the known tool names
 #
-# The peer providers in BENCH_TOOLS are known by name but left out of "all":
-# only bench/ (make bench) uses them, so make test never waits for them.
+# The peer providers in BENCH_TOOLS and goreleaser in RELEASE_TOOLS are known
+# by name but left out of "all": only bench/ (make bench) and make
+# release-dry-run use them, so make test never waits for them.
 #
 # Each tool is pinned by a wrapper module in tools/NAME (go.mod, go.sum and a
 # tools.go that blank-imports the tool's main package). Binaries land in
@@ -31,6 +32,7 @@ set -euo pipefail
 
 readonly ALL_TOOLS=(etcd kube-apiserver spire-controller-manager spire-server golangci-lint tfplugindocs terraform tofu)
 readonly BENCH_TOOLS=(terraform-provider-kubernetes terraform-provider-kubectl)
+readonly RELEASE_TOOLS=(goreleaser)
 readonly MIN_TERRAFORM_MAJOR=1 MIN_TERRAFORM_MINOR=8
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -52,6 +54,7 @@ usage() {
 usage: scripts/tool.sh NAME|all|list
 tools: ${ALL_TOOLS[*]}
 bench-only tools (not in "all"): ${BENCH_TOOLS[*]}
+release-only tools (not in "all"): ${RELEASE_TOOLS[*]}
 EOF
 }
 
@@ -82,7 +85,7 @@ module_version() {
 # into ldflags come from the wrapper's go.mod, so a pin lives in one place.
 recipe() {
 	local tool=$1 gomod=$tools_src/$1/go.mod v
-	[[ -f $gomod ]] || fail "$tool" "reading the pin" "$gomod not found (unknown tool? known: ${ALL_TOOLS[*]})"
+	[[ -f $gomod ]] || fail "$tool" "reading the pin" "$gomod not found (unknown tool? known: ${ALL_TOOLS[*]} ${BENCH_TOOLS[*]} ${RELEASE_TOOLS[*]})"
 	cgo=0
 	ldflags="-s -w"
 	case $tool in
@@ -127,8 +130,12 @@ recipe() {
 		main_mod=github.com/alekc/terraform-provider-kubectl
 		pkg=github.com/alekc/terraform-provider-kubectl
 		;;
+	goreleaser)
+		main_mod=github.com/goreleaser/goreleaser/v2
+		pkg=github.com/goreleaser/goreleaser/v2 # package main at the module root
+		;;
 	*)
-		fail "$tool" "reading the pin" "no build recipe in scripts/tool.sh (known: ${ALL_TOOLS[*]})"
+		fail "$tool" "reading the pin" "no build recipe in scripts/tool.sh (known: ${ALL_TOOLS[*]} ${BENCH_TOOLS[*]} ${RELEASE_TOOLS[*]})"
 		;;
 	esac
 	version=$(module_version "$gomod" "$main_mod")
@@ -159,6 +166,10 @@ recipe() {
 		;;
 	tfplugindocs)
 		ldflags+=" -X github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs/build.version=$v"
+		;;
+	goreleaser)
+		# Otherwise 'goreleaser --version' reports the wrapper's "(devel)".
+		ldflags+=" -X main.version=$v -X main.builtBy=scripts/tool.sh"
 		;;
 	esac
 }
@@ -279,7 +290,7 @@ main() {
 		usage
 		;;
 	list)
-		printf '%s\n' "${ALL_TOOLS[@]}" "${BENCH_TOOLS[@]}"
+		printf '%s\n' "${ALL_TOOLS[@]}" "${BENCH_TOOLS[@]}" "${RELEASE_TOOLS[@]}"
 		;;
 	all)
 		local t failed=()

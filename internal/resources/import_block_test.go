@@ -14,6 +14,8 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // importBlockSteps adopts an object with an `import {}` block, the way the
@@ -21,8 +23,18 @@ import (
 // destroying it (a `removed` block), then bring the existing object back
 // with an import block. The import plans no change to the object and the
 // plan after it is empty; the test's destroy then deletes the object, which
-// proves the import put it under management.
+// proves the import put it under management. config must use the shared
+// lab's provider block (acctest.ProviderConfig).
 func importBlockSteps(t *testing.T, config, addr, id string, exists func() error) []resource.TestStep {
+	t.Helper()
+	return importBlockStepsWith(t, acctest.ProviderConfig(t), config, addr, id, exists)
+}
+
+// importBlockStepsWith is importBlockSteps for a config whose provider block
+// is provider (e.g. acctest.ProviderConfigFor an Exclusive cluster): the
+// step with the `removed` block needs the same provider to forget the
+// resource.
+func importBlockStepsWith(t *testing.T, provider, config, addr, id string, exists func() error) []resource.TestStep {
 	t.Helper()
 	checkExists := func(*terraform.State) error { return exists() }
 	return []resource.TestStep{
@@ -34,7 +46,7 @@ func importBlockSteps(t *testing.T, config, addr, id string, exists func() error
 			Check: checkExists,
 		},
 		{
-			Config: acctest.ProviderConfig(t) + fmt.Sprintf("\nremoved {\n  from = %s\n  lifecycle {\n    destroy = false\n  }\n}\n", addr),
+			Config: provider + fmt.Sprintf("\nremoved {\n  from = %s\n  lifecycle {\n    destroy = false\n  }\n}\n", addr),
 			Check:  checkExists,
 		},
 		{
@@ -95,5 +107,50 @@ resource "zerotrust_mesh_trust_domain" "this" {
 			return nil
 		},
 		Steps: importBlockSteps(t, config, addr, fmt.Sprintf("west/kuma:%s:%s", ns, objectName), exists),
+	})
+}
+
+// TestAccSpireFederation_importBlock adopts the federation of a SpireServer
+// (a singleton, so on an Exclusive cluster) with an import block, by the id
+// the docs show: <cluster>/cluster. The destroy at the end releases the
+// federatesWith entries, which only a managed resource does; the bundle
+// endpoint stays, as the operator forbids removing it.
+func TestAccSpireFederation_importBlock(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		acctest.ResetSpireSingletons(t, c)
+		td := acctest.UniqueName("imp") + ".test"
+		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
+		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "info"}))
+		config := federationConfig(t, c, `
+  bundle_endpoint = {
+    profile      = "https_spiffe"
+    refresh_hint = 600
+  }
+  federates_with = {
+    "west.test" = {
+      bundle_endpoint_url     = "https://spire.west.test:8443"
+      bundle_endpoint_profile = "https_spiffe"
+      endpoint_spiffe_id      = "spiffe://west.test/spire/server"
+    }
+    "north.test" = {
+      bundle_endpoint_url     = "https://bundles.north.test"
+      bundle_endpoint_profile = "https_web"
+    }
+  }`)
+		endpoint := map[string]any{"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": int64(600)}
+		exists := func() error {
+			return resource.ComposeAggregateTestCheckFunc(
+				checkFederation(t, c, endpoint),
+				checkPeers(t, c, true,
+					peer("north.test", "https://bundles.north.test", "https_web", ""),
+					peer("west.test", "https://spire.west.test:8443", "https_spiffe", "spiffe://west.test/spire/server")),
+				checkSpec(t, c, map[string]string{"logLevel": "info"}),
+			)(nil)
+		}
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			CheckDestroy:             resource.ComposeAggregateTestCheckFunc(checkFederation(t, c, endpoint), checkPeers(t, c, false)),
+			Steps:                    importBlockStepsWith(t, acctest.ProviderConfigFor(t, c), config, federationAddr, c.Name+"/cluster", exists),
+		}
 	})
 }
