@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/protoserver"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/provider"
 )
 
@@ -30,7 +30,7 @@ const (
 
 // ProtoV6ProviderFactories serves the provider in the test process.
 var ProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"zerotrust": providerserver.NewProtocol6WithError(provider.New("test")()),
+	"zerotrust": protoserver.New(provider.New("test")()),
 }
 
 var (
