@@ -135,7 +135,11 @@ func (r *Results) evaluate() {
 		add(Goal{Goal: "binary <= 40 MB", Measured: fmt.Sprintf("%.1f MiB", float64(p.BinaryBytes)/mib), Status: status(p.BinaryBytes <= 40*mib)})
 	}
 	if zt != nil && zt.PeakRSS > 0 {
-		add(Goal{Goal: "peak RSS <= 40 MB during the N=1000 plan", Measured: fmt.Sprintf("%.1f MiB (N=%d)", float64(zt.PeakRSS)/mib, n), Status: status(zt.PeakRSS <= 40*mib)})
+		g := Goal{Goal: "peak RSS <= 40 MB during the N=1000 plan", Measured: fmt.Sprintf("%.1f MiB (N=%d)", float64(zt.PeakRSS)/mib, n), Status: status(zt.PeakRSS <= 40*mib)}
+		if zt.PeakAnon > 0 {
+			g.Note = fmt.Sprintf("VmHWM, which counts the mapped pages of the binary; the process's own (anonymous) memory peaked at %.1f MiB", float64(zt.PeakAnon)/mib)
+		}
+		add(g)
 	} else {
 		add(Goal{Goal: "peak RSS <= 40 MB during the N=1000 plan", Status: notMeasured})
 	}
@@ -144,9 +148,15 @@ func (r *Results) evaluate() {
 	if r.BundleFetch != nil {
 		for _, c := range r.BundleFetch.Cases {
 			if strings.Contains(c.Name, "https_spiffe") {
-				g.Measured = fmt.Sprintf("%.2f ms (median of %d runs' mean ns/op), %.0f allocs/op", c.MedianNsPerOp/1e6, len(c.NsPerOp), c.AllocsPerOp)
-				g.Status = status(c.MedianNsPerOp <= 5e6)
-				g.Note = "testing.B reports a mean per run; the median of those means stands in for p50, and no p99 is measured"
+				if len(c.P50Ns) > 0 {
+					g.Measured = fmt.Sprintf("p50 %.2f ms, p99 %.2f ms (medians over %d runs of per-fetch percentiles), mean %.2f ms, %.0f allocs/op",
+						c.MedianP50Ns/1e6, c.MedianP99Ns/1e6, len(c.P50Ns), c.MedianNsPerOp/1e6, c.AllocsPerOp)
+					g.Status = status(c.MedianP50Ns <= 5e6)
+				} else {
+					g.Measured = fmt.Sprintf("%.2f ms (median of %d runs' mean ns/op), %.0f allocs/op", c.MedianNsPerOp/1e6, len(c.NsPerOp), c.AllocsPerOp)
+					g.Status = status(c.MedianNsPerOp <= 5e6)
+					g.Note = "no per-fetch percentiles in this run's output; the median of the runs' means stands in for p50"
+				}
 			}
 		}
 	}

@@ -28,10 +28,11 @@ type sampler struct {
 	mu   sync.Mutex
 	cpu  map[int]float64
 	peak map[int]int64
+	anon map[int]int64 // largest RssAnon seen: the process's own memory, without the mapped binary
 }
 
 func startSampler(parent int) *sampler {
-	s := &sampler{parent: parent, done: make(chan struct{}), cpu: map[int]float64{}, peak: map[int]int64{}}
+	s := &sampler{parent: parent, done: make(chan struct{}), cpu: map[int]float64{}, peak: map[int]int64{}, anon: map[int]int64{}}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -50,19 +51,19 @@ func startSampler(parent int) *sampler {
 }
 
 // stop ends sampling and returns the providers' total CPU seconds, their
-// largest peak RSS in bytes, and how many provider processes ran.
-func (s *sampler) stop() (float64, int64, int) {
+// largest peak RSS (VmHWM) and largest sampled anonymous RSS in bytes, and
+// how many provider processes ran.
+func (s *sampler) stop() (cpu float64, peak, anon int64, procs int) {
 	close(s.done)
 	s.wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var cpu float64
-	var peak int64
 	for pid, c := range s.cpu {
 		cpu += c
 		peak = max(peak, s.peak[pid])
+		anon = max(anon, s.anon[pid])
 	}
-	return cpu, peak, len(s.cpu)
+	return cpu, peak, anon, len(s.cpu)
 }
 
 func (s *sampler) sample() {
@@ -71,10 +72,11 @@ func (s *sampler) sample() {
 		if !ok || !strings.HasPrefix(comm, "terraform-provi") {
 			continue
 		}
-		rss := procHWM(pid)
+		hwm, anon := procMem(pid)
 		s.mu.Lock()
 		s.cpu[pid] = max(s.cpu[pid], cpu)
-		s.peak[pid] = max(s.peak[pid], rss)
+		s.peak[pid] = max(s.peak[pid], hwm)
+		s.anon[pid] = max(s.anon[pid], anon)
 		s.mu.Unlock()
 	}
 }
@@ -124,20 +126,28 @@ func procCPU(pid int) (string, float64, bool) {
 	return comm, (ut + st) / clockTicks, true
 }
 
-// procHWM returns the peak resident set size of pid in bytes (VmHWM).
-func procHWM(pid int) int64 {
+// procMem returns the peak resident set size of pid (VmHWM, which counts
+// the mapped pages of the binary too) and its current anonymous resident
+// memory (RssAnon: heap, stacks, runtime), both in bytes.
+func procMem(pid int) (hwm, anon int64) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0
+		return 0, 0
+	}
+	kb := func(rest string) int64 {
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			return 0
+		}
+		v, _ := strconv.ParseInt(f[0], 10, 64)
+		return v * 1024
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(rest)
-			if len(f) >= 1 {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb * 1024
-			}
+			hwm = kb(rest)
+		} else if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			anon = kb(rest)
 		}
 	}
-	return 0
+	return hwm, anon
 }

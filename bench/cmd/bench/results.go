@@ -16,28 +16,30 @@ import (
 
 // Results is everything results.json holds.
 type Results struct {
-	Started     time.Time     `json:"started"`
-	Finished    time.Time     `json:"finished"`
-	Machine     Machine       `json:"machine"`
-	Ns          []int         `json:"n"`
-	Runs        int           `json:"runs"`
-	Targets     []string      `json:"targets"`
-	Scale       []Summary     `json:"scale"`
-	Process     []ProcessCost `json:"process"`
-	BundleFetch *GoBench      `json:"bundle_fetch,omitempty"`
-	Goals       []Goal        `json:"targets_checked"`
-	Notes       []string      `json:"notes"`
+	Started             time.Time     `json:"started"`
+	Finished            time.Time     `json:"finished"`
+	Machine             Machine       `json:"machine"`
+	Ns                  []int         `json:"n"`
+	Runs                int           `json:"runs"`
+	KubernetesCycleMaxN int           `json:"kubernetes_cycle_max_n,omitempty"`
+	Targets             []string      `json:"targets"`
+	Scale               []Summary     `json:"scale"`
+	Process             []ProcessCost `json:"process"`
+	BundleFetch         *GoBench      `json:"bundle_fetch,omitempty"`
+	Goals               []Goal        `json:"targets_checked"`
+	Notes               []string      `json:"notes"`
 }
 
 // Machine describes where the numbers come from.
 type Machine struct {
-	CPUs      int    `json:"nproc"`
-	CPUModel  string `json:"cpu_model"`
-	MemTotal  string `json:"mem_total"`
-	LoadAvg   string `json:"loadavg_at_start"`
-	Go        string `json:"go"`
-	Terraform string `json:"terraform"`
-	Kernel    string `json:"kernel"`
+	CPUs       int    `json:"nproc"`
+	CPUModel   string `json:"cpu_model"`
+	MemTotal   string `json:"mem_total"`
+	LoadAvg    string `json:"loadavg_at_start"`
+	LoadAvgEnd string `json:"loadavg_at_end,omitempty"`
+	Go         string `json:"go"`
+	Terraform  string `json:"terraform"`
+	Kernel     string `json:"kernel"`
 }
 
 // Summary is the median over runs of one phase of one target at one N.
@@ -51,6 +53,7 @@ type Summary struct {
 	CPUTotalMedian float64            `json:"cpu_total_median_s"`
 	CPUProvMedian  float64            `json:"cpu_provider_median_s"`
 	PeakRSS        int64              `json:"provider_peak_rss_bytes"`
+	PeakAnon       int64              `json:"provider_peak_anon_bytes,omitempty"`
 	PlanEmpty      *bool              `json:"plan_empty,omitempty"`
 	APIPerObject   map[string]float64 `json:"api_requests_per_object"`
 	APITotal       map[string]int     `json:"api_requests_first_run"`
@@ -70,6 +73,7 @@ func summarize(target string, n int, samples []phaseSample) []Summary {
 			cpuT = append(cpuT, x.CPUTotal)
 			cpuP = append(cpuP, x.CPUProvider)
 			s.PeakRSS = max(s.PeakRSS, x.ProviderRSS)
+			s.PeakAnon = max(s.PeakAnon, x.ProviderAnon)
 			if x.PlanEmpty != nil {
 				empty := *x.PlanEmpty
 				if s.PlanEmpty != nil {
@@ -80,6 +84,9 @@ func summarize(target string, n int, samples []phaseSample) []Summary {
 			if s.APITotal == nil {
 				s.APITotal = x.API
 			}
+		}
+		if s.Runs == 0 {
+			continue // a phase this schedule does not time (see schedule in benchN)
 		}
 		s.WallMedian = round3(median(s.Walls))
 		s.CPUTotalMedian = round3(median(cpuT))
@@ -162,10 +169,18 @@ type GoBenchResult struct {
 	MedianNsPerOp float64   `json:"median_ns_per_op"`
 	MaxNsPerOp    float64   `json:"max_ns_per_op"`
 	AllocsPerOp   float64   `json:"allocs_per_op"`
+	P50Ns         []float64 `json:"p50_ns,omitempty"` // per run, from the benchmark's own per-fetch timing
+	P99Ns         []float64 `json:"p99_ns,omitempty"`
+	MedianP50Ns   float64   `json:"median_p50_ns,omitempty"`
+	MedianP99Ns   float64   `json:"median_p99_ns,omitempty"`
 	BytesPerOp    float64   `json:"bytes_per_op"`
 }
 
-var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op)?(?:\s+([\d.]+) allocs/op)?`)
+// benchLine is a result line: name, iterations, then "value unit" pairs.
+var (
+	benchLine   = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+	benchMetric = regexp.MustCompile(`([\d.e+]+) (\S+)`)
+)
 
 func bundleFetchBench(ctx context.Context, root string) (*GoBench, error) {
 	args := []string{"test", "-count=5", "-run", "^$", "-bench", "BenchmarkFetchBundle", "-benchmem", "./internal/bundlesource"}
@@ -189,15 +204,27 @@ func bundleFetchBench(ctx context.Context, root string) (*GoBench, error) {
 			byName[m[1]] = r
 			order = append(order, m[1])
 		}
-		ns, _ := strconv.ParseFloat(m[2], 64)
-		r.NsPerOp = append(r.NsPerOp, ns)
-		r.BytesPerOp, _ = strconv.ParseFloat(m[3], 64)
-		r.AllocsPerOp, _ = strconv.ParseFloat(m[4], 64)
+		for _, kv := range benchMetric.FindAllStringSubmatch(m[2], -1) {
+			v, _ := strconv.ParseFloat(kv[1], 64)
+			switch kv[2] {
+			case "ns/op":
+				r.NsPerOp = append(r.NsPerOp, v)
+			case "B/op":
+				r.BytesPerOp = v
+			case "allocs/op":
+				r.AllocsPerOp = v
+			case "p50-ns":
+				r.P50Ns = append(r.P50Ns, v)
+			case "p99-ns":
+				r.P99Ns = append(r.P99Ns, v)
+			}
+		}
 	}
 	sort.Strings(order)
 	for _, name := range order {
 		r := byName[name]
 		r.MedianNsPerOp = median(r.NsPerOp)
+		r.MedianP50Ns, r.MedianP99Ns = median(r.P50Ns), median(r.P99Ns)
 		for _, v := range r.NsPerOp {
 			r.MaxNsPerOp = max(r.MaxNsPerOp, v)
 		}

@@ -157,7 +157,8 @@ func startToSchema(ctx context.Context, bin, work string) (time.Duration, string
 		return 0, "", 0, 0, fmt.Errorf("%s: %s: %w", filepath.Base(bin), method, err)
 	}
 	d := time.Since(start)
-	return d, f[1], len(resp), procHWM(cmd.Process.Pid), nil
+	hwm, _ := procMem(cmd.Process.Pid)
+	return d, f[1], len(resp), hwm, nil
 }
 
 func median(v []float64) float64 {

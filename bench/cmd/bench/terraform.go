@@ -108,15 +108,21 @@ type object struct {
 	key, cluster, name, td string
 }
 
-func objects(n int) []object {
+// targetTags give each target its own object names and trust domains, all of
+// the same length, so objects one target keeps between runs (see schedule)
+// never collide with another's: SPIRE wants trust domains unique, and
+// zerotrust checks that before it creates an object.
+var targetTags = map[string]string{targetZerotrust: "zt", targetFloor: "tf", targetKubernetes: "k8", targetKubectl: "kc"}
+
+func objects(target string, n int) []object {
+	tag := targetTags[target]
 	out := make([]object, n)
 	for i := range out {
-		td := fmt.Sprintf("td%04d.bench.example.org", i)
 		out[i] = object{
 			key:     fmt.Sprintf("o%04d", i),
 			cluster: clusterNames[i%len(clusterNames)],
-			name:    fmt.Sprintf("bench-td%04d", i),
-			td:      td,
+			name:    fmt.Sprintf("bench-%s-td%04d", tag, i),
+			td:      fmt.Sprintf("td%04d.%s.bench.example.org", i, tag),
 		}
 	}
 	return out
@@ -144,7 +150,7 @@ func (e *tfEnv) prepare(ctx context.Context, lab *harness.Lab, target string, n 
 func (e *tfEnv) config(lab *harness.Lab, target string, n int) string {
 	var b strings.Builder
 	b.WriteString("locals {\n  objs = {\n")
-	for _, o := range objects(n) {
+	for _, o := range objects(target, n) {
 		fmt.Fprintf(&b, "    %s = { cluster = %q, name = %q, td = %q }\n", o.key, o.cluster, o.name, o.td)
 	}
 	b.WriteString("  }\n}\n\n")
@@ -226,27 +232,33 @@ func (e *tfEnv) config(lab *harness.Lab, target string, n int) string {
 
 // phaseSample is one timed terraform command.
 type phaseSample struct {
-	Phase       string         `json:"phase"`
-	Wall        float64        `json:"wall_s"`
-	CPUTotal    float64        `json:"cpu_total_s"`    // terraform + provider processes (rusage of waited-for children)
-	CPUProvider float64        `json:"cpu_provider_s"` // provider processes only (sampled from /proc)
-	ProviderRSS int64          `json:"provider_peak_rss_bytes"`
-	Procs       int            `json:"provider_processes"`
-	PlanEmpty   *bool          `json:"plan_empty,omitempty"`
-	API         map[string]int `json:"api_requests"`
+	Phase        string         `json:"phase"`
+	Wall         float64        `json:"wall_s"`
+	CPUTotal     float64        `json:"cpu_total_s"`    // terraform + provider processes (rusage of waited-for children)
+	CPUProvider  float64        `json:"cpu_provider_s"` // provider processes only (sampled from /proc)
+	ProviderRSS  int64          `json:"provider_peak_rss_bytes"`
+	ProviderAnon int64          `json:"provider_peak_anon_bytes"` // largest sampled RssAnon of one provider process
+	Procs        int            `json:"provider_processes"`
+	PlanEmpty    *bool          `json:"plan_empty,omitempty"`
+	API          map[string]int `json:"api_requests"`
 }
 
-// cycle runs apply, plan (with refresh) on the unchanged state, and destroy.
-func (e *tfEnv) cycle(ctx context.Context, dir, target string, n int, audit *auditReader, limit time.Duration) ([]phaseSample, error) {
+// phaseArgs are the terraform commands of the phases a run times.
+var phaseArgs = map[string][]string{
+	"apply":   {"apply", "-input=false", "-no-color", "-auto-approve"},
+	"plan":    {"plan", "-input=false", "-no-color", "-detailed-exitcode", "-lock=false"},
+	"destroy": {"destroy", "-input=false", "-no-color", "-auto-approve"},
+}
+
+// cycle runs the given phases in order: normally apply, plan (with refresh)
+// on the unchanged state, and destroy.
+func (e *tfEnv) cycle(ctx context.Context, dir, target string, n int, audit *auditReader, limit time.Duration, phases []string) ([]phaseSample, error) {
 	var out []phaseSample
-	for _, phase := range []struct {
-		name string
-		args []string
-	}{
-		{"apply", []string{"apply", "-input=false", "-no-color", "-auto-approve"}},
-		{"plan", []string{"plan", "-input=false", "-no-color", "-detailed-exitcode", "-lock=false"}},
-		{"destroy", []string{"destroy", "-input=false", "-no-color", "-auto-approve"}},
-	} {
+	for _, name := range phases {
+		phase := struct {
+			name string
+			args []string
+		}{name, phaseArgs[name]}
 		audit.mark()
 		s, stdout, err := e.measured(ctx, dir, limit, phase.args...)
 		if phase.name == "plan" {
@@ -298,7 +310,7 @@ func (e *tfEnv) measured(ctx context.Context, dir string, limit time.Duration, a
 	err := cmd.Wait()
 	s.Wall = time.Since(start).Seconds()
 	s.CPUTotal = childrenCPU() - before
-	s.CPUProvider, s.ProviderRSS, s.Procs = sampler.stop()
+	s.CPUProvider, s.ProviderRSS, s.ProviderAnon, s.Procs = sampler.stop()
 	return s, buf.String(), err
 }
 
