@@ -8,11 +8,13 @@
 #   BENCH_N=100,300,1000   object counts
 #   BENCH_RUNS=3           interleaved runs per target and N (medians reported)
 #   BENCH_TARGETS=...      subset of zerotrust,terraform_data,kubernetes_manifest,kubectl_manifest
-#   BENCH_KUBERNETES_CYCLE_MAX_N=100
-#                          above this N, kubernetes_manifest (rate-limited to
-#                          5 requests/s per alias by client-go) applies once and
-#                          plans in every run instead of full cycles, so the
-#                          default run fits in 45 minutes
+#   BENCH_FULL_CYCLES_MAX_N=300 above this N every target applies once, plans in
+#                          every run and destroys in its last (see schedule in
+#                          bench/cmd/bench/main.go)
+#   BENCH_KUBERNETES_DESTROY_MAX_N=100
+#                          kubernetes_manifest (rate-limited to 5 requests/s per
+#                          alias by client-go) always applies once and plans in
+#                          every run; above this N its destroy is not timed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CHECKPOINT_DISABLE=1

@@ -125,18 +125,7 @@ func TestAccSpireFederation_importBlock(t *testing.T) {
   bundle_endpoint = {
     profile      = "https_spiffe"
     refresh_hint = 600
-  }
-  federates_with = {
-    "west.test" = {
-      bundle_endpoint_url     = "https://spire.west.test:8443"
-      bundle_endpoint_profile = "https_spiffe"
-      endpoint_spiffe_id      = "spiffe://west.test/spire/server"
-    }
-    "north.test" = {
-      bundle_endpoint_url     = "https://bundles.north.test"
-      bundle_endpoint_profile = "https_web"
-    }
-  }`)
+  }`+twoPeersHCL)
 		endpoint := map[string]any{"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": int64(600)}
 		exists := func() error {
 			return resource.ComposeAggregateTestCheckFunc(

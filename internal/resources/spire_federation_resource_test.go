@@ -164,17 +164,9 @@ func dynamicClient(t *testing.T, c *harness.Cluster) dynamic.Interface {
 // operator's fields survive, order never diffs, drift plans back, entries of
 // other tools are left alone, and destroy keeps what the operator forbids
 // removing.
-func TestAccSpireFederation_lifecycle(t *testing.T) {
-	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
-		acctest.ResetSpireSingletons(t, c)
-		td := acctest.UniqueName("own") + ".test"
-		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
-		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "debug"}))
-		operatorFields := map[string]string{"logLevel": "debug", "jwtIssuer": "https://oidc-discovery.apps.example.test", "persistence.size": "1Gi"}
-		id := c.Name + "/cluster"
-
-		westID := "spiffe://west.test/spire/server"
-		created := `
+// twoPeersHCL federates with west.test (https_spiffe) and north.test
+// (https_web): the peers most tests here start from.
+const twoPeersHCL = `
   federates_with = {
     "west.test" = {
       bundle_endpoint_url     = "https://spire.west.test:8443"
@@ -186,6 +178,18 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
       bundle_endpoint_profile = "https_web"
     }
   }`
+
+func TestAccSpireFederation_lifecycle(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		acctest.ResetSpireSingletons(t, c)
+		td := acctest.UniqueName("own") + ".test"
+		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
+		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "debug"}))
+		operatorFields := map[string]string{"logLevel": "debug", "jwtIssuer": "https://oidc-discovery.apps.example.test", "persistence.size": "1Gi"}
+		id := c.Name + "/cluster"
+
+		westID := "spiffe://west.test/spire/server"
+		created := twoPeersHCL
 		// The same map written in the other order.
 		reordered := `
   federates_with = {

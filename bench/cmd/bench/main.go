@@ -51,9 +51,9 @@ type options struct {
 	skipGo   bool
 	noStrip  bool
 	timeout  time.Duration
-	// k8sCycleMaxN is the largest N at which kubernetes_manifest runs full
-	// apply/plan/destroy cycles; above it, it keeps its state (see schedule).
-	k8sCycleMaxN int
+	// fullCyclesMaxN and k8sDestroyMaxN shape the schedule (see schedule).
+	fullCyclesMaxN int
+	k8sDestroyMaxN int
 }
 
 func main() {
@@ -67,8 +67,10 @@ func main() {
 	flag.BoolVar(&opts.skipGo, "skip-go-bench", false, "skip the bundle fetch Go benchmark")
 	flag.BoolVar(&opts.noStrip, "no-strip", false, "keep symbols in the provider binary (for perf record; sizes then differ from a release)")
 	flag.DurationVar(&opts.timeout, "command-timeout", 30*time.Minute, "limit for one terraform command")
-	flag.IntVar(&opts.k8sCycleMaxN, "kubernetes-cycle-max-n", envInt("BENCH_KUBERNETES_CYCLE_MAX_N", 100),
-		"largest N at which kubernetes_manifest runs full apply/plan/destroy cycles; above it: one apply, a plan per run, objects deleted through the API (env BENCH_KUBERNETES_CYCLE_MAX_N)")
+	flag.IntVar(&opts.fullCyclesMaxN, "full-cycles-max-n", envInt("BENCH_FULL_CYCLES_MAX_N", 300),
+		"largest N at which targets run a full apply/plan/destroy cycle in every run; above it each applies once, plans every run and destroys in the last (env BENCH_FULL_CYCLES_MAX_N)")
+	flag.IntVar(&opts.k8sDestroyMaxN, "kubernetes-destroy-max-n", envInt("BENCH_KUBERNETES_DESTROY_MAX_N", 100),
+		"largest N at which kubernetes_manifest's destroy is timed; above it its objects are deleted through the API (env BENCH_KUBERNETES_DESTROY_MAX_N)")
 	extraEnv := flag.String("extra-env", "", "comma-separated K=V added to terraform's environment (for experiments; recorded in the notes)")
 	reportFrom := flag.String("report-from", "", "only rewrite REPORT.md and scaling.png from this results.json (after editing ANALYSIS.md)")
 	flag.Parse()
@@ -170,13 +172,14 @@ func run(ctx context.Context, opts options) error {
 		}
 	}
 	res := &Results{
-		Started:             started.UTC(),
-		Machine:             machineFacts(ctx, tools["terraform"]),
-		Ns:                  opts.ns,
-		Runs:                opts.runs,
-		KubernetesCycleMaxN: opts.k8sCycleMaxN,
-		Targets:             opts.targets,
-		Notes:               []string{},
+		Started:               started.UTC(),
+		Machine:               machineFacts(ctx, tools["terraform"]),
+		Ns:                    opts.ns,
+		Runs:                  opts.runs,
+		FullCyclesMaxN:        opts.fullCyclesMaxN,
+		KubernetesDestroyMaxN: opts.k8sDestroyMaxN,
+		Targets:               opts.targets,
+		Notes:                 []string{},
 	}
 	if *extraEnvFlag != "" {
 		res.Notes = append(res.Notes, "terraform ran with extra environment: "+*extraEnvFlag)
@@ -246,12 +249,12 @@ func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReade
 		dirs[t] = d
 	}
 	samples := map[string][]phaseSample{}
-	kept := map[string]bool{}
+	last := map[string][]string{} // phases of each target's last run
 	for r := 0; r < opts.runs; r++ {
 		for i := range opts.targets {
 			t := opts.targets[(i+r)%len(opts.targets)]
-			phases, keep := schedule(t, n, r, opts)
-			kept[t] = kept[t] || keep
+			phases := schedule(t, n, r, opts)
+			last[t] = phases
 			logf("N=%d run %d/%d %s (%s)", n, r+1, opts.runs, t, strings.Join(phases, ", "))
 			s, err := env.cycle(ctx, dirs[t], t, n, audit, opts.timeout, phases)
 			if err != nil {
@@ -261,11 +264,19 @@ func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReade
 		}
 	}
 	for _, t := range opts.targets {
-		if kept[t] {
+		if !isFullCycle(schedule(t, n, 0, opts)) {
+			note := fmt.Sprintf("%s at N=%d: applied once (run 1), planned in each of the %d runs, ", t, n, opts.runs)
+			if contains(last[t], "destroy") {
+				note += fmt.Sprintf("destroyed by terraform in run %d: its apply and destroy are single runs.", opts.runs)
+			} else {
+				note += "not destroyed by terraform (its objects were deleted through the API afterwards, untimed): its apply is a single run, its destroy not measured at this N."
+			}
+			res.Notes = append(res.Notes, note)
+		}
+		if !contains(last[t], "destroy") {
 			if err := deleteObjects(ctx, lab, t, n); err != nil {
 				return fmt.Errorf("%s N=%d: deleting its objects: %w", t, n, err)
 			}
-			res.Notes = append(res.Notes, fmt.Sprintf("%s at N=%d: applied once (run 1), planned in each of the %d runs, not destroyed by terraform: its objects were deleted through the API afterwards (untimed). Its apply median is of 1 run; its destroy is not measured at this N.", t, n, opts.runs))
 		}
 	}
 	for _, t := range opts.targets {
@@ -274,24 +285,36 @@ func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReade
 	return nil
 }
 
-// schedule returns the phases target times in run r (0-based) at n objects,
-// and whether the target keeps its objects between runs.
+// schedule returns the phases target times in run r (0-based) at n objects.
+//
+// Up to opts.fullCyclesMaxN every run is a full apply, plan, destroy cycle.
+// Above it (N=1000 by default) Terraform core alone needs minutes per cycle
+// (terraform_data: ~2 min at N=1000 here), so each target applies once,
+// plans in every run (the comparison the targets are about) and
+// destroys in its last run.
 //
 // kubernetes_manifest is bound by client-go's default rate limit (5
 // requests/s per provider alias, not configurable in that provider): about
-// 0.9 s per object for one apply/plan/destroy cycle on three clusters, so
-// 3 full cycles at N=300 and N=1000 alone would take over an hour. Above
-// opts.k8sCycleMaxN it therefore applies once, plans in every run (the
-// comparison the target is about) and is cleaned up through the API.
-func schedule(target string, n, r int, opts options) (phases []string, keep bool) {
-	if target != targetKubernetes || n <= opts.k8sCycleMaxN {
-		return []string{"apply", "plan", "destroy"}, false
+// 0.9 s per object for one cycle on three clusters, so it always follows the
+// apply-once schedule, and above opts.k8sDestroyMaxN its objects are deleted
+// through the API instead of by a timed terraform destroy. With full cycles
+// it alone would need over an hour.
+func schedule(target string, n, r int, opts options) []string {
+	if n <= opts.fullCyclesMaxN && target != targetKubernetes {
+		return []string{"apply", "plan", "destroy"}
 	}
+	var phases []string
 	if r == 0 {
-		return []string{"apply", "plan"}, true
+		phases = append(phases, "apply")
 	}
-	return []string{"plan"}, true
+	phases = append(phases, "plan")
+	if r == opts.runs-1 && (target != targetKubernetes || n <= opts.k8sDestroyMaxN) {
+		phases = append(phases, "destroy")
+	}
+	return phases
 }
+
+func isFullCycle(phases []string) bool { return len(phases) == 3 }
 
 // deleteObjects removes the ClusterFederatedTrustDomains target created at n
 // objects directly through the API: untimed, and outside any audit window.

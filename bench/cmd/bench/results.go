@@ -16,18 +16,19 @@ import (
 
 // Results is everything results.json holds.
 type Results struct {
-	Started             time.Time     `json:"started"`
-	Finished            time.Time     `json:"finished"`
-	Machine             Machine       `json:"machine"`
-	Ns                  []int         `json:"n"`
-	Runs                int           `json:"runs"`
-	KubernetesCycleMaxN int           `json:"kubernetes_cycle_max_n,omitempty"`
-	Targets             []string      `json:"targets"`
-	Scale               []Summary     `json:"scale"`
-	Process             []ProcessCost `json:"process"`
-	BundleFetch         *GoBench      `json:"bundle_fetch,omitempty"`
-	Goals               []Goal        `json:"targets_checked"`
-	Notes               []string      `json:"notes"`
+	Started               time.Time     `json:"started"`
+	Finished              time.Time     `json:"finished"`
+	Machine               Machine       `json:"machine"`
+	Ns                    []int         `json:"n"`
+	Runs                  int           `json:"runs"`
+	FullCyclesMaxN        int           `json:"full_cycles_max_n,omitempty"`
+	KubernetesDestroyMaxN int           `json:"kubernetes_destroy_max_n,omitempty"`
+	Targets               []string      `json:"targets"`
+	Scale                 []Summary     `json:"scale"`
+	Process               []ProcessCost `json:"process"`
+	BundleFetch           *GoBench      `json:"bundle_fetch,omitempty"`
+	Goals                 []Goal        `json:"targets_checked"`
+	Notes                 []string      `json:"notes"`
 }
 
 // Machine describes where the numbers come from.
