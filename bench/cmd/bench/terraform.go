@@ -296,9 +296,7 @@ func (e *tfEnv) measured(ctx context.Context, dir string, limit time.Duration, a
 	var s phaseSample
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, e.terraform, args...)
-	cmd.Dir = dir
-	cmd.Env = e.env
+	cmd := e.command(ctx, dir, args...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	before := childrenCPU()
@@ -318,11 +316,20 @@ func (e *tfEnv) measured(ctx context.Context, dir string, limit time.Duration, a
 func (e *tfEnv) tf(ctx context.Context, dir string, limit time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	out, err := e.command(ctx, dir, args...).CombinedOutput()
+	return string(out), err
+}
+
+// command is a terraform command in dir that, when ctx ends (interrupt or
+// timeout), gets an interrupt first: terraform then stops its provider
+// processes itself, where a kill would leave them running.
+func (e *tfEnv) command(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, e.terraform, args...)
 	cmd.Dir = dir
 	cmd.Env = e.env
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second // then killed
+	return cmd
 }
 
 // childrenCPU is the user+system CPU seconds of every child this process
