@@ -20,10 +20,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // Benchmark targets, in the order they appear in tables.
@@ -264,7 +264,7 @@ func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReade
 		}
 	}
 	for _, t := range opts.targets {
-		if !isFullCycle(schedule(t, n, 0, opts)) {
+		if appliesOnce(t, n, opts) {
 			note := fmt.Sprintf("%s at N=%d: applied once (run 1), planned in each of the %d runs, ", t, n, opts.runs)
 			if contains(last[t], "destroy") {
 				note += fmt.Sprintf("destroyed by terraform in run %d: its apply and destroy are single runs.", opts.runs)
@@ -300,7 +300,7 @@ func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReade
 // through the API instead of by a timed terraform destroy. With full cycles
 // it alone would need over an hour.
 func schedule(target string, n, r int, opts options) []string {
-	if n <= opts.fullCyclesMaxN && target != targetKubernetes {
+	if !appliesOnce(target, n, opts) {
 		return []string{"apply", "plan", "destroy"}
 	}
 	var phases []string
@@ -314,12 +314,15 @@ func schedule(target string, n, r int, opts options) []string {
 	return phases
 }
 
-func isFullCycle(phases []string) bool { return len(phases) == 3 }
+// appliesOnce tells whether target follows the apply-once schedule at n.
+func appliesOnce(target string, n int, opts options) bool {
+	return n > opts.fullCyclesMaxN || target == targetKubernetes
+}
 
 // deleteObjects removes the ClusterFederatedTrustDomains target created at n
 // objects directly through the API: untimed, and outside any audit window.
 func deleteObjects(ctx context.Context, lab *harness.Lab, target string, n int) error {
-	gvr := schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}
+	gvr := kube.ClusterFederatedTrustDomain.GVR()
 	clients := map[string]dynamic.Interface{}
 	for _, name := range clusterNames {
 		cfg := lab.Cluster(name).RESTConfig()

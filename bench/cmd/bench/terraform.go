@@ -254,14 +254,10 @@ var phaseArgs = map[string][]string{
 // on the unchanged state, and destroy.
 func (e *tfEnv) cycle(ctx context.Context, dir, target string, n int, audit *auditReader, limit time.Duration, phases []string) ([]phaseSample, error) {
 	var out []phaseSample
-	for _, name := range phases {
-		phase := struct {
-			name string
-			args []string
-		}{name, phaseArgs[name]}
+	for _, phase := range phases {
 		audit.mark()
-		s, stdout, err := e.measured(ctx, dir, limit, phase.args...)
-		if phase.name == "plan" {
+		s, stdout, err := e.measured(ctx, dir, limit, phaseArgs[phase]...)
+		if phase == "plan" {
 			// -detailed-exitcode: 0 = no changes, 2 = changes present.
 			var ee *exec.ExitError
 			empty := err == nil
@@ -274,7 +270,7 @@ func (e *tfEnv) cycle(ctx context.Context, dir, target string, n int, audit *aud
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("terraform %s: %w\n%s", phase.name, err, tail(stdout, 40))
+			return nil, fmt.Errorf("terraform %s: %w\n%s", phase, err, tail(stdout, 40))
 		}
 		// The apiserver writes the audit event after the response; give the
 		// last ones a moment to land.
@@ -283,7 +279,7 @@ func (e *tfEnv) cycle(ctx context.Context, dir, target string, n int, audit *aud
 		if err != nil {
 			return nil, err
 		}
-		s.Phase = phase.name
+		s.Phase = phase
 		out = append(out, s)
 	}
 	return out, nil
