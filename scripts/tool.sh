@@ -24,16 +24,20 @@
 #
 # Environment:
 #   ZT_CACHE_DIR               cache root (see above)
-#   ZT_FORCE_BUILD_TERRAFORM=1 build terraform even if a usable one is on PATH
+#   ZT_FORCE_BUILD_TERRAFORM=1 build terraform (and terraform-1.11) even if the
+#                              pinned version is on PATH
+#
+# terraform is the newest release the module proxy serves (the tests' default);
+# terraform-1.11 the oldest release the tests still cover. A terraform on PATH
+# is used instead of a build only when it reports the pinned version.
 #
 # Note: callers that run with a temporary HOME (tests do) should resolve tool
 # paths before changing HOME, or set ZT_CACHE_DIR, or they get a cold cache.
 set -euo pipefail
 
-readonly ALL_TOOLS=(etcd kube-apiserver spire-controller-manager spire-server golangci-lint tfplugindocs terraform tofu)
+readonly ALL_TOOLS=(etcd kube-apiserver spire-controller-manager spire-server golangci-lint tfplugindocs terraform terraform-1.11 tofu)
 readonly BENCH_TOOLS=(terraform-provider-kubernetes terraform-provider-kubectl)
 readonly RELEASE_TOOLS=(goreleaser)
-readonly MIN_TERRAFORM_MAJOR=1 MIN_TERRAFORM_MINOR=8
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo_root=$(cd "$script_dir/.." && pwd -P)
@@ -106,7 +110,7 @@ recipe() {
 		main_mod=github.com/spiffe/spire-controller-manager
 		pkg=github.com/spiffe/spire-controller-manager/cmd
 		;;
-	terraform)
+	terraform | terraform-1.11)
 		main_mod=github.com/hashicorp/terraform
 		pkg=github.com/hashicorp/terraform
 		;;
@@ -153,7 +157,7 @@ recipe() {
 		# No leading "v": spire parses this as a semver and panics otherwise.
 		ldflags+=" -X github.com/spiffe/spire/pkg/common/version.gittag=$v"
 		;;
-	terraform)
+	terraform | terraform-1.11)
 		ldflags+=" -X github.com/hashicorp/terraform/version.dev=no"
 		;;
 	tofu)
@@ -180,35 +184,31 @@ go_env() {
 		GOFLAGS=-buildvcs=false GOTOOLCHAIN=local GOWORK=off CGO_ENABLED="$cgo" "$@"
 }
 
-# terraform_on_path: print a usable terraform from PATH (>= 1.8), if any.
+# terraform_on_path VERSION: print the terraform on PATH if it reports
+# exactly VERSION (for example v1.11.4).
 terraform_on_path() {
-	local tf out major minor
+	local want=$1 tf out
 	tf=$(command -v terraform 2>/dev/null) || return 1
 	[[ $tf == /* ]] || tf=$PWD/$tf
 	out=$(CHECKPOINT_DISABLE=1 timeout 30 "$tf" version 2>/dev/null) || {
 		log "terraform: ignoring $tf: 'terraform version' failed"
 		return 1
 	}
-	if [[ $out =~ Terraform\ v([0-9]+)\.([0-9]+)\. ]]; then
-		major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
-		if ((major > MIN_TERRAFORM_MAJOR || (major == MIN_TERRAFORM_MAJOR && minor >= MIN_TERRAFORM_MINOR))); then
-			printf '%s\n' "$tf"
-			return 0
-		fi
+	if [[ $out == "Terraform $want"$'\n'* || $out == "Terraform $want" ]]; then
+		printf '%s\n' "$tf"
+		return 0
 	fi
-	log "terraform: ignoring $tf: need >= $MIN_TERRAFORM_MAJOR.$MIN_TERRAFORM_MINOR, got: ${out%%$'\n'*}"
 	return 1
 }
 
 # tool_path TOOL: build TOOL if needed and print its binary's path.
 tool_path() {
 	local tool=$1
-	if [[ $tool == terraform && ${ZT_FORCE_BUILD_TERRAFORM:-} != 1 ]]; then
-		terraform_on_path && return 0
-	fi
-
 	local main_mod pkg cgo ldflags version
 	recipe "$tool"
+	if [[ $tool == terraform* && ${ZT_FORCE_BUILD_TERRAFORM:-} != 1 ]]; then
+		terraform_on_path "$version" && return 0
+	fi
 
 	local src=$tools_src/$tool f
 	for f in go.mod go.sum tools.go; do

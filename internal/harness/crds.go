@@ -29,15 +29,17 @@ import (
 	"k8s.io/client-go/util/retry"
 )
 
-// The project's own test CRDs (one CustomResourceDefinition per file).
+// The project's own test CRDs, only for APIs that publish none
+// (kuadrant.dev DomainVerification). One CustomResourceDefinition per file.
 //
 //go:embed crds/*.yaml
 var embeddedCRDs embed.FS
 
 // SpireControllerManagerCRDs are the CRDs CRDDocuments takes from the
-// spire-controller-manager module (config/crd/bases/<group>_<plural>.yaml).
+// spire-controller-manager module (config/crd/bases/<group>_<plural>.yaml):
+// the kinds it reconciles besides ClusterFederatedTrustDomain, whose CRD comes
+// from the operator's published copy in the upstream CRD directory.
 var SpireControllerManagerCRDs = []string{
-	"spire.spiffe.io_clusterfederatedtrustdomains.yaml",
 	"spire.spiffe.io_clusterspiffeids.yaml",
 	"spire.spiffe.io_clusterstaticentries.yaml",
 }
@@ -49,18 +51,23 @@ var crdDocsCache struct {
 	docs [][]byte
 }
 
-// CRDDocuments returns every CRD the tests need: the real spire.spiffe.io
-// CRDs from the spire-controller-manager module pinned in
-// <root>/tools/spire-controller-manager/go.mod (read from the Go module
-// cache, downloaded if needed; never copied into this repository), followed
-// by the project's test CRDs embedded from internal/harness/crds/*.yaml.
+// CRDDocuments returns every CRD the tests and the demo install: the
+// operators' published CRDs from UpstreamCRDDir (unmodified), the remaining
+// spire.spiffe.io CRDs from the spire-controller-manager module pinned in
+// <root>/tools/spire-controller-manager/go.mod (read from the Go module cache,
+// never copied into this repository), and the project's own CRDs for APIs
+// that publish none (internal/harness/crds/*.yaml).
 func CRDDocuments() ([][]byte, error) {
 	crdDocsCache.Lock()
 	defer crdDocsCache.Unlock()
 	if crdDocsCache.docs != nil {
 		return cloneDocs(crdDocsCache.docs), nil
 	}
-	docs, err := spireCRDDocuments()
+	docs, err := UpstreamCRDDocuments()
+	if err != nil {
+		return nil, err
+	}
+	scm, err := spireCRDDocuments()
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +75,7 @@ func CRDDocuments() ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs = append(docs, own...)
+	docs = append(append(docs, scm...), own...)
 	crdDocsCache.docs = docs
 	return cloneDocs(docs), nil
 }
@@ -79,6 +86,68 @@ func cloneDocs(in [][]byte) [][]byte {
 		out[i] = append([]byte(nil), d...)
 	}
 	return out
+}
+
+// UpstreamCRDDir is where the operators' published CRDs live: $ZT_UPSTREAM_CRDS
+// if set, else ../shared/upstream-crds beside the repository (CI and every
+// developer machine have shared/ there).
+func UpstreamCRDDir() (string, error) {
+	if d := os.Getenv("ZT_UPSTREAM_CRDS"); d != "" {
+		return d, nil
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(root), "shared", "upstream-crds"), nil
+}
+
+// UpstreamCRDDocuments returns the operators' published CRDs (every *.yaml in
+// UpstreamCRDDir), sorted by file name.
+func UpstreamCRDDocuments() ([][]byte, error) {
+	dir, err := UpstreamCRDDir()
+	if err != nil {
+		return nil, err
+	}
+	names, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("harness: no upstream CRDs in %s: the tests install the operators' published CRDs "+
+			"from shared/upstream-crds beside the repository (or set ZT_UPSTREAM_CRDS to that directory)", dir)
+	}
+	sort.Strings(names)
+	var docs [][]byte
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			return nil, fmt.Errorf("harness: upstream CRD: %w", err)
+		}
+		docs = append(docs, data)
+	}
+	return docs, nil
+}
+
+// UpstreamCRD returns the published CRD named name (plural.group) as a
+// decoded object, for tests that compare the provider's schema with it.
+func UpstreamCRD(name string) (map[string]any, error) {
+	docs, err := UpstreamCRDDocuments()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		objs, err := SplitYAML(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if md, _ := o["metadata"].(map[string]any); md != nil && md["name"] == name {
+				return o, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("harness: no upstream CRD named %s", name)
 }
 
 // EmbeddedCRDDocuments returns only the project's own test CRDs, sorted by file name.

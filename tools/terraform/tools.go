@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package tools pins terraform for scripts/tool.sh, which builds it into a cache
+// Package tools pins terraform v1.16 (the newest the module proxy serves; the default for tests) for scripts/tool.sh, which builds it into a cache
 // outside the clone. This file is never compiled; it only keeps the main
 // package (and so its dependencies) in this module's go.mod and go.sum.
 package tools
