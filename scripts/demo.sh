@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # make demo / make demo-down: three local clusters (etcd + kube-apiserver on
-# 127.0.0.1), each with a real SPIRE server and spire-controller-manager, then
-# `terraform apply` of examples/n-cluster-mesh with the provider built from
-# this checkout (dev_overrides: no registry, no init), then what every SPIRE
-# server holds, asked from SPIRE itself.
+# 127.0.0.1), each with a real SPIRE server, spire-controller-manager and a
+# pod exec endpoint (pod exec of spire-server-0 reaches the real spire-server
+# through the API server, as in the tests), then `terraform apply` of
+# examples/n-cluster-mesh with the provider built from this checkout
+# (dev_overrides: no registry, no init), then what every SPIRE server holds,
+# asked from SPIRE itself, and how long each federation waited for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -12,7 +14,17 @@ example="examples/n-cluster-mesh"
 clusters=(east west north)
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CHECKPOINT_DISABLE=1
 
-ztlab() { go run ./internal/cmd/ztlab "$@"; }
+# ztlab runs from demo/state/bin: its exec endpoints keep running from there.
+# Built to a new file and renamed, so running endpoints keep their binary.
+ztlab() {
+  if [ ! -x "$state/bin/ztlab" ] || [ -z "${ztlab_built:-}" ]; then
+    mkdir -p "$state/bin"
+    go build -o "$state/bin/ztlab.new" ./internal/cmd/ztlab
+    mv -f "$state/bin/ztlab.new" "$state/bin/ztlab"
+    ztlab_built=1
+  fi
+  "$state/bin/ztlab" "$@"
+}
 
 down() {
   if [ -f "$state/lab.json" ]; then
@@ -37,7 +49,7 @@ up() {
 
   local names
   names=$(IFS=,; echo "${clusters[*]}")
-  echo "==> starting ${#clusters[@]} local clusters ($names), each with SPIRE and spire-controller-manager"
+  echo "==> starting ${#clusters[@]} local clusters ($names), each with SPIRE, spire-controller-manager and a pod exec endpoint"
   # Terraform state left from clusters that no longer run describes nothing:
   # start from an empty one unless the recorded lab is still up (then `up`
   # keeps it, and the apply below changes nothing).
@@ -57,32 +69,30 @@ provider_installation {
 }
 RC
   # Work on a copy so the example directory stays free of state files. The
-  # clusters variable names a kubeconfig and context per cluster, as
-  # demo/state/clusters.json lists them.
+  # clusters variable comes from demo/state/clusters.json: per cluster its
+  # kubeconfig and context, and its bundle endpoint URL (the lab has no
+  # OpenShift Route to read that from).
   cp "$example"/*.tf "$state/work/"
-  {
-    printf '{\n  "clusters": {\n'
-    local i=0 sep
-    for name in "${clusters[@]}"; do
-      i=$((i + 1))
-      sep=","
-      [ "$i" -eq "${#clusters[@]}" ] && sep=""
-      printf '    "%s": { "config_path": "%s", "config_context": "%s" }%s\n' "$name" "$state/kubeconfig" "$name" "$sep"
-    done
-    printf '  }\n}\n'
-  } > "$state/work/terraform.tfvars.json"
+  ztlab tfvars --state "$state" > "$state/work/terraform.tfvars.json"
 
-  echo "==> terraform apply ($example): every cluster federates with every other one, from one provider block"
+  echo "==> terraform apply ($example): every cluster federates with every other one, from one provider block;"
+  echo "    each ClusterFederatedTrustDomain is created only once SPIRE holds the peer's bundle (wait_for_bundle)"
   TF_CLI_CONFIG_FILE="$state/terraformrc" KUBECACHEDIR="$state/kubecache" TF_IN_AUTOMATION=1 \
-    "$tf" -chdir="$state/work" apply -auto-approve -input=false
+    "$tf" -chdir="$state/work" apply -auto-approve -input=false 2>&1 | tee "$state/apply.log"
+  echo
+  echo "==> creation time of each ClusterFederatedTrustDomain (includes waiting for SPIRE to hold the peer's bundle)"
+  sed 's/\x1b\[[0-9;]*m//g' "$state/apply.log" |
+    grep -E '^zerotrust_federated_trust_domain\.peer\[.*(Creation complete|Still creating)' ||
+    echo "(none created: the lab already held them)"
   echo
   echo "==> what each cluster holds (objects asked from its API server; bundles asked from its SPIRE server)"
-  # spire-controller-manager reconciles asynchronously: wait up to 60 s for
-  # every peer's bundle; exits non-zero if one is still missing.
+  # wait_for_bundle made the apply wait for every peer's bundle; the 60 s are
+  # a safeguard. Exits non-zero if one is still missing.
   ztlab show --state "$state" --wait 60s
   echo
   echo "Clusters keep running: kubeconfig at $state/kubeconfig (contexts: $names);"
-  echo "trust domains, bundle endpoints and SPIRE admin sockets in $state/clusters.json."
+  echo "trust domains, bundle endpoints and SPIRE admin sockets in $state/clusters.json;"
+  echo "pod exec of zero-trust-workload-identity-manager/spire-server-0 reaches each cluster's real spire-server."
   echo "Stop them with: make demo-down"
 }
 

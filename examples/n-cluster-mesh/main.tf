@@ -3,10 +3,17 @@
 #
 # Per cluster, data sources read what its SPIRE installation says about itself
 # (trust domain, bundle endpoint URL and SPIFFE ID, from the operator's
-# ZeroTrustWorkloadIdentityManager and SpireServer `cluster` objects) and its
-# current trust bundle (the ConfigMap SPIRE keeps it in). Then every cluster
-# gets a ClusterFederatedTrustDomain for every peer, bootstrapped with the
-# peer's bundle: N*(N-1) objects, no bundle copied by hand.
+# ZeroTrustWorkloadIdentityManager and SpireServer `cluster` objects and its
+# federation Route) and its current trust bundle (the ConfigMap SPIRE keeps it
+# in, checked against SPIRE itself through pod exec). Then every cluster gets a
+# ClusterFederatedTrustDomain for every peer, bootstrapped with the peer's
+# bundle: N*(N-1) objects, no bundle copied by hand. Each one waits until the
+# cluster's SPIRE server holds the peer's bundle (wait_for_bundle), so when
+# the apply ends the mesh is federated, not merely requested.
+#
+# The released operator publishes a cluster's bundle endpoint only through an
+# OpenShift Route; where there is none (plain Kubernetes, `make demo`), give
+# the URL in var.clusters.
 #
 # Adding a cluster is one more entry in var.clusters: the plan creates only
 # its 2*N new objects. A later CA rotation changes the bundles the data sources
@@ -25,8 +32,11 @@ variable "clusters" {
   description = <<-EOT
     The clusters to federate, keyed by a name of your choice. Per cluster either
     a kubeconfig (config_path + config_context) or host + token +
-    cluster_ca_certificate (PEM). `make demo` writes demo/state/clusters.json,
-    whose entries give config_path (kubeconfig) and config_context (context).
+    cluster_ca_certificate (PEM). bundle_endpoint_url is where peers reach the
+    cluster's SPIRE bundle endpoint; needed only when the cluster has no
+    federation Route to read it from. `make demo` writes
+    demo/state/clusters.json, whose entries give kubeconfig, context and
+    bundle_endpoint_url.
   EOT
   type = map(object({
     config_path            = optional(string)
@@ -34,6 +44,7 @@ variable "clusters" {
     host                   = optional(string)
     token                  = optional(string)
     cluster_ca_certificate = optional(string)
+    bundle_endpoint_url    = optional(string)
   }))
 
   validation {
@@ -77,7 +88,31 @@ data "zerotrust_trust_bundle" "this" {
   }
 }
 
+# The same bundle asked from the SPIRE server itself (pod exec of
+# `spire-server bundle show` in spire-server-0), to show that the ConfigMap the
+# federations are bootstrapped from is current.
+data "zerotrust_trust_bundle" "from_spire" {
+  for_each = data.zerotrust_spire_server.this
+
+  cluster      = each.key
+  trust_domain = each.value.trust_domain
+  spire_server = {}
+}
+
 locals {
+  # Where peers fetch each cluster's bundle: the federation Route's URL when
+  # the cluster has one, else the one given in var.clusters.
+  bundle_endpoint_urls = {
+    for name, s in data.zerotrust_spire_server.this :
+    name => s.bundle_endpoint_url != null ? s.bundle_endpoint_url : var.clusters[name].bundle_endpoint_url
+  }
+  # The endpoint's profile as the SpireServer states it; https_spiffe (the
+  # operator's default) when it states none.
+  federation_profiles = {
+    for name, s in data.zerotrust_spire_server.this :
+    name => s.federation_profile != null ? s.federation_profile : "https_spiffe"
+  }
+
   # Every ordered pair of distinct clusters: "east->west" means that east
   # federates with (trusts) west.
   pairs = {
@@ -92,19 +127,26 @@ resource "zerotrust_federated_trust_domain" "peer" {
 
   cluster             = each.value.cluster
   trust_domain        = data.zerotrust_spire_server.this[each.value.peer].trust_domain
-  bundle_endpoint_url = data.zerotrust_spire_server.this[each.value.peer].bundle_endpoint_url
+  bundle_endpoint_url = local.bundle_endpoint_urls[each.value.peer]
   bundle_endpoint_profile = {
-    type = data.zerotrust_spire_server.this[each.value.peer].federation_profile
+    type = local.federation_profiles[each.value.peer]
     # Only the https_spiffe profile authenticates the endpoint by its SPIFFE ID.
-    endpoint_spiffe_id = (data.zerotrust_spire_server.this[each.value.peer].federation_profile == "https_spiffe" ?
+    endpoint_spiffe_id = (local.federation_profiles[each.value.peer] == "https_spiffe" ?
     data.zerotrust_spire_server.this[each.value.peer].endpoint_spiffe_id : null)
   }
   trust_domain_bundle = data.zerotrust_trust_bundle.this[each.value.peer].spiffe_bundle
 
+  # Done means SPIRE holds the peer's bundle (asked through pod exec of
+  # `spire-server bundle list`), not only that the object exists.
+  wait_for_bundle = true
+  # Unfederating also removes the peer's bundle from SPIRE, which otherwise
+  # keeps it.
+  delete_bundle_on_destroy = true
+
   lifecycle {
     precondition {
-      condition     = data.zerotrust_spire_server.this[each.value.peer].bundle_endpoint_url != null
-      error_message = "Cluster ${each.value.peer} serves no federation bundle endpoint that its SpireServer describes: configure spec.federation (zerotrust_spire_federation) there first."
+      condition     = local.bundle_endpoint_urls[each.value.peer] != null
+      error_message = "Cluster ${each.value.peer} has no federation Route to read its bundle endpoint URL from: set var.clusters[\"${each.value.peer}\"].bundle_endpoint_url."
     }
   }
 }
@@ -125,5 +167,13 @@ output "federations" {
 
 output "bundle_endpoints" {
   description = "Where each cluster's peers fetch its bundle from now on."
-  value       = { for name, s in data.zerotrust_spire_server.this : name => s.bundle_endpoint_url }
+  value       = local.bundle_endpoint_urls
+}
+
+output "config_map_bundles_current" {
+  description = "Per cluster, whether the bundle ConfigMap holds the X.509 authorities the SPIRE server itself reports."
+  value = {
+    for name, b in data.zerotrust_trust_bundle.this :
+    name => sort(b.x509_fingerprints_sha256) == sort(data.zerotrust_trust_bundle.from_spire[name].x509_fingerprints_sha256)
+  }
 }

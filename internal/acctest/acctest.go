@@ -4,10 +4,12 @@
 package acctest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -116,14 +118,35 @@ func run(m *testing.M) int {
 	return code
 }
 
+// TerraformCLIs are the CLIs the acceptance tests run on (ZT_TERRAFORM).
+var TerraformCLIs = []string{"terraform", "terraform-1.11", "tofu"}
+
 // SetupTerraform points terraform-plugin-testing (and any terraform run from
 // os/exec) at a terraform binary that needs no network, keeps every tool's
 // caches inside work, and returns the binary's path. Test binaries with their
 // own TestMain (internal/reliability) call it directly.
+//
+// ZT_TERRAFORM picks the CLI: "terraform" (the default, the newest release the
+// module proxy serves), "terraform-1.11" (the oldest release we test) or
+// "tofu" (OpenTofu); make test-compat runs a smoke subset on the last two.
 func SetupTerraform(work string) (string, error) {
-	tf, err := harness.Tool("terraform")
+	tool := cmp.Or(os.Getenv("ZT_TERRAFORM"), "terraform")
+	if !slices.Contains(TerraformCLIs, tool) {
+		return "", fmt.Errorf("acctest: ZT_TERRAFORM=%q: must be one of %s", tool, strings.Join(TerraformCLIs, ", "))
+	}
+	tf, err := harness.Tool(tool)
 	if err != nil {
 		return "", err
+	}
+	if tool == "tofu" {
+		// terraform-plugin-testing writes required_providers with
+		// registry.terraform.io addresses unless told otherwise; OpenTofu
+		// resolves the in-process provider only under its own registry host.
+		for k, v := range map[string]string{"TF_ACC_PROVIDER_HOST": "registry.opentofu.org", "TF_ACC_PROVIDER_NAMESPACE": "hashicorp"} {
+			if err := os.Setenv(k, v); err != nil {
+				return "", err
+			}
+		}
 	}
 	cliConfig := filepath.Join(work, "terraformrc")
 	if err := os.WriteFile(cliConfig, []byte("disable_checkpoint = true\n"), 0o600); err != nil {

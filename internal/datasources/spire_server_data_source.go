@@ -46,8 +46,8 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Facts about one cluster's SPIRE installation under the OpenShift Zero Trust Workload Identity " +
 			"Manager, read from its ZeroTrustWorkloadIdentityManager `cluster` (or, on older operators, the SpireServer " +
-			"`cluster`) and the SpireServer's `spec.federation`: what a peer needs to federate with this cluster, so " +
-			"configurations wire peers from facts instead of copied strings.",
+			"`cluster`) and the SpireServer's `spec.federation`, and the operator's federation Route: what a peer needs " +
+			"to federate with this cluster, so configurations wire peers from facts instead of copied strings.",
 		Attributes: map[string]schema.Attribute{
 			"cluster": schema.StringAttribute{
 				Optional: true,
@@ -77,9 +77,12 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			},
 			"bundle_endpoint_url": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "Where peers reach the bundle endpoint: `https://<host>` of the federation Route " +
-					"`spire-server-federation`, else `https://<address>:<port>` from the SpireServer's bundle endpoint, " +
-					"else null (federation not configured, or the Route not created yet).",
+				MarkdownDescription: "Where peers reach the bundle endpoint: `https://<host>` of the Route " +
+					"`spire-server-federation` that the operator creates in `namespace` when federation is configured " +
+					"with `managedRoute` `\"true\"` (host `federation.<trust domain>`). Null when federation is not " +
+					"configured, the cluster does not serve Routes (not OpenShift), or the Route does not exist (yet): " +
+					"the released SpireServer has no field saying where its endpoint is reachable (the enhancement " +
+					"proposal's `bundleEndpoint.address`/`port` never shipped), so give peers the URL another way there.",
 			},
 			"endpoint_spiffe_id": schema.StringAttribute{
 				Computed:            true,

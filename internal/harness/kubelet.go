@@ -2,13 +2,17 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +32,8 @@ import (
 //
 // Test-only: it does not authenticate the API server (the API server, started
 // without --kubelet-certificate-authority, does not verify it either).
+// Tests run it in process (Spire.startExec); the demo lab runs it as a
+// detached process of its own (ExecEndpointMain, Spire.startExecProcess).
 type execEndpoint struct {
 	Port int
 
@@ -74,6 +80,8 @@ func startExecEndpoint(namespace, pod, container string, commands map[string]exe
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/exec/", e.serveExec)
+	// What a detached endpoint's health check asks (SpireState.Probe).
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	e.srv = &http.Server{Handler: mux, TLSConfig: tlsConfig, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := e.srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -137,27 +145,38 @@ func (e *execEndpoint) ExecInContainer(ctx context.Context, _ string, _ types.UI
 	if errOut != nil {
 		run.Stderr = errOut
 	}
+	start := time.Now()
 	err := run.Run()
+	took := time.Since(start).Round(time.Millisecond)
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
-		e.logf("exec %q: exit code %d", cmd, exitErr.ExitCode())
+		e.logf("exec %q: exit code %d after %v", cmd, exitErr.ExitCode(), took)
 		return utilexec.ExitErrorWrapper{ExitError: exitErr}
 	}
 	if err != nil {
-		e.logf("exec %q: %v", cmd, err)
+		e.logf("exec %q: %v after %v", cmd, err, took)
+		return err
 	}
-	return err
+	e.logf("exec %q: ok after %v", cmd, took)
+	return nil
 }
 
+// logf appends a line to logPath, or, without one (a detached endpoint, whose
+// stderr is its log file), writes it to stderr.
 func (e *execEndpoint) logf(format string, args ...any) {
 	e.logMu.Lock()
 	defer e.logMu.Unlock()
+	line := fmt.Sprintf("%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), fmt.Sprintf(format, args...))
+	if e.logPath == "" {
+		_, _ = io.WriteString(os.Stderr, line)
+		return
+	}
 	f, err := os.OpenFile(e.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), fmt.Sprintf(format, args...))
+	_, _ = io.WriteString(f, line)
 }
 
 // Stop closes the listener and every open exec stream.
@@ -187,4 +206,100 @@ func withSocketPath(socket string) func(args []string) []string {
 		out = append(out, "-socketPath", socket)
 		return append(out, args[i:]...)
 	}
+}
+
+// ExecEndpointState is a detached exec endpoint process recorded in a State
+// (SpireState.ExecEndpoint): `ztlab up --spire` runs one per cluster, so pod
+// exec keeps reaching the real spire-server after ztlab has exited.
+type ExecEndpointState struct {
+	PID  int `json:"pid"`
+	Port int `json:"port"`
+	// Bin is the program running it (ztlab); its base name identifies the
+	// process in /proc.
+	Bin     string `json:"bin"`
+	LogPath string `json:"log_path"`
+}
+
+// Probe reports nil when the recorded process is still ours (its port file
+// lies under dir, the SPIRE directory), listens on Port and answers /healthz.
+func (e ExecEndpointState) Probe(dir string) error {
+	if !isOurProcess(e.PID, filepath.Base(e.Bin), dir) {
+		return fmt.Errorf("exec endpoint (pid %d) is not running", e.PID)
+	}
+	return probeExecEndpoint(e.PID, e.Port)
+}
+
+// probeExecEndpoint checks that pid listens on port and answers /healthz.
+func probeExecEndpoint(pid, port int) error {
+	if !listensOn(pid, port) {
+		return fmt.Errorf("exec endpoint (pid %d) does not listen on port %d", pid, port)
+	}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		DisableKeepAlives: true,
+		// Liveness, not identity: the endpoint's CA is made afresh by the
+		// process itself, and listensOn above already tied the port to it.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
+	}}
+	url := "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
+	resp, err := client.Get(url)
+	if err != nil {
+		return fmt.Errorf("exec endpoint (pid %d): %w", pid, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("exec endpoint (pid %d): GET %s: %s", pid, url, resp.Status)
+	}
+	return nil
+}
+
+// Flags of ExecEndpointMain, which the parent (Spire.startExecProcess) passes.
+const (
+	execFlagNamespace = "namespace"
+	execFlagPod       = "pod"
+	execFlagContainer = "container"
+	execFlagSpire     = "spire-server"
+	execFlagSocket    = "socket-path"
+	execFlagPortFile  = "port-file"
+)
+
+// ExecEndpointMain is the body of a detached exec endpoint process (hidden
+// `ztlab exec-endpoint`): the exec endpoint the tests run in process, serving
+// one pod's container and running spire-server against one admin socket. It
+// listens on a free port, writes the port to the port file once it serves,
+// logs every request to stderr (its log file) and runs until ctx ends
+// (SIGTERM from StopFromState).
+func ExecEndpointMain(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("exec-endpoint", flag.ContinueOnError)
+	namespace := fs.String(execFlagNamespace, "", "namespace of the pod served")
+	pod := fs.String(execFlagPod, "", "pod served")
+	container := fs.String(execFlagContainer, "", "container served")
+	bin := fs.String(execFlagSpire, "", "spire-server binary that `spire-server ...` runs")
+	socket := fs.String(execFlagSocket, "", "SPIRE server admin socket added to every command")
+	portFile := fs.String(execFlagPortFile, "", "file to write the listening port to")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for name, v := range map[string]string{execFlagNamespace: *namespace, execFlagPod: *pod, execFlagContainer: *container,
+		execFlagSpire: *bin, execFlagSocket: *socket, execFlagPortFile: *portFile} {
+		if v == "" {
+			return fmt.Errorf("-%s is required", name)
+		}
+	}
+	e, err := startExecEndpoint(*namespace, *pod, *container, spireExecCommands(*bin, *socket), "")
+	if err != nil {
+		return err
+	}
+	defer e.Stop()
+	tmp := *portFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(e.Port)+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, *portFile); err != nil {
+		return err
+	}
+	e.logf("serving exec for pod %s/%s container %s on 127.0.0.1:%d: spire-server = %s -socketPath %s",
+		*namespace, *pod, *container, e.Port, *bin, *socket)
+	<-ctx.Done()
+	e.logf("stopping: %v", ctx.Err())
+	return nil
 }

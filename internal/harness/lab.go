@@ -226,6 +226,9 @@ type SpireState struct {
 	Bin                  string `json:"bin"` // the spire-server binary, also the admin CLI
 	ServerPID            int    `json:"server_pid"`
 	ControllerManagerPID int    `json:"controller_manager_pid,omitempty"`
+	// ExecEndpoint is the detached process serving pod exec of spire-server-0
+	// (SpireOptions.ExecEndpointCommand), if one was started.
+	ExecEndpoint *ExecEndpointState `json:"exec_endpoint,omitempty"`
 }
 
 // Probe reports nil when the recorded processes are still ours and running.
@@ -235,6 +238,9 @@ func (s SpireState) Probe() error {
 	}
 	if s.ControllerManagerPID != 0 && !isOurProcess(s.ControllerManagerPID, "spire-controller-manager", s.Dir) {
 		return fmt.Errorf("spire-controller-manager (pid %d) is not running", s.ControllerManagerPID)
+	}
+	if s.ExecEndpoint != nil {
+		return s.ExecEndpoint.Probe(s.Dir)
 	}
 	return nil
 }
@@ -337,7 +343,7 @@ func (s ClusterState) RSS() (etcd, apiserver int64) {
 // (`make demo-down`): it signals each recorded PID only if /proc says it is
 // still our spire-controller-manager, spire-server, kube-apiserver or etcd
 // (binary name, and an argument under the cluster's or SPIRE's directory),
-// in that order, waits for them to exit, removes the SPIRE socket
+// in that order (exec endpoints with the controller managers), waits for them to exit, removes the SPIRE socket
 // directories, and removes the state file.
 func StopFromState(path string) error {
 	st, err := ReadState(path)
@@ -354,6 +360,9 @@ func StopFromState(path string) error {
 		if s := c.Spire; s != nil {
 			if isOurProcess(s.ControllerManagerPID, "spire-controller-manager", s.Dir) {
 				cms = append(cms, target{s.ControllerManagerPID, "spire-controller-manager"})
+			}
+			if e := s.ExecEndpoint; e != nil && isOurProcess(e.PID, filepath.Base(e.Bin), s.Dir) {
+				cms = append(cms, target{e.PID, "exec endpoint"})
 			}
 			if isOurProcess(s.ServerPID, "spire-server", s.Dir) {
 				spires = append(spires, target{s.ServerPID, "spire-server"})

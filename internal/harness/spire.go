@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,10 +62,18 @@ type SpireOptions struct {
 	// StartSpire is a new installation, as every harness cluster is.
 	Dir string
 	// Detach lets spire-server and spire-controller-manager outlive this
-	// process (own session, no Pdeathsig), for `ztlab up --spire`. There is
-	// then no exec endpoint, Node or Pod (the endpoint would die with this
-	// process); State records what StopFromState needs to stop them.
+	// process (own session, no Pdeathsig), for `ztlab up --spire`; State
+	// records what StopFromState needs to stop them. The in-process exec
+	// endpoint would die with this process: see ExecEndpointCommand.
 	Detach bool
+	// ExecEndpointCommand, only with Detach, runs the exec endpoint as a
+	// detached process of its own, so pod exec keeps reaching the real
+	// spire-server after this process exits, as in tests: the argv of a
+	// program that calls ExecEndpointMain with the arguments appended to it
+	// (`ztlab exec-endpoint`: {"/path/to/ztlab", "exec-endpoint"}). The Node
+	// and Pod are registered as in tests. Empty with Detach: no exec endpoint,
+	// Node or Pod.
+	ExecEndpointCommand []string
 }
 
 // Spire is a running SPIRE server (built from github.com/spiffe/spire) with
@@ -88,7 +97,8 @@ type Spire struct {
 	Dir        string
 
 	// The Pod object through which exec reaches the real binary; empty when
-	// standalone. With Detach no Pod exists, but Namespace is set.
+	// standalone. Detached without ExecEndpointCommand, no Pod exists, but
+	// Namespace is set.
 	Namespace, PodName, Container string
 	NodeName                      string
 	// BundleConfigMap in Namespace holds "bundle.crt" (PEM), kept current by
@@ -105,7 +115,9 @@ type Spire struct {
 	apiPort    int
 	server     *proc
 	cm         *proc
-	exec       *execEndpoint
+	exec       *execEndpoint // in process (tests)
+	execProc   *proc         // a detached process (ExecEndpointCommand)
+	execPort   int           // the Node's kubelet port: where exec requests go
 	sockDir    string
 	removeDir  bool
 	stopOnce   sync.Once
@@ -130,6 +142,9 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	}
 	if opts.Standalone && opts.Detach {
 		return nil, errors.New("spire: Detach is for servers of a cluster (ztlab up --spire), not standalone ones")
+	}
+	if len(opts.ExecEndpointCommand) > 0 && !opts.Detach {
+		return nil, errors.New("spire: ExecEndpointCommand is for detached servers; others serve exec in process")
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultSpireNamespace
@@ -176,8 +191,15 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 			return nil, fmt.Errorf("spire %s: %w", s.TrustDomain, err)
 		}
 	}
-	if !opts.Standalone && !opts.Detach {
-		if err := s.startExec(ctx); err != nil {
+	if !opts.Standalone {
+		var err error
+		switch {
+		case !opts.Detach:
+			err = s.startExec(ctx)
+		case len(opts.ExecEndpointCommand) > 0:
+			err = s.startExecProcess(ctx)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("spire %s: exec endpoint: %w", s.TrustDomain, err)
 		}
 	}
@@ -252,7 +274,8 @@ func (s *Spire) ControllerManagerLogPath() string {
 	return filepath.Join(s.Dir, "spire-controller-manager.log")
 }
 
-// ExecLogPath lists the exec requests the exec endpoint served.
+// ExecLogPath lists the exec requests the exec endpoint served (and, for a
+// detached endpoint, everything else the process printed).
 func (s *Spire) ExecLogPath() string { return filepath.Join(s.Dir, "exec-endpoint.log") }
 
 // startFirst picks ports, writes the configuration and starts the server,
@@ -441,12 +464,20 @@ func (s *Spire) ControllerManagerPID() int {
 // State describes the server for tools in other processes (see
 // Lab.WriteState and StopFromState).
 func (s *Spire) State() SpireState {
-	return SpireState{
+	st := SpireState{
 		TrustDomain: s.TrustDomain, BundleEndpointURL: s.BundleEndpointURL, EndpointSPIFFEID: s.EndpointSPIFFEID,
 		Namespace: s.Namespace, BundleConfigMap: s.BundleConfigMap,
 		SocketPath: s.SocketPath, SocketDir: s.sockDir, Dir: s.Dir, Bin: s.bin,
 		ServerPID: s.ServerPID(), ControllerManagerPID: s.ControllerManagerPID(),
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.execProc != nil && !s.execProc.exited() {
+		st.ExecEndpoint = &ExecEndpointState{
+			PID: s.execProc.pid(), Port: s.execPort, Bin: s.opts.ExecEndpointCommand[0], LogPath: s.ExecLogPath(),
+		}
+	}
+	return st
 }
 
 // Stop stops the controller manager, the exec endpoint and the server, and
@@ -462,6 +493,9 @@ func (s *Spire) Stop() error {
 		}
 		if s.exec != nil {
 			errs = append(errs, s.exec.Stop())
+		}
+		if s.execProc != nil {
+			errs = append(errs, s.execProc.stop(spireStopGrace))
 		}
 		if s.server != nil {
 			errs = append(errs, s.server.stop(spireStopGrace))
@@ -551,21 +585,81 @@ func (s *Spire) RotateX509CA(ctx context.Context) error {
 	return err
 }
 
-// execCommands are what the exec endpoint runs: only spire-server, against
-// this server's socket.
-func (s *Spire) execCommands() map[string]execCommand {
+// spireExecCommands are what an exec endpoint runs: only spire-server (bin),
+// against the server's admin socket.
+func spireExecCommands(bin, socket string) map[string]execCommand {
 	return map[string]execCommand{
-		"spire-server": {bin: s.bin, fixArgs: withSocketPath(s.SocketPath)},
+		"spire-server": {bin: bin, fixArgs: withSocketPath(socket)},
 	}
 }
 
+// startExec serves exec in this process (tests).
 func (s *Spire) startExec(ctx context.Context) error {
 	var err error
-	s.exec, err = startExecEndpoint(s.Namespace, s.PodName, s.Container, s.execCommands(), s.ExecLogPath())
+	s.exec, err = startExecEndpoint(s.Namespace, s.PodName, s.Container, spireExecCommands(s.bin, s.SocketPath), s.ExecLogPath())
 	if err != nil {
 		return err
 	}
+	s.execPort = s.exec.Port
 	return s.registerNodeAndPod(ctx)
+}
+
+// execEndpointReadyTimeout bounds how long a detached exec endpoint may take
+// to serve.
+const execEndpointReadyTimeout = 30 * time.Second
+
+// startExecProcess starts the exec endpoint as a detached process
+// (ExecEndpointCommand + ExecEndpointMain's flags), waits until it serves on
+// the port it reports, and registers the Node and Pod that lead there.
+func (s *Spire) startExecProcess(ctx context.Context) error {
+	portFile := filepath.Join(s.Dir, "exec-endpoint.port")
+	if err := os.Remove(portFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	cmd := s.opts.ExecEndpointCommand
+	args := append(slices.Clone(cmd[1:]),
+		"-"+execFlagNamespace, s.Namespace, "-"+execFlagPod, s.PodName, "-"+execFlagContainer, s.Container,
+		"-"+execFlagSpire, s.bin, "-"+execFlagSocket, s.SocketPath, "-"+execFlagPortFile, portFile)
+	var err error
+	if s.execProc, err = startProc("exec endpoint", cmd[0], args, s.ExecLogPath(), true); err != nil {
+		return err
+	}
+	if s.execPort, err = s.waitExecProcess(ctx, portFile); err != nil {
+		return err
+	}
+	return s.registerNodeAndPod(ctx)
+}
+
+// waitExecProcess waits until the detached endpoint has written its port and
+// answers its health check there, and returns the port.
+func (s *Spire) waitExecProcess(ctx context.Context, portFile string) (int, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, execEndpointReadyTimeout)
+	defer cancel()
+	var last string
+	for {
+		if s.execProc.exited() {
+			return 0, s.execProc.exitError()
+		}
+		data, err := os.ReadFile(portFile)
+		if err == nil {
+			port, perr := strconv.Atoi(strings.TrimSpace(string(data)))
+			if perr != nil {
+				return 0, fmt.Errorf("%s: %w", portFile, perr)
+			}
+			if err = probeExecEndpoint(s.execProc.pid(), port); err == nil {
+				return port, nil
+			}
+		}
+		last = err.Error()
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("exec endpoint (pid %d) not serving after %v (%v; last: %s); last lines of %s:\n%s",
+				s.execProc.pid(), time.Since(start).Round(time.Millisecond), ctx.Err(), last,
+				s.ExecLogPath(), fileTail(s.ExecLogPath(), 25))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func (s *Spire) startControllerManager(ctx context.Context) error {

@@ -105,23 +105,26 @@ func (s *Spire) ensureZTWIM(ctx context.Context) error {
 	return nil
 }
 
-// applySpireServer writes the SpireServer `cluster` as the operator would
-// (server-side apply as OperatorFieldManager, forcing conflicts): the
-// required fields, the trust domain, and the federation bundle endpoint this
-// server really serves, so the cluster tells peers where to fetch its bundle
-// (https://<address>:<port>; no Route exists here).
+// applySpireServer writes the SpireServer `cluster` as an administrator of
+// the operator would (server-side apply as OperatorFieldManager, forcing
+// conflicts), in the released CRD's terms: the required fields and the
+// federation bundle endpoint's profile this server really serves. The
+// released SpireServer has no trust domain (the ZeroTrustWorkloadIdentityManager
+// holds it) and no address or port of the endpoint: the operator publishes
+// the endpoint through an OpenShift Route, which a harness cluster does not
+// serve, so managedRoute is "false" and peers get the URL from
+// Spire.BundleEndpointURL (the lab's clusters.json), not from the cluster.
 func (s *Spire) applySpireServer(ctx context.Context) error {
 	dyn, err := dynamic.NewForConfig(s.Cluster.RESTConfig())
 	if err != nil {
 		return err
 	}
-	endpoint := map[string]any{"profile": "https_spiffe", "address": "127.0.0.1", "port": int64(s.bundlePort)}
+	endpoint := map[string]any{"profile": "https_spiffe"}
 	if s.opts.WebProfile {
 		endpoint["profile"] = "https_web"
 		endpoint["httpsWeb"] = map[string]any{"servingCert": map[string]any{"fileSyncInterval": int64(3600)}}
 	}
 	spec := SpireServerRequiredSpec()
-	spec["trustDomain"] = s.TrustDomain
 	spec["federation"] = map[string]any{"bundleEndpoint": endpoint, "managedRoute": "false"}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "operator.openshift.io/v1alpha1",
@@ -177,7 +180,7 @@ func (s *Spire) registerNodeAndPod(ctx context.Context) error {
 	now := metav1.NewTime(time.Now())
 	nodeStatus := corev1.NodeStatus{
 		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}},
-		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(s.exec.Port)}},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(s.execPort)}},
 		Conditions: []corev1.NodeCondition{{
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			Message: "zerotrust harness exec endpoint", LastHeartbeatTime: now, LastTransitionTime: now,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -163,8 +164,8 @@ func TestSpireFederatesTwoClusters(t *testing.T) {
 		}
 	}
 
-	// The SpireServer, written as the operator would, describes the real
-	// bundle endpoint: peers derive https://<address>:<port> from it.
+	// The SpireServer, written as the operator's administrator would, in the
+	// released CRD's terms.
 	checkSpireServerObject(ctx, t, east)
 
 	// Pod exec through the real API server reaches the real binary.
@@ -266,14 +267,12 @@ func checkSpireServerObject(ctx context.Context, t *testing.T, s *Spire) {
 	if err != nil {
 		t.Fatalf("SpireServer cluster: %v", err)
 	}
-	if got, _, _ := unstructured.NestedString(obj.Object, "spec", "trustDomain"); got != s.TrustDomain {
-		t.Errorf("SpireServer spec.trustDomain = %q, want %q", got, s.TrustDomain)
-	}
+	// The released CRD: no trust domain, no endpoint address or port (the
+	// operator publishes the endpoint through a Route); the defaults filled in.
 	endpoint, _, _ := unstructured.NestedMap(obj.Object, "spec", "federation", "bundleEndpoint")
-	port, _, _ := unstructured.NestedInt64(endpoint, "port")
-	address, _, _ := unstructured.NestedString(endpoint, "address")
-	if got := "https://" + address + ":" + strconv.FormatInt(port, 10); got != s.BundleEndpointURL || endpoint["profile"] != "https_spiffe" {
-		t.Errorf("SpireServer spec.federation.bundleEndpoint = %v (URL %s), want profile https_spiffe and URL %s", endpoint, got, s.BundleEndpointURL)
+	managedRoute, _, _ := unstructured.NestedString(obj.Object, "spec", "federation", "managedRoute")
+	if !reflect.DeepEqual(endpoint, map[string]any{"profile": "https_spiffe", "refreshHint": int64(300)}) || managedRoute != "false" {
+		t.Errorf("SpireServer spec.federation = %v (managedRoute %q), want bundleEndpoint {profile https_spiffe, refreshHint 300}, managedRoute \"false\"", endpoint, managedRoute)
 	}
 	var managers []string
 	for _, m := range obj.GetManagedFields() {

@@ -104,6 +104,27 @@ func (c *Client) Apply(ctx context.Context, kind Kind, obj *unstructured.Unstruc
 	return out, nil
 }
 
+// ApplyDryRun sends obj as Apply would, with the same field manager, but
+// asks the API server not to persist anything (dryRun=All): admission, the
+// CRD's schema and CEL rules and the field-manager conflict check all run,
+// so the answer is the one the real apply would get now. It makes one
+// attempt: it serves plan-time checks, which stay silent on errors a retry
+// could fix and leave those to the apply.
+func (c *Client) ApplyDryRun(ctx context.Context, kind Kind, obj *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
+	obj = obj.DeepCopy()
+	obj.SetAPIVersion(kind.APIVersion())
+	obj.SetKind(kind.Kind)
+	out, err := c.resource(kind, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
+		FieldManager: c.FieldManager,
+		Force:        force,
+		DryRun:       []string{metav1.DryRunAll},
+	})
+	if err != nil {
+		return nil, &OpError{Cluster: c.DisplayName(), Verb: "patch", Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Err: err}
+	}
+	return out, nil
+}
+
 // Get reads one object. A missing object is an error for which IsNotFound is true.
 func (c *Client) Get(ctx context.Context, kind Kind, namespace, name string) (*unstructured.Unstructured, error) {
 	var out *unstructured.Unstructured
@@ -260,6 +281,48 @@ func (c *Client) serverResources(ctx context.Context, groupVersion string) (*met
 		return nil, fmt.Errorf("decoding %s: %w", path, err)
 	}
 	return &list, nil
+}
+
+// crdAbsent is called after the API answered 404 for kind's resource type.
+// It asks for the kind's CustomResourceDefinition: when the CRD does not
+// exist, or exists without serving kind's version, it returns the error to
+// report now, since no wait can change that. It returns nil when the CRD
+// exists and serves the version (it was installed moments ago and the API
+// server does not route it yet) or when the CRD cannot be read (credentials
+// without access to CRDs): then the caller waits out the grace window.
+func (c *Client) crdAbsent(ctx context.Context, kind Kind, typeErr error) error {
+	if kind.CRDName() == "" {
+		return nil
+	}
+	body, err := c.raw.Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + kind.CRDName()).Do(ctx).Raw()
+	if err != nil {
+		// apiextensions.k8s.io is always served, so a 404 is about the CRD.
+		if apierrors.IsNotFound(err) {
+			return &CRDNotInstalledError{Kind: kind, Err: typeErr}
+		}
+		return nil
+	}
+	var crd struct {
+		Spec struct {
+			Versions []struct {
+				Name   string `json:"name"`
+				Served bool   `json:"served"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(body, &crd); err != nil {
+		return nil
+	}
+	var served []string
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			if v.Name == kind.Version {
+				return nil
+			}
+			served = append(served, v.Name)
+		}
+	}
+	return &CRDNotInstalledError{Kind: kind, Err: typeErr, CRDPresent: true, ServedVersions: served}
 }
 
 // IsNotFound reports whether err means the object does not exist (as opposed

@@ -41,13 +41,28 @@ func (e *OpError) Unwrap() error { return e.Err }
 type CRDNotInstalledError struct {
 	Kind Kind
 	Err  error
+	// CRDPresent is true when the CustomResourceDefinition exists but serves
+	// other versions (ServedVersions) than Kind's.
+	CRDPresent     bool
+	ServedVersions []string
 }
 
 func (e *CRDNotInstalledError) Error() string {
+	if e.CRDPresent {
+		return fmt.Sprintf("the cluster does not serve %s: CustomResourceDefinition %s is installed but serves %s, not %s",
+			e.Kind, e.Kind.CRDName(), versionList(e.ServedVersions), e.Kind.Version)
+	}
 	return fmt.Sprintf("the cluster does not serve %s: CustomResourceDefinition %s is not installed", e.Kind, e.Kind.CRDName())
 }
 
 func (e *CRDNotInstalledError) Unwrap() error { return e.Err }
+
+func versionList(vs []string) string {
+	if len(vs) == 0 {
+		return "no version"
+	}
+	return "only " + strings.Join(vs, ", ")
+}
 
 // IsCRDNotInstalled reports whether err means the kind's CRD is missing.
 func IsCRDNotInstalled(err error) bool {
@@ -55,7 +70,21 @@ func IsCRDNotInstalled(err error) bool {
 	return errors.As(err, &e)
 }
 
-var conflictManager = regexp.MustCompile(`conflict with "([^"]+)"`)
+// IsFieldConflict reports whether err is server-side apply refusing to take
+// fields another field manager owns.
+func IsFieldConflict(err error) bool {
+	return apierrors.IsConflict(err) && len(conflicts(err)) > 0
+}
+
+// IsRejected reports whether the API server refused the object itself: a
+// field its schema does not declare or a value of the wrong type, a value
+// outside the schema's limits, a CEL rule (422 Invalid), or a malformed
+// request (400). The same object is refused again however often it is sent.
+func IsRejected(err error) bool {
+	return isSchemaError(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)
+}
+
+var conflictManager = regexp.MustCompile(`conflicts? with "([^"]+)"`)
 
 // Diagnostic turns an error from this package into one diagnostic whose
 // detail says what to do about it. action reads like "create the
@@ -65,18 +94,55 @@ func Diagnostic(err error, action string) diag.Diagnostic {
 	return diag.NewErrorDiagnostic(summary, detail)
 }
 
-func explain(err error, action string) (string, string) {
+// ConflictWarning is the plan-time warning for a dry run that met a
+// field-manager conflict: the apply will fail unless force_conflicts is set.
+func ConflictWarning(err error) diag.Diagnostic {
+	t := target(err)
+	return diag.NewWarningDiagnostic("Apply Will Conflict With Another Field Manager", fmt.Sprintf(
+		"The planned change to %s on cluster %q touches fields another field manager owns:\n%s\nThe apply will fail "+
+			"with \"Field Manager Conflict\" unless force_conflicts = true is set on this resource (which takes "+
+			"ownership of these fields), or the other tool stops managing them. This was found by a server-side apply "+
+			"dry run; nothing was changed.", t.object, t.cluster, conflictList(err)))
+}
+
+// opTarget is what an OpError says about where a call went.
+type opTarget struct {
+	cluster, verb, resource, object string
+}
+
+func target(err error) opTarget {
+	t := opTarget{cluster: "default", object: "the object"}
 	var op *OpError
-	cluster, verb, resource := "default", "", ""
 	if errors.As(err, &op) {
-		cluster, verb = op.Cluster, op.Verb
-		resource = op.Kind.Plural
+		t.cluster, t.verb = op.Cluster, op.Verb
+		t.resource = op.Kind.Plural
 		if op.Kind.Group != "" {
-			resource += "." + op.Kind.Group
+			t.resource += "." + op.Kind.Group
+		}
+		switch {
+		case op.Name == "" && op.Kind.Kind != "":
+			t.object = op.Kind.Kind + " objects"
+		case op.Name != "" && op.Namespace != "":
+			t.object = fmt.Sprintf("%s %q", op.Kind.Kind, op.Namespace+"/"+op.Name)
+		case op.Name != "":
+			t.object = fmt.Sprintf("%s %q", op.Kind.Kind, op.Name)
 		}
 	}
+	return t
+}
+
+func explain(err error, action string) (string, string) {
+	t := target(err)
+	cluster := t.cluster
 	var crd *CRDNotInstalledError
 	if errors.As(err, &crd) {
+		if crd.CRDPresent {
+			return "CustomResourceDefinition Version Not Served", fmt.Sprintf(
+				"Could not %s: on cluster %q the CustomResourceDefinition %q serves %s, and this provider needs %s. "+
+					"Install the release of %s that serves %s.\n\n%v",
+				action, cluster, crd.Kind.CRDName(), versionList(crd.ServedVersions), crd.Kind.APIVersion(),
+				crd.Kind.ProvidedBy, crd.Kind.Version, err)
+		}
 		return "CustomResourceDefinition Not Installed", fmt.Sprintf(
 			"Could not %s: cluster %q does not serve %s. Install the CustomResourceDefinition %q, provided by %s, "+
 				"and apply again. When the CRD is installed in the same configuration, make this resource depend on it.\n\n%v",
@@ -84,28 +150,41 @@ func explain(err error, action string) (string, string) {
 	}
 
 	switch {
+	case isSchemaError(err):
+		return "Field Not in the Cluster's Schema", fmt.Sprintf(
+			"Could not %s: the API server of cluster %q refused %s because the CustomResourceDefinition installed "+
+				"there does not declare these fields, or declares another type for them:\n%s\nThe CRD on the cluster "+
+				"belongs to another release of the operator than the one this provider supports. Upgrade the operator "+
+				"(which updates its CRD), or remove the attribute from the configuration. Retrying does not help.\n\n%v",
+			action, cluster, t.object, schemaCauses(err), err)
+	case apierrors.IsInvalid(err):
+		return "Cluster Rejected the Object", fmt.Sprintf(
+			"Could not %s: the API server of cluster %q rejected %s as invalid (the limits or validation rules of "+
+				"its CustomResourceDefinition, or an admission policy of the cluster). The fields and rules at fault:\n%s\nChange the configuration so that "+
+				"these rules hold; retrying does not help.\n\n%v", action, cluster, t.object, invalidCauses(err), err)
+	case apierrors.IsBadRequest(err):
+		return "Cluster Rejected the Request", fmt.Sprintf(
+			"Could not %s: the API server of cluster %q refused the request for %s as malformed. Retrying does not "+
+				"help; if the configuration is valid, this is a bug in the provider: please report it with this "+
+				"message.\n\n%v", action, cluster, t.object, err)
 	case apierrors.IsForbidden(err):
 		return "Forbidden by the Cluster's RBAC", fmt.Sprintf(
-			"Could not %s: the credentials used for cluster %q may not %q the resource %q. Grant that verb on that "+
-				"resource to the identity Terraform uses (a ClusterRole and binding), or use other credentials.\n\n%v",
-			action, cluster, verb, resource, err)
+			"Could not %s: the credentials used for cluster %q may not %q the resource %q (object: %s). Grant that "+
+				"verb on that resource to the identity Terraform uses (a ClusterRole and binding), or use other "+
+				"credentials.\n\n%v",
+			action, cluster, t.verb, t.resource, t.object, err)
 	case apierrors.IsUnauthorized(err):
 		return "Cluster Rejected the Credentials", fmt.Sprintf(
 			"Could not %s: cluster %q did not accept the credentials (expired token, wrong client certificate, or "+
 				"an exec plugin that returned nothing). Check the provider's connection settings for this cluster.\n\n%v",
 			action, cluster, err)
-	case apierrors.IsConflict(err) && len(conflictManagers(err)) > 0:
-		managers := conflictManagers(err)
+	case IsFieldConflict(err):
 		return "Field Manager Conflict", fmt.Sprintf(
-			"Could not %s: fields this resource sets on cluster %q are owned by another field manager (%s). "+
+			"Could not %s: fields this resource sets on %s on cluster %q are owned by another field manager:\n%s\n"+
 				"Either stop the other tool from managing these fields, or set force_conflicts = true on this "+
 				"resource to take ownership of them.\n\n%v",
-			action, cluster, strings.Join(managers, ", "), err)
-	case apierrors.IsInvalid(err):
-		return "Cluster Rejected the Object", fmt.Sprintf(
-			"Could not %s: the API server of cluster %q rejected the object as invalid. The fields and rules at "+
-				"fault:\n%s\n\n%v", action, cluster, invalidCauses(err), err)
-	case isTransient(err):
+			action, t.object, cluster, conflictList(err), err)
+	case classify(err) == retryable:
 		return "Cluster Unavailable", fmt.Sprintf(
 			"Could not %s: cluster %q did not answer successfully, even after retries (throttled, unavailable, or "+
 				"unreachable). Check that the API server is up and reachable from where Terraform runs, then apply "+
@@ -117,43 +196,96 @@ func explain(err error, action string) (string, string) {
 			"Could not %s: the API server of cluster %q could not be reached. Check the host, the CA certificate "+
 				"and any proxy settings.\n\n%v", action, cluster, err)
 	}
-	return "Kubernetes API Error", fmt.Sprintf("Could not %s on cluster %q.\n\n%v", action, cluster, err)
+	return "Kubernetes API Error", fmt.Sprintf("Could not %s (%s) on cluster %q.\n\n%v", action, t.object, cluster, err)
 }
 
-func conflictManagers(err error) []string {
+// conflicts maps each conflicting field manager to the fields it owns, from
+// the causes of a 409 answer to server-side apply (or, without causes, from
+// its message).
+func conflicts(err error) map[string][]string {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return nil
 	}
-	seen := map[string]bool{}
-	for _, m := range conflictManager.FindAllStringSubmatch(status.Status().Message, -1) {
-		seen[m[1]] = true
-	}
+	out := map[string][]string{}
 	if d := status.Status().Details; d != nil {
 		for _, c := range d.Causes {
-			if c.Type == metav1.CauseTypeFieldManagerConflict {
-				for _, m := range conflictManager.FindAllStringSubmatch(c.Message, -1) {
-					seen[m[1]] = true
-				}
+			if c.Type != metav1.CauseTypeFieldManagerConflict {
+				continue
+			}
+			for _, m := range conflictManager.FindAllStringSubmatch(c.Message, -1) {
+				out[m[1]] = append(out[m[1]], c.Field)
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for m := range seen {
-		out = append(out, fmt.Sprintf("%q", m))
+	if len(out) == 0 {
+		for _, m := range conflictManager.FindAllStringSubmatch(status.Status().Message, -1) {
+			out[m[1]] = nil
+		}
 	}
-	sort.Strings(out)
 	return out
+}
+
+// conflictList is one line per manager: the manager and the fields it owns.
+func conflictList(err error) string {
+	c := conflicts(err)
+	managers := make([]string, 0, len(c))
+	for m := range c {
+		managers = append(managers, m)
+	}
+	sort.Strings(managers)
+	var b strings.Builder
+	for _, m := range managers {
+		fields := c[m]
+		sort.Strings(fields)
+		if len(fields) == 0 {
+			fmt.Fprintf(&b, "  - manager %q\n", m)
+			continue
+		}
+		fmt.Fprintf(&b, "  - manager %q owns %s\n", m, strings.Join(fields, ", "))
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func invalidCauses(err error) string {
 	var status apierrors.APIStatus
-	if !errors.As(err, &status) || status.Status().Details == nil {
+	if !errors.As(err, &status) || status.Status().Details == nil || len(status.Status().Details.Causes) == 0 {
 		return "  (no details)"
 	}
 	var b strings.Builder
 	for _, c := range status.Status().Details.Causes {
+		if c.Field == "" {
+			fmt.Fprintf(&b, "  - %s\n", c.Message)
+			continue
+		}
 		fmt.Fprintf(&b, "  - %s: %s\n", c.Field, c.Message)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// schemaCauses lists the fields of a schema error, one per line. The API
+// server puts them after the object's description, as structured-merge-diff
+// formats them: ".spec.a.b: field not declared in schema", several under an
+// "errors:" heading.
+func schemaCauses(err error) string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return "  (no details)"
+	}
+	msg := status.Status().Message
+	if i := strings.Index(msg, "): "); i >= 0 {
+		msg = msg[i+3:]
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(msg, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line == "errors:" {
+			continue
+		}
+		fmt.Fprintf(&b, "  - %s\n", line)
+	}
+	if b.Len() == 0 {
+		return "  (no details)"
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -43,9 +43,12 @@ func forceConflictsAttribute() schema.BoolAttribute {
 }
 
 // bootstrapOnly keeps the prior state value once the object exists, so a
-// value that matters only at creation never plans an update. Terraform
-// accepts a plan that returns the prior value instead of a differing
-// configured one; a replacement starts from the configuration again.
+// value that matters only at creation never plans an update, not even when
+// it is removed from the configuration (the attribute must be Optional and
+// Computed for that). Terraform accepts a plan that returns a non-null prior
+// value instead of a differing configured one; only an object adopted without
+// a value, whose configuration sets one, must plan the configured value. A
+// replacement is planned as a create, from the configuration again.
 type bootstrapOnly struct{}
 
 func (bootstrapOnly) Description(context.Context) string {
@@ -55,13 +58,18 @@ func (bootstrapOnly) Description(context.Context) string {
 func (m bootstrapOnly) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
 
 func (bootstrapOnly) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+	if req.Plan.Raw.IsNull() {
 		return
 	}
-	if req.ConfigValue.IsNull() || req.StateValue.IsNull() {
+	if req.State.Raw.IsNull() {
+		if req.ConfigValue.IsNull() {
+			resp.PlanValue = types.StringNull()
+		}
 		return
 	}
-	resp.PlanValue = req.StateValue
+	if !req.StateValue.IsNull() || req.ConfigValue.IsNull() {
+		resp.PlanValue = req.StateValue
+	}
 }
 
 // optionalString maps "" to null, for fields the API omits when empty.

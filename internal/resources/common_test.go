@@ -52,11 +52,18 @@ func TestBootstrapOnlyKeepsPriorValue(t *testing.T) {
 		{"create uses config", absent, types.StringNull(), types.StringValue("new"), types.StringValue("new")},
 		{"update keeps prior", present, types.StringValue("old"), types.StringValue("new"), types.StringValue("old")},
 		{"unknown config keeps prior", present, types.StringValue("old"), types.StringUnknown(), types.StringValue("old")},
-		{"removed from config plans null", present, types.StringValue("old"), types.StringNull(), types.StringNull()},
+		{"create without config plans null", absent, types.StringNull(), types.StringNull(), types.StringNull()},
+		{"removed from config keeps prior", present, types.StringValue("old"), types.StringNull(), types.StringValue("old")},
+		{"adopted without value plans config", present, types.StringNull(), types.StringValue("new"), types.StringValue("new")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := planmodifier.StringRequest{State: tc.state, Plan: plan, StateValue: tc.prior, ConfigValue: tc.config, PlanValue: tc.config}
-			resp := &planmodifier.StringResponse{PlanValue: tc.config}
+			// The framework proposes unknown for an unconfigured computed value.
+			proposed := tc.config
+			if proposed.IsNull() {
+				proposed = types.StringUnknown()
+			}
+			req := planmodifier.StringRequest{State: tc.state, Plan: plan, StateValue: tc.prior, ConfigValue: tc.config, PlanValue: proposed}
+			resp := &planmodifier.StringResponse{PlanValue: proposed}
 			bootstrapOnly{}.PlanModifyString(context.Background(), req, resp)
 			if !resp.PlanValue.Equal(tc.want) {
 				t.Errorf("plan = %v, want %v", resp.PlanValue, tc.want)

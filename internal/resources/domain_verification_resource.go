@@ -174,6 +174,11 @@ func (r *domainVerificationResource) ModifyPlan(ctx context.Context, req resourc
 		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: domainverification.Kind(plan.APIVersion.ValueString()),
+		Outputs: []string{"token", "txt_record_value", "verified", "last_checked", "message"},
+		Object: func() (*unstructured.Unstructured, bool) {
+			return domainverification.Object(plan.Name.ValueString(), plan.Domain.ValueString()), true
+		}})
 }
 
 func (r *domainVerificationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

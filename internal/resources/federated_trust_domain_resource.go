@@ -2,7 +2,9 @@ package resources
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -145,18 +148,25 @@ func (r *federatedTrustDomainResource) Schema(ctx context.Context, _ resource.Sc
 			},
 			"trust_domain_bundle": schema.StringAttribute{
 				Optional: true,
+				Computed: true,
 				MarkdownDescription: "The peer's SPIFFE trust bundle (JSON, as `zerotrust_trust_bundle.spiffe_bundle` or " +
 					"`spire-server bundle show -format spiffe` print it), validated for `trust_domain` at plan time. " +
-					"Bootstrap only: sent on create, ignored on later changes (see above). Needed for `https_spiffe` " +
-					"unless SPIRE already holds the peer's bundle.",
+					"Bootstrap only: sent on create, ignored on later changes, removal from the configuration included " +
+					"(see above). Needed for `https_spiffe` unless SPIRE already holds the peer's bundle. Import reads " +
+					"the bundle the object still carries, if any; an object adopted without one whose configuration " +
+					"sets one plans an in-place update that records the value in state and sends nothing.",
 				Validators:    []validator.String{validate.SPIFFEBundleFor(path.MatchRoot("trust_domain"))},
 				PlanModifiers: []planmodifier.String{bootstrapOnly{}},
 			},
 			"class_name": schema.StringAttribute{
 				Optional: true,
 				Computed: true,
-				MarkdownDescription: "spire-controller-manager class that acts on the object. Defaults to the provider's " +
-					"`spire.class_name`; on OpenShift an object without the operator's class is ignored.",
+				MarkdownDescription: "spire-controller-manager class that acts on the object (`spec.className`); `\"\"` " +
+					"means no class. When unset, an object this resource creates gets the provider's `spire.class_name`, " +
+					"and keeps following it while this provider owns the field. An adopted object (imported, or made by " +
+					"someone else) keeps the class it has, none included, and the field is not written, so importing " +
+					"plans no change: set `class_name` to give it one. On OpenShift an object without the operator's " +
+					"class is ignored by its spire-controller-manager.",
 			},
 			"force_conflicts": forceConflictsAttribute(),
 			"wait_for_bundle": schema.BoolAttribute{
@@ -238,15 +248,122 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 		}
 		plan.Name = types.StringValue(name)
 	}
+	creating := req.State.Raw.IsNull()
 	if config.ClassName.IsNull() {
-		plan.ClassName = optionalString(r.Data.SpireClassName)
+		var state federatedTrustDomainResourceModel
+		if !creating {
+			resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		}
+		written, d := classNameWritten(ctx, req.Private)
+		resp.Diagnostics.Append(d...)
+		if creating || written {
+			plan.ClassName = optionalString(r.Data.SpireClassName)
+		} else {
+			plan.ClassName = state.ClassName
+		}
 	}
 	if plan.Name.IsUnknown() {
 		plan.ID = types.StringUnknown()
 	} else {
 		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
 	}
+	if creating {
+		r.planCheckUnique(ctx, plan, &resp.Diagnostics)
+	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.ClusterFederatedTrustDomain,
+		Object: func() (*unstructured.Unstructured, bool) {
+			// What Update sends: no bundle, and className only when configured or written before.
+			toApply := plan
+			if written, d := classNameWritten(ctx, req.Private); config.ClassName.IsNull() && (d.HasError() || !written) {
+				toApply.ClassName = types.StringNull()
+			}
+			obj, d := federatedTrustDomainObject(ctx, toApply, false)
+			return obj, !d.HasError()
+		}})
+}
+
+// classNameWrittenKey is the private state key recording whether this
+// provider's field manager applied spec.className. An unset class_name means
+// "the provider's spire.class_name" only on objects whose class the provider
+// wrote (it created them, or class_name was set before); an object adopted
+// with its own class, or with none, keeps it, so importing plans no change.
+const classNameWrittenKey = "class_name_written"
+
+// privateState is the part of the framework's private state data that
+// Create, Read and Update set (its type is internal to the framework).
+type privateState interface {
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+type privateStateReader interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+}
+
+func classNameWritten(ctx context.Context, private privateStateReader) (bool, diag.Diagnostics) {
+	v, diags := private.GetKey(ctx, classNameWrittenKey)
+	return string(v) == "true", diags
+}
+
+// recordClassNameWritten reads from the object's managed fields whether
+// manager applied spec.className, and keeps the answer in private state.
+func recordClassNameWritten(ctx context.Context, private privateState, obj *unstructured.Unstructured, manager string) diag.Diagnostics {
+	return private.SetKey(ctx, classNameWrittenKey, []byte(strconv.FormatBool(appliesField(obj, manager, "spec", "className"))))
+}
+
+// appliesField reports whether manager's server-side apply owns the field at
+// fieldPath of obj (managed fields, not values: a field another manager
+// changed since then is theirs).
+func appliesField(obj *unstructured.Unstructured, manager string, fieldPath ...string) bool {
+	for _, f := range obj.GetManagedFields() {
+		if f.Manager != manager || f.Operation != metav1.ManagedFieldsOperationApply || f.Subresource != "" || f.FieldsV1 == nil {
+			continue
+		}
+		var set map[string]any
+		if err := json.Unmarshal(f.FieldsV1.Raw, &set); err != nil {
+			continue
+		}
+		found := true
+		for _, p := range fieldPath {
+			next, ok := set["f:"+p].(map[string]any)
+			if !ok {
+				found = false
+				break
+			}
+			set = next
+		}
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// planCheckUnique runs the duplicate checks of Create at plan time, when the
+// cluster's connection is known, it answers and it serves the CRD; otherwise
+// (a cluster or CRD created in the same apply) Create checks before it writes.
+// At plan only objects this provider did not apply count as duplicates: one
+// it manages may be about to go in the same apply (a renamed resource is
+// destroyed before its replacement is created), so Create judges those.
+func (r *federatedTrustDomainResource) planCheckUnique(ctx context.Context, plan federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
+	key := providerdata.ClusterKey(plan.Cluster)
+	if plan.Cluster.IsUnknown() || plan.Name.IsUnknown() || plan.TrustDomain.IsUnknown() || r.Data.Clusters.IsUnknown(key) {
+		return
+	}
+	client, err := r.Data.Clusters.Client(key)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
+	defer cancel()
+	if served, err := client.Served(ctx, kube.ClusterFederatedTrustDomain); err != nil || !served {
+		return
+	}
+	items, err := client.ListOnce(ctx, kube.ClusterFederatedTrustDomain)
+	if err != nil {
+		return
+	}
+	checkUniqueAmong(ctx, items, client, plan.Name.ValueString(), plan.TrustDomain.ValueString(), true, diags)
 }
 
 func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -276,6 +393,7 @@ func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.
 		return
 	}
 	resp.Diagnostics.Append(setFromObject(ctx, &plan, out)...)
+	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, out, client.FieldManager)...)
 	// The object exists from here on: state records it even if the wait fails.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Create, &resp.Diagnostics)
@@ -334,17 +452,27 @@ func (r *federatedTrustDomainResource) checkUnique(ctx context.Context, client *
 		diags.Append(kube.Diagnostic(err, "list ClusterFederatedTrustDomains to check for duplicates"))
 		return false
 	}
+	return checkUniqueAmong(ctx, items, client, name, td, false, diags)
+}
+
+// checkUniqueAmong is checkUnique on listed objects; othersOnly skips
+// duplicates this provider applied (see planCheckUnique). It claims the
+// trust domain for name, so two new resources of one configuration for the
+// same trust domain are refused too.
+func checkUniqueAmong(ctx context.Context, items []unstructured.Unstructured, client *kube.Client, name, td string, othersOnly bool, diags *diag.Diagnostics) bool {
 	for i := range items {
 		item := &items[i]
 		other, _, _ := unstructured.NestedString(item.Object, "spec", "trustDomain")
 		switch {
+		case othersOnly && item.GetName() != name && ownedBy(item, client.FieldManager):
+			continue
 		case item.GetName() == name && !ownedBy(item, client.FieldManager):
 			diags.AddAttributeError(path.Root("name"), "Object Already Exists",
 				fmt.Sprintf("A ClusterFederatedTrustDomain named %q already exists on cluster %q and was not created by "+
 					"this provider. Import it (terraform import ... %s) or choose another name.",
 					name, client.DisplayName(), importHint(client.Name, name)))
 			return false
-		case item.GetName() != name && other == td:
+		case item.GetName() != name && other == td && stillFederates(ctx, client, item.GetName(), td):
 			diags.AddAttributeError(path.Root("trust_domain"), "Duplicate Trust Domain",
 				fmt.Sprintf("ClusterFederatedTrustDomain %q on cluster %q already federates with %q. "+
 					"spire-controller-manager would silently ignore a second object for the same trust domain. "+
@@ -360,6 +488,21 @@ func (r *federatedTrustDomainResource) checkUnique(ctx context.Context, client *
 		return false
 	}
 	return true
+}
+
+// stillFederates asks again whether the object name still exists for td: the
+// list is shared by every resource of one plan or apply, and an object an
+// earlier step of the same apply deleted (a renamed resource) is no duplicate.
+func stillFederates(ctx context.Context, client *kube.Client, name, td string) bool {
+	obj, err := client.Get(ctx, kube.ClusterFederatedTrustDomain, "", name)
+	if kube.IsNotFound(err) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	other, _, _ := unstructured.NestedString(obj.Object, "spec", "trustDomain")
+	return other == td && obj.GetDeletionTimestamp() == nil
 }
 
 func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -382,6 +525,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 		return
 	}
 	resp.Diagnostics.Append(setFromObject(ctx, &state, obj)...)
+	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, obj, client.FieldManager)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -395,10 +539,20 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 	if client == nil {
 		return
 	}
+	// A className the provider neither wrote nor was given stays the object's
+	// own: applying it would take co-ownership of another manager's field.
+	toApply := plan
+	var config federatedTrustDomainResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	written, d := classNameWritten(ctx, req.Private)
+	resp.Diagnostics.Append(d...)
+	if config.ClassName.IsNull() && !written {
+		toApply.ClassName = types.StringNull()
+	}
 	// The bundle is left out, which releases the field: if it were still on the
 	// object while URL or profile change, spire-controller-manager would
 	// rewrite the relationship with that stale bundle.
-	obj, diags := federatedTrustDomainObject(ctx, plan, false)
+	obj, diags := federatedTrustDomainObject(ctx, toApply, false)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -409,6 +563,7 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 		return
 	}
 	resp.Diagnostics.Append(setFromObject(ctx, &plan, out)...)
+	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, out, client.FieldManager)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Update, &resp.Diagnostics)
 }

@@ -105,14 +105,17 @@ type istioCSRControllerConfigModel struct {
 	Labels map[string]string `tfsdk:"labels"`
 }
 
-// istioCSRObject is the apply configuration: exactly the fields the
-// configuration sets (defaults included, so the object states them), and
-// nothing else, so fields dropped from the configuration are released.
-func istioCSRObject(m *istioCSRResourceModel) (*unstructured.Unstructured, error) {
-	cfg := map[string]any{
-		"logLevel":  m.LogLevel.ValueInt64(),
-		"logFormat": m.LogFormat.ValueString(),
-	}
+// istioCSRObject is the apply configuration: exactly the fields m, the
+// resource's configuration, sets, so fields dropped from it are released.
+// It is built from the configuration, not from the plan: for an unset
+// attribute the plan holds the object's current value (perhaps another
+// manager's) or the CRD default, and the provider claims neither. The
+// exception is issuerGroup (planned): the CRD's rules read the group and it
+// has no default, so it is always sent.
+func istioCSRObject(m *istioCSRResourceModel, issuerGroup types.String) (*unstructured.Unstructured, error) {
+	cfg := map[string]any{}
+	objSetInt64(cfg, "logLevel", m.LogLevel)
+	objSetString(cfg, "logFormat", m.LogFormat)
 	objSetString(cfg, "istioDataPlaneNamespaceSelector", m.IstioDataPlaneNamespaceSelector)
 
 	if cm := m.CertManager; cm != nil {
@@ -121,7 +124,7 @@ func istioCSRObject(m *istioCSRResourceModel) (*unstructured.Unstructured, error
 			issuer := map[string]any{}
 			objSetString(issuer, "name", ref.Name)
 			objSetString(issuer, "kind", ref.Kind)
-			objSetString(issuer, "group", ref.Group)
+			objSetString(issuer, "group", issuerGroup)
 			certManager["issuerRef"] = issuer
 		}
 		if ca := cm.IstioCACertificate; ca != nil {
@@ -228,7 +231,8 @@ func setIstioCSRFromObject(m *istioCSRResourceModel, obj *unstructured.Unstructu
 		}
 		if ca, ok := objMap(cm, "istioCACertificate"); ok {
 			m.CertManager.IstioCACertificate = &istioCSRCACertificateModel{
-				Name: objString(ca, "name"), Namespace: objString(ca, "namespace"), Key: objString(ca, "key"),
+				// The CRD allows "" for the IstioCSR's own namespace, as unset.
+				Name: objString(ca, "name"), Namespace: optionalString(objText(ca["namespace"])), Key: objString(ca, "key"),
 			}
 		}
 	}

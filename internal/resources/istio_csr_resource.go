@@ -48,15 +48,11 @@ func (r *istioCSRResource) Metadata(_ context.Context, req resource.MetadataRequ
 	resp.TypeName = req.ProviderTypeName + "_istio_csr"
 }
 
-// ValidateConfig applies the CRD's cross-field CEL rules and the duration
-// ordering the operator relies on but the CRD does not check. Defaults count
-// as configured values, as the API server applies them before its rules.
+// ValidateConfig applies the Kubernetes rules for the agent's pod settings.
+// The CRD's cross-field rules on istiod_tls run in ModifyPlan, on planned
+// values: an unset attribute takes the object's value or the CRD default,
+// which only the plan knows.
 func (r *istioCSRResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var tls types.Object
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("istiod_tls"), &tls)...)
-	if !resp.Diagnostics.HasError() && !tls.IsNull() && !tls.IsUnknown() {
-		validateIstiodTLS(tls.Attributes(), &resp.Diagnostics)
-	}
 	var tolerations types.List
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("tolerations"), &tolerations)...)
 	if !resp.Diagnostics.HasError() && !tolerations.IsNull() && !tolerations.IsUnknown() {
@@ -66,9 +62,34 @@ func (r *istioCSRResource) ValidateConfig(ctx context.Context, req resource.Vali
 			}
 		}
 	}
+	// resources.claims is a list map keyed by name in the CRD.
+	var claims types.List
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("resources").AtName("claims"), &claims)...)
+	if !resp.Diagnostics.HasError() && !claims.IsNull() && !claims.IsUnknown() {
+		seen := map[string]bool{}
+		for i, item := range claims.Elements() {
+			obj, ok := item.(types.Object)
+			if !ok || obj.IsNull() || obj.IsUnknown() {
+				continue
+			}
+			name, _ := obj.Attributes()["name"].(types.String)
+			if name.IsNull() || name.IsUnknown() {
+				continue
+			}
+			if seen[name.ValueString()] {
+				errorAt(&resp.Diagnostics, path.Root("resources").AtName("claims").AtListIndex(i).AtName("name"), "Duplicate Resource Claim",
+					fmt.Sprintf("The claim %q is listed twice: the CRD keys resources.claims by name.", name.ValueString()))
+			}
+			seen[name.ValueString()] = true
+		}
+	}
 }
 
-func validateIstiodTLS(attrs map[string]attr.Value, diags *diag.Diagnostics) {
+// validateIstiodTLS applies the CRD's key size rule and the duration
+// ordering the operator relies on but the CRD does not check, to the planned
+// values (what the object will hold, defaults included); configured tells
+// which of them the configuration sets.
+func validateIstiodTLS(attrs, configured map[string]attr.Value, diags *diag.Diagnostics) {
 	tlsPath := path.Root("istiod_tls")
 	algorithm, algorithmKnown := stringOrDefault(attrs["private_key_algorithm"], istioCSRDefaultKeyAlgorithm)
 	size, sizeKnown := int64OrDefault(attrs["private_key_size"], istioCSRDefaultKeySize)
@@ -80,7 +101,7 @@ func validateIstiodTLS(attrs map[string]attr.Value, diags *diag.Diagnostics) {
 		if !containsInt64(allowed, size) {
 			detail := fmt.Sprintf("privateKeySize must match with configured privateKeyAlgorithm: %s keys are %s bits, not %d.",
 				algorithm, joinInt64s(allowed), size)
-			if v, ok := attrs["private_key_size"].(types.Int64); ok && v.IsNull() {
+			if v, ok := configured["private_key_size"].(types.Int64); (!ok || v.IsNull()) && size == istioCSRDefaultKeySize {
 				detail += fmt.Sprintf(" The size defaults to %d (an RSA size, as in the CRD), so set private_key_size explicitly for %s.",
 					istioCSRDefaultKeySize, algorithm)
 			}
@@ -108,7 +129,8 @@ func validateIstiodTLS(attrs map[string]attr.Value, diags *diag.Diagnostics) {
 	if renew >= duration {
 		errorAt(diags, tlsPath.AtName("certificate_renew_before"), "Renewal Not Before Expiry", fmt.Sprintf(
 			"certificate_renew_before (%s) must be shorter than certificate_duration (%s): otherwise istiod's "+
-				"certificate is due for renewal as soon as it is issued. Unset values take the defaults %s and %s.",
+				"certificate is due for renewal as soon as it is issued. Unset values keep the object's values or take "+
+				"the CRD defaults %s and %s.",
 			renew, duration, istioCSRDefaultRenewBefore, istioCSRDefaultDuration))
 	}
 	if duration > limit {
@@ -141,7 +163,20 @@ func validateToleration(p path.Path, attrs map[string]attr.Value, diags *diag.Di
 }
 
 func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.Data == nil {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var tls, tlsConfig types.Object
+	resp.Diagnostics.Append(resp.Plan.GetAttribute(ctx, path.Root("istiod_tls"), &tls)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("istiod_tls"), &tlsConfig)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !tls.IsNull() && !tls.IsUnknown() {
+		validateIstiodTLS(tls.Attributes(), tlsConfig.Attributes(), &resp.Diagnostics)
+	}
+	keepUnchangedIstioCSR(ctx, req, resp)
+	if r.Data == nil {
 		return
 	}
 	var cluster, namespace types.String
@@ -153,11 +188,30 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if !namespace.IsUnknown() {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), resourceID(cluster, namespace.ValueString()))...)
 	}
+	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.IstioCSR,
+		Outputs: istioCSROutputs,
+		Object: func() (*unstructured.Unstructured, bool) {
+			// What apply sends: the configuration, with the planned issuer group.
+			var plan, config istioCSRResourceModel
+			if d := resp.Plan.Get(ctx, &plan); d.HasError() {
+				return nil, false
+			}
+			if d := req.Config.Get(ctx, &config); d.HasError() {
+				return nil, false
+			}
+			group := types.StringValue(istioCSRDefaultIssuerGroup)
+			if plan.CertManager != nil && plan.CertManager.IssuerRef != nil {
+				group = plan.CertManager.IssuerRef.Group
+			}
+			obj, err := istioCSRObject(&config, group)
+			return obj, err == nil
+		}})
 }
 
 func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan istioCSRResourceModel
+	var plan, config istioCSRResourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -183,12 +237,13 @@ func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateReques
 		return
 	}
 
-	r.apply(ctx, client, &plan, timeout, "create", &resp.State, &resp.Diagnostics)
+	r.apply(ctx, client, &plan, &config, timeout, "create", &resp.State, resp.Private, &resp.Diagnostics)
 }
 
 func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan istioCSRResourceModel
+	var plan, config istioCSRResourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -198,17 +253,21 @@ func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateReques
 	if client == nil || resp.Diagnostics.HasError() {
 		return
 	}
-	r.apply(ctx, client, &plan, timeout, "update", &resp.State, &resp.Diagnostics)
+	r.apply(ctx, client, &plan, &config, timeout, "update", &resp.State, resp.Private, &resp.Diagnostics)
 }
 
 // apply sends the configuration, then waits for the operator to report
 // Ready. Once the object is written the state is saved even if the wait
 // fails, so Terraform knows the object exists (a failed create is tainted
 // and replaced by the next apply).
-func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan *istioCSRResourceModel, timeout time.Duration,
-	verb string, state *tfsdk.State, diags *diag.Diagnostics) {
+func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan, config *istioCSRResourceModel, timeout time.Duration,
+	verb string, state *tfsdk.State, private istioCSRPrivateSetter, diags *diag.Diagnostics) {
 	ns := plan.Namespace.ValueString()
-	obj, err := istioCSRObject(plan)
+	group := types.StringValue(istioCSRDefaultIssuerGroup)
+	if plan.CertManager != nil && plan.CertManager.IssuerRef != nil {
+		group = plan.CertManager.IssuerRef.Group
+	}
+	obj, err := istioCSRObject(config, group)
 	if err != nil {
 		diags.AddAttributeError(path.Root("affinity"), "Invalid Affinity", err.Error())
 		return
@@ -227,6 +286,7 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan 
 	}
 	diags.Append(setIstioCSRFromObject(plan, final)...)
 	diags.Append(state.Set(ctx, plan)...)
+	diags.Append(setIstioCSRPrivate(ctx, private, final, client.FieldManager)...)
 
 	var degraded *istioCSRDegradedError
 	switch {
@@ -245,6 +305,40 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan 
 			ns, istioCSRName, client.DisplayName(), timeout, describeConditions(final)))
 	default:
 		diags.Append(istioCSRDiagnostic(werr, "wait for the IstioCSR "+ns+"/"+istioCSRName+" to become Ready", ns))
+	}
+}
+
+// istioCSROutputs are the attributes only the cluster sets.
+var istioCSROutputs = []string{"grpc_endpoint", "image", "service_account", "cluster_role", "cluster_role_binding", "conditions"}
+
+// keepUnchangedIstioCSR plans the prior state when every attribute the
+// provider sends is planned as it is. Terraform proposes null for an unset
+// Optional+Computed attribute whose prior value holds fields that are not
+// computed (an imported list of tolerations, say), inferring they came from
+// the configuration; the framework then marks every computed value unknown,
+// and although the attribute's plan modifier plans the prior value back,
+// the unknown status values alone would show an update that changes nothing.
+func keepUnchangedIstioCSR(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() || resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	candidate := resp.Plan
+	for _, name := range append([]string{"id"}, istioCSROutputs...) {
+		p := path.Root(name)
+		if name == "conditions" {
+			var v types.Map
+			if req.State.GetAttribute(ctx, p, &v).HasError() || candidate.SetAttribute(ctx, p, v).HasError() {
+				return
+			}
+			continue
+		}
+		var v types.String
+		if req.State.GetAttribute(ctx, p, &v).HasError() || candidate.SetAttribute(ctx, p, v).HasError() {
+			return
+		}
+	}
+	if candidate.Raw.Equal(req.State.Raw) {
+		resp.Plan = candidate
 	}
 }
 
@@ -301,6 +395,7 @@ func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, r
 	}
 	resp.Diagnostics.Append(setIstioCSRFromObject(&state, obj)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setIstioCSRPrivate(ctx, resp.Private, obj, client.FieldManager)...)
 }
 
 // Delete removes the object and waits until it is gone: the operator tears
@@ -372,6 +467,7 @@ func (r *istioCSRResource) ImportState(ctx context.Context, req resource.ImportS
 	state := istioCSRResourceModel{Cluster: cluster, Timeouts: istioCSRTimeoutsNull()}
 	resp.Diagnostics.Append(setIstioCSRFromObject(&state, obj)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setIstioCSRPrivate(ctx, resp.Private, obj, client.FieldManager)...)
 }
 
 // istioCSRDiagnostic explains a missing namespace, which the API server

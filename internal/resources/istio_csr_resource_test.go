@@ -2,11 +2,14 @@ package resources_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -163,8 +166,9 @@ func TestAccIstioCSR_lifecycle(t *testing.T) {
 		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{
-				// The smallest configuration: every default is planned, sent
-				// and stored, and the apply returns once the operator says Ready.
+				// The smallest configuration: the CRD defaults are planned and
+				// stored but not sent (the API server fills them in), server
+				// stays absent, and the apply returns once the operator says Ready.
 				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
@@ -185,9 +189,7 @@ func TestAccIstioCSR_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("log_level"), knownvalue.Int64Exact(1)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("log_format"), knownvalue.StringExact("text")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cert_manager").AtMapKey("issuer_ref").AtMapKey("group"), knownvalue.StringExact("cert-manager.io")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("server"), knownvalue.ObjectExact(map[string]knownvalue.Check{
-						"cluster_id": knownvalue.StringExact("Kubernetes"), "port": knownvalue.Int64Exact(443),
-					})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("server"), knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("istio").AtMapKey("revisions"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("default")})),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("istiod_tls"), knownvalue.ObjectPartial(map[string]knownvalue.Check{
 						"certificate_duration": knownvalue.StringExact("1h"), "certificate_renew_before": knownvalue.StringExact("30m"),
@@ -196,16 +198,25 @@ func TestAccIstioCSR_lifecycle(t *testing.T) {
 					})),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("tolerations"), knownvalue.Null()),
 				},
-				Check: checkObjectFields(t, get, map[string]any{
-					"spec.istioCSRConfig.certManager.issuerRef":                  map[string]any{"name": "istio-ca", "kind": "Issuer", "group": "cert-manager.io"},
-					"spec.istioCSRConfig.server":                                 map[string]any{"clusterID": "Kubernetes", "port": int64(443)},
-					"spec.istioCSRConfig.istiodTLSConfig.privateKeySize":         int64(2048),
-					"spec.istioCSRConfig.istiodTLSConfig.certificateRenewBefore": "30m",
-					"spec.istioCSRConfig.istio.revisions":                        []any{"default"},
-					"spec.istioCSRConfig.logLevel":                               int64(1),
-					"spec.istioCSRConfig.affinity":                               nil,
-					"spec.controllerConfig":                                      nil,
-				}),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkObjectFields(t, get, map[string]any{
+						"spec.istioCSRConfig.certManager.issuerRef":                  map[string]any{"name": "istio-ca", "kind": "Issuer", "group": "cert-manager.io"},
+						"spec.istioCSRConfig.server":                                 nil,
+						"spec.istioCSRConfig.istiodTLSConfig.privateKeySize":         int64(2048),
+						"spec.istioCSRConfig.istiodTLSConfig.certificateRenewBefore": "30m",
+						"spec.istioCSRConfig.istio.revisions":                        []any{"default"},
+						"spec.istioCSRConfig.logLevel":                               int64(1),
+						"spec.istioCSRConfig.affinity":                               nil,
+						"spec.controllerConfig":                                      nil,
+					}),
+					// The defaults above came from the API server: the
+					// provider applied only the configured fields.
+					checkAppliedFields(t, get, []string{
+						"spec.istioCSRConfig.certManager.issuerRef.name", "spec.istioCSRConfig.certManager.issuerRef.kind",
+						"spec.istioCSRConfig.certManager.issuerRef.group", "spec.istioCSRConfig.istiodTLSConfig.trustDomain",
+						"spec.istioCSRConfig.istio.namespace",
+					}),
+				),
 			},
 			{
 				// Every mutable field at once: an update in place.
@@ -266,6 +277,45 @@ func TestAccIstioCSR_lifecycle(t *testing.T) {
 				ImportState:       true,
 				ImportStateId:     "east/" + ns,
 				ImportStateVerify: true,
+			},
+			{
+				// Back to the smallest configuration: every field the provider
+				// set is released, in place; those with a CRD default return to
+				// it and the others (server included) disappear.
+				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("log_level"), knownvalue.Int64Exact(1)),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("server"), knownvalue.Null()),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("istio").AtMapKey("revisions"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("default")})),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("tolerations"), knownvalue.Null()),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkObjectFields(t, get, map[string]any{
+						"spec.istioCSRConfig.logLevel":                            int64(1),
+						"spec.istioCSRConfig.logFormat":                           "text",
+						"spec.istioCSRConfig.istiodTLSConfig.certificateDuration": "1h",
+						"spec.istioCSRConfig.istiodTLSConfig.commonName":          nil,
+						"spec.istioCSRConfig.server":                              nil,
+						"spec.istioCSRConfig.istio.revisions":                     []any{"default"},
+						"spec.istioCSRConfig.tolerations":                         nil,
+						"spec.istioCSRConfig.affinity":                            nil,
+						"spec.controllerConfig":                                   nil,
+					}),
+					func(*terraform.State) error {
+						obj, err := get()
+						if err != nil {
+							return err
+						}
+						if obj.GetUID() != firstUID {
+							return fmt.Errorf("the IstioCSR was recreated (uid %s, was %s); want an update in place", obj.GetUID(), firstUID)
+						}
+						return nil
+					},
+				),
 			},
 			{
 				// Fields the CRD makes immutable replace the object; the new
@@ -362,12 +412,155 @@ func TestAccIstioCSR_timeoutQuotesConditions(t *testing.T) {
 	})
 }
 
-// TestAccIstioCSR_adoptionNeedsImport: an IstioCSR made by someone else is
-// refused at create and adopted with an import block; the plan then adds
-// the defaults the provider states explicitly.
-func TestAccIstioCSR_adoptionNeedsImport(t *testing.T) {
+// TestAccIstioCSR_brownfieldImport: an IstioCSR another tool created with
+// only the required fields, as the operator's documentation creates it (the
+// API server fills in the CRD defaults; server stays absent), is refused at
+// create and adopted by import, with `terraform import` and with an import
+// block. Either way the smallest configuration then plans nothing, and the
+// import writes nothing to the object.
+func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 	acctest.IstioCSRStandIn(t, acctest.East)
-	ns := meshTestNamespace(t, acctest.East, "csradopt")
+	const addr = "zerotrust_istio_csr.this"
+	imported := []statecheck.StateCheck{
+		statecheck.ExpectKnownValue(addr, tfjsonpath.New("server"), knownvalue.Null()),
+		statecheck.ExpectKnownValue(addr, tfjsonpath.New("log_level"), knownvalue.Int64Exact(1)),
+		statecheck.ExpectKnownValue(addr, tfjsonpath.New("istio").AtMapKey("revisions"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("default")})),
+		statecheck.ExpectKnownValue(addr, tfjsonpath.New("cert_manager").AtMapKey("issuer_ref").AtMapKey("group"), knownvalue.StringExact("cert-manager.io")),
+		statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
+	}
+
+	t.Run("terraform import", func(t *testing.T) {
+		ns, untouched := brownfieldIstioCSR(t, nil)
+		// The default connection (east) this time: no cluster attribute.
+		config := istioCSRConfig(t, "", ns, minimalIstioCSRBody("istio-ca"))
+		resource.ParallelTest(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+			Steps: []resource.TestStep{
+				{
+					Config:      config,
+					ExpectError: regexp.MustCompile(`(?s)Object Already Exists.*` + regexp.QuoteMeta(ns) + `.*terraform import`),
+				},
+				{
+					Config:             config,
+					ResourceName:       addr,
+					ImportState:        true,
+					ImportStateKind:    resource.ImportCommandWithID,
+					ImportStateId:      ns,
+					ImportStatePersist: true,
+					ImportStateCheck: func(states []*terraform.InstanceState) error {
+						if len(states) != 1 || states[0].Attributes["id"] != ns || states[0].Attributes["server.port"] != "" {
+							return fmt.Errorf("imported %d objects, want 1 with id %q and no server: %v", len(states), ns, states)
+						}
+						return nil
+					},
+				},
+				{
+					Config: config,
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					ConfigStateChecks: imported,
+					Check:             untouched,
+				},
+			},
+		})
+	})
+
+	t.Run("import block", func(t *testing.T) {
+		ns, untouched := brownfieldIstioCSR(t, nil)
+		config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca"))
+		resource.ParallelTest(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+			Steps: []resource.TestStep{
+				{
+					Config: config + fmt.Sprintf("\nimport {\n  to = %s\n  id = %q\n}\n", addr, "east/"+ns),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop),
+							plancheck.ExpectEmptyPlan(),
+						},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					ConfigStateChecks: imported,
+					Check:             untouched,
+				},
+			},
+		})
+	})
+
+	// Values another tool set where the configuration says nothing are
+	// neither planned away nor claimed.
+	t.Run("values set by another tool", func(t *testing.T) {
+		ns, untouched := brownfieldIstioCSR(t, map[string]any{
+			"logLevel":                        int64(3),
+			"server":                          map[string]any{"clusterID": "east", "port": int64(8443)},
+			"istiodTLSConfig.commonName":      "istiod.istio-system.svc",
+			"istio.revisions":                 []any{"default", "canary"},
+			"tolerations":                     []any{map[string]any{"key": "infra", "operator": "Exists"}},
+			"istioDataPlaneNamespaceSelector": "maistra.io/member-of=istio-system",
+		})
+		config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca"))
+		resource.ParallelTest(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+			Steps: []resource.TestStep{
+				{
+					Config: config + fmt.Sprintf("\nimport {\n  to = %s\n  id = %q\n}\n", addr, "east/"+ns),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply:             []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(addr, tfjsonpath.New("log_level"), knownvalue.Int64Exact(3)),
+						statecheck.ExpectKnownValue(addr, tfjsonpath.New("server"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+							"cluster_id": knownvalue.StringExact("east"), "port": knownvalue.Int64Exact(8443),
+						})),
+						statecheck.ExpectKnownValue(addr, tfjsonpath.New("tolerations"), knownvalue.ListSizeExact(1)),
+						statecheck.ExpectKnownValue(addr, tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+ns+".svc:8443")),
+					},
+					Check: untouched,
+				},
+				{
+					// A change in the configuration sends only what it sets
+					// (here a field nobody owns yet): the other tool's fields
+					// stay, and still plan nothing.
+					Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca")+"\n  controller_config = { labels = { team = \"mesh\" } }"),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+							plancheck.ExpectKnownValue(addr, tfjsonpath.New("log_level"), knownvalue.Int64Exact(3)),
+						},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkObjectFields(t, func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }, map[string]any{
+							"spec.controllerConfig.labels":    map[string]any{"team": "mesh"},
+							"spec.istioCSRConfig.logLevel":    int64(3),
+							"spec.istioCSRConfig.server":      map[string]any{"clusterID": "east", "port": int64(8443)},
+							"spec.istioCSRConfig.tolerations": []any{map[string]any{"key": "infra", "operator": "Exists"}},
+						}),
+						checkAppliedFields(t, func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }, []string{
+							"spec.istioCSRConfig.certManager.issuerRef.name", "spec.istioCSRConfig.certManager.issuerRef.kind",
+							"spec.istioCSRConfig.certManager.issuerRef.group", "spec.istioCSRConfig.istiodTLSConfig.trustDomain",
+							"spec.istioCSRConfig.istio.namespace", "spec.controllerConfig.labels.team",
+						}),
+					),
+				},
+			},
+		})
+	})
+}
+
+// brownfieldIstioCSR creates an IstioCSR in a new namespace the way the
+// operator's documentation does (kubectl create, required fields only, plus
+// extra: dotted paths under spec.istioCSRConfig), waits
+// for the stand-in operator's status, and returns a check that the object's
+// spec and field managers are still as they were then.
+func brownfieldIstioCSR(t *testing.T, extra map[string]any) (string, resource.TestCheckFunc) {
+	t.Helper()
+	ns := meshTestNamespace(t, acctest.East, "csrbrown")
 	acctest.CertManagerIssuer(t, acctest.East, ns, "istio-ca", true)
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "operator.openshift.io/v1alpha1", "kind": "IstioCSR",
@@ -378,36 +571,104 @@ func TestAccIstioCSR_adoptionNeedsImport(t *testing.T) {
 			"istio":           map[string]any{"namespace": "istio-system"},
 		}},
 	}}
+	for field, value := range extra {
+		if err := unstructured.SetNestedField(obj.Object, value, append([]string{"spec", "istioCSRConfig"}, strings.Split(field, ".")...)...); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := acctest.Dynamic(t, acctest.East).Resource(istioCSRGVR).Namespace(ns).Create(context.Background(), obj,
 		metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
 		t.Fatal(err)
 	}
-	const addr = "zerotrust_istio_csr.this"
-	// The default connection (east) this time: no cluster attribute.
-	config := istioCSRConfig(t, "", ns, minimalIstioCSRBody("istio-ca"))
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
-		Steps: []resource.TestStep{
-			{
-				Config:      config,
-				ExpectError: regexp.MustCompile(`(?s)Object Already Exists.*` + regexp.QuoteMeta(ns) + `.*terraform import`),
-			},
-			{
-				Config: config + fmt.Sprintf("\nimport {\n  to = %s\n  id = %q\n}\n", addr, ns),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(ns)),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				Check: checkObjectFields(t, func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }, map[string]any{
-					"spec.istioCSRConfig.server": map[string]any{"clusterID": "Kubernetes", "port": int64(443)},
-				}),
-			},
-		},
-	})
+	var before *unstructured.Unstructured
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		got, err := getIstioCSR(t, acctest.East, ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if conditions, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions"); len(conditions) > 0 {
+			before = got
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stand-in operator wrote no status for %s/default within a minute", ns)
+		}
+	}
+	if _, found, _ := unstructured.NestedMap(before.Object, "spec", "istioCSRConfig", "server"); found != (extra["server"] != nil) {
+		t.Fatalf("%s/default: server present = %v, which the test does not expect", ns, found)
+	}
+	return ns, func(*terraform.State) error {
+		after, err := getIstioCSR(t, acctest.East, ns)
+		if err != nil {
+			return err
+		}
+		if after.GetGeneration() != before.GetGeneration() || !reflect.DeepEqual(after.Object["spec"], before.Object["spec"]) {
+			return fmt.Errorf("%s/default changed after the import: generation %d -> %d, spec %v -> %v",
+				ns, before.GetGeneration(), after.GetGeneration(), before.Object["spec"], after.Object["spec"])
+		}
+		if managers := fieldManagers(after); !reflect.DeepEqual(managers, fieldManagers(before)) {
+			return fmt.Errorf("%s/default field managers changed after the import: %v -> %v", ns, fieldManagers(before), managers)
+		}
+		return nil
+	}
+}
+
+func fieldManagers(obj *unstructured.Unstructured) []string {
+	var out []string
+	for _, m := range obj.GetManagedFields() {
+		out = append(out, m.Manager+"/"+string(m.Operation))
+	}
+	return out
+}
+
+// checkAppliedFields checks that the provider's field manager applied
+// exactly the given leaf fields (dotted paths) of the object.
+func checkAppliedFields(t *testing.T, get func() (*unstructured.Unstructured, error), want []string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		obj, err := get()
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, m := range obj.GetManagedFields() {
+			if m.Manager != "zerotrust" || m.Operation != metav1.ManagedFieldsOperationApply || m.FieldsV1 == nil {
+				continue
+			}
+			var fields map[string]any
+			if err := json.Unmarshal(m.FieldsV1.Raw, &fields); err != nil {
+				return err
+			}
+			got = append(got, fieldsV1Leaves(fields, "")...)
+		}
+		sort.Strings(got)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("%s/%s: the provider applied %v, want %v", obj.GetNamespace(), obj.GetName(), got, want)
+		}
+		return nil
+	}
+}
+
+// fieldsV1Leaves lists the leaf fields of a managedFields entry as dotted paths.
+func fieldsV1Leaves(fields map[string]any, prefix string) []string {
+	var out []string
+	for k, v := range fields {
+		name, ok := strings.CutPrefix(k, "f:")
+		if !ok {
+			continue
+		}
+		p := name
+		if prefix != "" {
+			p = prefix + "." + name
+		}
+		children, _ := v.(map[string]any)
+		if leaves := fieldsV1Leaves(children, p); len(leaves) > 0 {
+			out = append(out, leaves...)
+		} else {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func TestAccIstioCSR_missingNamespaceAndCRD(t *testing.T) {

@@ -13,13 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -93,7 +88,19 @@ func (r *istioCSRResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"the operator removes the running istio-csr agent (Deployment, Service, RBAC) and deploys a new one. Until the " +
 			"new agent is Ready, istiod and sidecars cannot get certificates signed; workloads keep their current " +
 			"certificates until these expire, so keep the replacement shorter than the workload certificate lifetime. " +
-			"A new issuer or key type also means new istiod serving certificates: plan it as a CA rotation.",
+			"A new issuer or key type also means new istiod serving certificates: plan it as a CA rotation.\n\n" +
+			"**Unset attributes.** The provider sends only what the configuration sets. An unset attribute takes the " +
+			"CRD default on a new object (the API server fills it in) and keeps an existing object's value, so an " +
+			"IstioCSR created by another tool imports with an empty plan; only a value this provider set itself is " +
+			"removed when its attribute is removed (and then returns to the CRD default).\n\n" +
+			"**Released API.** The schema follows the released CRD (openshift/cert-manager-operator " +
+			"`config/crd/bases/operator.openshift.io_istiocsrs.yaml`). Where it differs from the enhancement proposal: " +
+			"`istiod_tls.trust_domain` has no DNS-1123 rule there (the provider checks it as a SPIFFE trust domain); " +
+			"`istio.namespace` and `istio_ca_certificate.name`/`namespace` have no name rules there (the provider " +
+			"still checks them as Kubernetes names, which they are); `server` and the proposal's other optional " +
+			"objects have no default of their own; `resources` is a typed `ResourceRequirements` whose `claims` are " +
+			"keyed by name. `issuer_ref.kind` and `group` have no CRD default but the CRD's rules read them, so `kind` " +
+			"is required and `group` is always sent.",
 		Attributes: map[string]schema.Attribute{
 			"id": idAttribute("`<namespace>` on the default connection, `<cluster>/<namespace>` otherwise (the object is " +
 				"always named `default`); also the import ID."),
@@ -108,20 +115,22 @@ func (r *istioCSRResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"force_conflicts": forceConflictsAttribute(),
 			"log_level": schema.Int64Attribute{
 				Optional: true, Computed: true,
-				Default:             int64default.StaticInt64(istioCSRDefaultLogLevel),
-				MarkdownDescription: "Verbosity of the istio-csr agent, `1` to `5`. Defaults to `1`.",
+				MarkdownDescription: "Verbosity of the istio-csr agent, `1` to `5`. " + istioCSRUnsetText("1"),
 				Validators:          []validator.Int64{int64validator.Between(1, 5)},
+				PlanModifiers:       []planmodifier.Int64{unsetInt64("istioCSRConfig.logLevel", istioCSRDefaultLogLevel)},
 			},
 			"log_format": schema.StringAttribute{
 				Optional: true, Computed: true,
-				Default:             stringdefault.StaticString(istioCSRDefaultLogFormat),
-				MarkdownDescription: "Log format of the agent: `text` or `json`. Defaults to `text`.",
+				MarkdownDescription: "Log format of the agent: `text` or `json`. " + istioCSRUnsetText("`text`"),
 				Validators:          []validator.String{stringvalidator.OneOf(istioCSRLogFormats...)},
+				PlanModifiers:       []planmodifier.String{unsetString("istioCSRConfig.logFormat", istioCSRDefaultLogFormat)},
 			},
 			"istio_data_plane_namespace_selector": schema.StringAttribute{
-				Optional: true,
+				Optional: true, Computed: true,
+				PlanModifiers: []planmodifier.String{unsetOptional("istioCSRConfig.istioDataPlaneNamespaceSelector", false)},
 				MarkdownDescription: "Label selector of the namespaces that receive the `istio-ca-root-cert` ConfigMap, " +
-					"for example `maistra.io/member-of=istio-system`. At most 4096 characters. Unset means every namespace.",
+					"for example `maistra.io/member-of=istio-system`. At most 4096 characters. Unset means every namespace. " +
+					istioCSRUnsetOptionalText,
 				Validators: []validator.String{
 					stringvalidator.LengthAtMost(istioCSRMaxSelectorLength), validate.LabelSelector(),
 				},
@@ -190,32 +199,39 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 				Required: true,
 				MarkdownDescription: "The cert-manager `Issuer` (in `namespace`) or `ClusterIssuer` that signs istiod's and the " +
 					"workloads' certificates. Immutable: changing it replaces the object.",
-				PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
+				// RequiresReplace sits on each field rather than on the object: an
+				// unset group is unknown while the object's modifiers run.
 				Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{
 						Required:            true,
 						MarkdownDescription: "Name of the issuer.",
 						Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+						PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 					},
 					"kind": schema.StringAttribute{
 						Required: true,
 						MarkdownDescription: "`Issuer` or `ClusterIssuer` (any letter case, as the CRD compares in lower case). " +
 							"The CRD has no default: its rules read the kind, so it must be set.",
-						Validators: []validator.String{stringvalidator.OneOfCaseInsensitive(istioCSRIssuerKindIssuer, istioCSRIssuerKindClusterIssuer)},
+						Validators:    []validator.String{stringvalidator.OneOfCaseInsensitive(istioCSRIssuerKindIssuer, istioCSRIssuerKindClusterIssuer)},
+						PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 					},
 					"group": schema.StringAttribute{
 						Optional: true, Computed: true,
-						Default: stringdefault.StaticString(istioCSRDefaultIssuerGroup),
 						MarkdownDescription: "API group of the issuer: `cert-manager.io` (any letter case), the only group the " +
-							"operator accepts. Defaults to `cert-manager.io` (the CRD requires it to be set; the provider sends it).",
+							"operator accepts. The CRD has no default but its rules read the group, so the provider always sends " +
+							"it: unset, a new object gets `cert-manager.io` and an existing one keeps its value.",
 						Validators: []validator.String{stringvalidator.OneOfCaseInsensitive(istioCSRDefaultIssuerGroup)},
+						PlanModifiers: []planmodifier.String{
+							unsetString("", istioCSRDefaultIssuerGroup), stringplanmodifier.RequiresReplace(),
+						},
 					},
 				},
 			},
 			"istio_ca_certificate": schema.SingleNestedAttribute{
-				Optional: true,
+				Optional: true, Computed: true,
+				PlanModifiers: []planmodifier.Object{unsetOptional("istioCSRConfig.certManager.istioCACertificate", true)},
 				MarkdownDescription: "ConfigMap key holding the CA certificate that signed istiod's certificate, when the " +
-					"issuer does not return it (for example a private CA behind an ACME or Vault issuer).",
+					"issuer does not return it (for example a private CA behind an ACME or Vault issuer). " + istioCSRUnsetOptionalText,
 				Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{
 						Required:            true,
@@ -249,22 +265,25 @@ func istioCSRIstiodTLSSchema() schema.SingleNestedAttribute {
 			"`max_certificate_duration` (checked at plan time; the CRD does not check it).",
 		Attributes: map[string]schema.Attribute{
 			"common_name": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Common name of istiod's certificate, at most 64 characters. Unset means `istiod.<istio namespace>.svc`.",
-				Validators:          []validator.String{stringvalidator.LengthAtMost(istioCSRMaxCommonNameLength)},
+				Optional: true, Computed: true,
+				PlanModifiers: []planmodifier.String{unsetOptional("istioCSRConfig.istiodTLSConfig.commonName", false)},
+				MarkdownDescription: "Common name of istiod's certificate, at most 64 characters. Unset means `istiod.<istio namespace>.svc`. " +
+					istioCSRUnsetOptionalText,
+				Validators: []validator.String{stringvalidator.LengthAtMost(istioCSRMaxCommonNameLength)},
 			},
 			"trust_domain": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "Trust domain of the mesh, used in the SPIFFE URI SANs (`spiffe://<trust_domain>/ns/<ns>/sa/<sa>`): " +
-					"a DNS-1123 subdomain of 1 to 63 characters (stricter than SPIFFE allows). Must equal the mesh's trust " +
-					"domain (`zerotrust_mesh_trust_domain.trust_domain`).",
-				Validators: []validator.String{stringvalidator.LengthBetween(1, istioCSRMaxTrustDomainLength), validate.K8sName()},
+					"a SPIFFE trust domain name of 1 to 63 characters (the CRD limits the length only). Must equal the mesh's " +
+					"trust domain (`zerotrust_mesh_trust_domain.trust_domain`).",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, istioCSRMaxTrustDomainLength), validate.TrustDomain()},
 			},
 			"certificate_dns_names": schema.ListAttribute{
 				ElementType: types.StringType,
-				Optional:    true,
+				Optional:    true, Computed: true,
+				PlanModifiers: []planmodifier.List{unsetOptional("istioCSRConfig.istiodTLSConfig.certificateDNSNames", true)},
 				MarkdownDescription: "DNS names of istiod's certificate, without duplicates: at most 25, each at most 253 " +
-					"characters. Unset means names derived from the Istio revisions.",
+					"characters. Unset means names derived from the Istio revisions. " + istioCSRUnsetOptionalText,
 				Validators: []validator.List{
 					listvalidator.SizeAtMost(istioCSRMaxDNSNames),
 					validate.NoDuplicates(),
@@ -273,38 +292,40 @@ func istioCSRIstiodTLSSchema() schema.SingleNestedAttribute {
 			},
 			"certificate_duration": schema.StringAttribute{
 				Optional: true, Computed: true,
-				Default:             stringdefault.StaticString(istioCSRDefaultDuration),
-				MarkdownDescription: "Lifetime of istiod's certificate. Defaults to `1h`.",
+				MarkdownDescription: "Lifetime of istiod's certificate. " + istioCSRUnsetText("`1h`"),
 				Validators:          []validator.String{validate.Duration()},
+				PlanModifiers:       []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.certificateDuration", istioCSRDefaultDuration)},
 			},
 			"certificate_renew_before": schema.StringAttribute{
 				Optional: true, Computed: true,
-				Default:             stringdefault.StaticString(istioCSRDefaultRenewBefore),
-				MarkdownDescription: "How long before expiry istiod's certificate is renewed. Defaults to `30m`.",
+				MarkdownDescription: "How long before expiry istiod's certificate is renewed. " + istioCSRUnsetText("`30m`"),
 				Validators:          []validator.String{validate.Duration()},
+				PlanModifiers:       []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.certificateRenewBefore", istioCSRDefaultRenewBefore)},
 			},
 			"max_certificate_duration": schema.StringAttribute{
 				Optional: true, Computed: true,
-				Default:             stringdefault.StaticString(istioCSRDefaultMaxDuration),
-				MarkdownDescription: "Longest lifetime istio-csr grants any certificate it signs. Defaults to `1h`.",
+				MarkdownDescription: "Longest lifetime istio-csr grants any certificate it signs. " + istioCSRUnsetText("`1h`"),
 				Validators:          []validator.String{validate.Duration()},
+				PlanModifiers:       []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.maxCertificateDuration", istioCSRDefaultMaxDuration)},
 			},
 			"private_key_algorithm": schema.StringAttribute{
 				Optional: true, Computed: true,
-				Default: stringdefault.StaticString(istioCSRDefaultKeyAlgorithm),
-				MarkdownDescription: "Key algorithm of istiod's certificate: `RSA` or `ECDSA`. Defaults to `RSA`. " +
-					"Immutable: changing it replaces the object.",
-				Validators:    []validator.String{stringvalidator.OneOf(istioCSRKeyAlgorithms...)},
-				PlanModifiers: []planmodifier.String{replaceOnceSetString()},
+				MarkdownDescription: "Key algorithm of istiod's certificate: `RSA` or `ECDSA`. " + istioCSRUnsetText("`RSA`") +
+					" Immutable: changing it replaces the object (also when unsetting it would bring back the default).",
+				Validators: []validator.String{stringvalidator.OneOf(istioCSRKeyAlgorithms...)},
+				PlanModifiers: []planmodifier.String{
+					unsetString("istioCSRConfig.istiodTLSConfig.privateKeyAlgorithm", istioCSRDefaultKeyAlgorithm), replaceOnceSetString(),
+				},
 			},
 			"private_key_size": schema.Int64Attribute{
 				Optional: true, Computed: true,
-				Default: int64default.StaticInt64(istioCSRDefaultKeySize),
 				MarkdownDescription: "Key size in bits, matching the algorithm: RSA `2048`, `4096` or `8192`; ECDSA `256` or " +
-					"`384`. Defaults to `2048` (as in the CRD, so ECDSA needs an explicit size). Immutable: changing it " +
-					"replaces the object.",
-				Validators:    []validator.Int64{int64validator.OneOf(istioCSRKeySizes...)},
-				PlanModifiers: []planmodifier.Int64{replaceOnceSetInt64()},
+					"`384`. " + istioCSRUnsetText("`2048`") + " (an RSA size, as in the CRD, so ECDSA needs an explicit size). " +
+					"Immutable: changing it replaces the object.",
+				Validators: []validator.Int64{int64validator.OneOf(istioCSRKeySizes...)},
+				PlanModifiers: []planmodifier.Int64{
+					unsetInt64("istioCSRConfig.istiodTLSConfig.privateKeySize", istioCSRDefaultKeySize), replaceOnceSetInt64(),
+				},
 			},
 		},
 	}
@@ -313,25 +334,26 @@ func istioCSRIstiodTLSSchema() schema.SingleNestedAttribute {
 func istioCSRServerSchema() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		Optional: true, Computed: true,
-		Default: objectdefault.StaticValue(types.ObjectValueMust(istioCSRServerAttrTypes, map[string]attr.Value{
-			"cluster_id": types.StringValue(istioCSRDefaultClusterID),
-			"port":       types.Int64Value(istioCSRDefaultPort),
-		})),
-		MarkdownDescription: "The agent's gRPC server (`spec.istioCSRConfig.server`). Defaults to " +
-			"`{ cluster_id = \"Kubernetes\", port = 443 }`.",
+		MarkdownDescription: "The agent's gRPC server (`spec.istioCSRConfig.server`). Unset, a new object has none (the " +
+			"operator then uses cluster ID `Kubernetes` and port 443) and an existing one keeps what it has, unless only " +
+			"this provider set it: then the field is removed.",
+		PlanModifiers: []planmodifier.Object{unsetOptional("istioCSRConfig.server", true)},
 		Attributes: map[string]schema.Attribute{
 			"cluster_id": schema.StringAttribute{
 				Optional: true, Computed: true,
-				Default:             stringdefault.StaticString(istioCSRDefaultClusterID),
-				MarkdownDescription: "Istio cluster ID the agent accepts in certificate requests, at most 253 characters. Defaults to `Kubernetes`.",
-				Validators:          []validator.String{stringvalidator.LengthAtMost(istioCSRMaxClusterIDLength)},
+				MarkdownDescription: "Istio cluster ID the agent accepts in certificate requests, at most 253 characters. " +
+					istioCSRUnsetText("`Kubernetes`"),
+				Validators:    []validator.String{stringvalidator.LengthAtMost(istioCSRMaxClusterIDLength)},
+				PlanModifiers: []planmodifier.String{unsetString("istioCSRConfig.server.clusterID", istioCSRDefaultClusterID)},
 			},
 			"port": schema.Int64Attribute{
 				Optional: true, Computed: true,
-				Default:             int64default.StaticInt64(istioCSRDefaultPort),
-				MarkdownDescription: "Port of the gRPC service, `1` to `65535`. Defaults to `443`. Immutable: changing it replaces the object.",
-				Validators:          []validator.Int64{int64validator.Between(1, 65535)},
-				PlanModifiers:       []planmodifier.Int64{replaceOnceSetInt64()},
+				MarkdownDescription: "Port of the gRPC service, `1` to `65535`. " + istioCSRUnsetText("`443`") +
+					" Immutable once set: changing it replaces the object.",
+				Validators: []validator.Int64{int64validator.Between(1, 65535)},
+				PlanModifiers: []planmodifier.Int64{
+					unsetInt64("istioCSRConfig.server.port", istioCSRDefaultPort), replaceOnceSetInt64(),
+				},
 			},
 		},
 	}
@@ -352,9 +374,12 @@ func istioCSRIstioSchema() schema.SingleNestedAttribute {
 			"revisions": schema.ListAttribute{
 				ElementType: types.StringType,
 				Optional:    true, Computed: true,
-				Default: listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{types.StringValue(istioCSRDefaultRevision)})),
 				MarkdownDescription: "Istio revisions installed in the cluster, which decide istiod's certificate DNS names: " +
-					"at most 25, without duplicates, each 1 to 63 characters. Defaults to `[\"default\"]`.",
+					"at most 25, without duplicates, each 1 to 63 characters. " + istioCSRUnsetText("`[\"default\"]`"),
+				PlanModifiers: []planmodifier.List{unsetIstioCSRField{
+					field: "istioCSRConfig.istio.revisions", composite: true,
+					def: types.ListValueMust(types.StringType, []attr.Value{types.StringValue(istioCSRDefaultRevision)}),
+				}},
 				Validators: []validator.List{
 					listvalidator.SizeAtMost(istioCSRMaxRevisions),
 					validate.NoDuplicates(),
@@ -371,8 +396,9 @@ func istioCSRIstioSchema() schema.SingleNestedAttribute {
 func istioCSRResourcesSchema() schema.SingleNestedAttribute {
 	quantities := []validator.Map{mapvalidator.ValueStringsAre(validate.Quantity())}
 	return schema.SingleNestedAttribute{
-		Optional:            true,
-		MarkdownDescription: "Compute resources of the agent's container (a Kubernetes `ResourceRequirements`).",
+		Optional: true, Computed: true,
+		MarkdownDescription: "Compute resources of the agent's container (a Kubernetes `ResourceRequirements`). " + istioCSRUnsetOptionalText,
+		PlanModifiers:       []planmodifier.Object{unsetOptional("istioCSRConfig.resources", true)},
 		Attributes: map[string]schema.Attribute{
 			"limits": schema.MapAttribute{
 				ElementType: types.StringType, Optional: true,
@@ -399,18 +425,20 @@ func istioCSRResourcesSchema() schema.SingleNestedAttribute {
 func istioCSRAffinitySchema() schema.StringAttribute {
 	return schema.StringAttribute{
 		CustomType: jsontypes.NormalizedType{},
-		Optional:   true,
+		Optional:   true, Computed: true,
+		PlanModifiers: []planmodifier.String{unsetOptional("istioCSRConfig.affinity", true)},
 		MarkdownDescription: "Scheduling affinity of the agent's pod: a Kubernetes `Affinity` as JSON, usually " +
 			"`jsonencode({ nodeAffinity = { ... } })`. Field names are the API's camelCase names; unknown fields fail " +
-			"the plan. Compared as JSON, so formatting never shows as a change.",
+			"the plan. Compared as JSON, so formatting never shows as a change. " + istioCSRUnsetOptionalText,
 		Validators: []validator.String{validate.StrictJSON("a Kubernetes Affinity", func() any { return &corev1.Affinity{} })},
 	}
 }
 
 func istioCSRTolerationsSchema() schema.ListNestedAttribute {
 	return schema.ListNestedAttribute{
-		Optional:            true,
-		MarkdownDescription: "Taints the agent's pod tolerates, at most 50 (Kubernetes `Toleration`s).",
+		Optional: true, Computed: true,
+		MarkdownDescription: "Taints the agent's pod tolerates, at most 50 (Kubernetes `Toleration`s). " + istioCSRUnsetOptionalText,
+		PlanModifiers:       []planmodifier.List{unsetOptional("istioCSRConfig.tolerations", true)},
 		Validators:          []validator.List{listvalidator.SizeAtMost(istioCSRMaxTolerations)},
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"key": schema.StringAttribute{
@@ -443,9 +471,11 @@ func istioCSRTolerationsSchema() schema.ListNestedAttribute {
 
 func istioCSRNodeSelectorSchema() schema.MapAttribute {
 	return schema.MapAttribute{
-		ElementType:         types.StringType,
-		Optional:            true,
-		MarkdownDescription: "Node labels the agent's pod must run on, at most 50, e.g. `{ \"kubernetes.io/os\" = \"linux\" }`.",
+		ElementType: types.StringType,
+		Optional:    true, Computed: true,
+		MarkdownDescription: "Node labels the agent's pod must run on, at most 50, e.g. `{ \"kubernetes.io/os\" = \"linux\" }`. " +
+			istioCSRUnsetOptionalText,
+		PlanModifiers: []planmodifier.Map{unsetOptional("istioCSRConfig.nodeSelector", true)},
 		Validators: []validator.Map{
 			mapvalidator.SizeAtMost(istioCSRMaxNodeSelector),
 			mapvalidator.KeysAre(validate.LabelKey()),
@@ -456,8 +486,9 @@ func istioCSRNodeSelectorSchema() schema.MapAttribute {
 
 func istioCSRControllerConfigSchema() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
-		Optional:            true,
-		MarkdownDescription: "Settings of the operator's controller for this agent (`spec.controllerConfig`).",
+		Optional: true, Computed: true,
+		MarkdownDescription: "Settings of the operator's controller for this agent (`spec.controllerConfig`). " + istioCSRUnsetOptionalText,
+		PlanModifiers:       []planmodifier.Object{unsetOptional("controllerConfig", true)},
 		Attributes: map[string]schema.Attribute{
 			"labels": schema.MapAttribute{
 				ElementType:         types.StringType,

@@ -118,7 +118,8 @@ func TestAccIstioCSR_invalidInputFailsAtPlan(t *testing.T) {
 		{"log format", map[string]string{"log_format": `"xml"`}, `value must be one of`, "log_format"},
 		{"empty trust domain", map[string]string{"istiod_tls": `{ trust_domain = "" }`}, `length must be between 1 and 63`, "istiod_tls.trust_domain"},
 		{"trust domain too long", map[string]string{"istiod_tls": fmt.Sprintf(`{ trust_domain = %q }`, long(64))}, `length must be between 1 and 63`, "istiod_tls.trust_domain"},
-		{"trust domain not a DNS subdomain", map[string]string{"istiod_tls": `{ trust_domain = "cluster_local" }`}, `Invalid Kubernetes Name`, "istiod_tls.trust_domain"},
+		// The released CRD checks only the length; the SPIFFE rules apply.
+		{"trust domain not a SPIFFE trust domain", map[string]string{"istiod_tls": `{ trust_domain = "Cluster.Local" }`}, `Invalid Trust Domain`, "istiod_tls.trust_domain"},
 		{"common name too long", tls(fmt.Sprintf(`common_name = %q`, long(65))), `length must be at most 64`, "istiod_tls.common_name"},
 		{"26 DNS names", tls("certificate_dns_names = " + hclList(26, func(i int) string { return fmt.Sprintf("n%d.example.com", i) })),
 			`at most 25`, "istiod_tls.certificate_dns_names"},
@@ -153,6 +154,7 @@ func TestAccIstioCSR_invalidInputFailsAtPlan(t *testing.T) {
 			`attribute "key" is required`, "cert_manager"},
 		{"affinity with a misspelt field", map[string]string{"affinity": `jsonencode({ nodeAfinity = {} })`}, `unknown field "nodeAfinity"`, "affinity"},
 		{"affinity not JSON", map[string]string{"affinity": `"nodeAffinity"`}, `Invalid JSON`, "affinity"},
+		{"duplicate resource claim", map[string]string{"resources": `{ claims = [{ name = "gpu" }, { name = "gpu" }] }`}, `Duplicate Resource Claim`, "resources.claims[1].name"},
 		{"resource quantity", map[string]string{"resources": `{ requests = { memory = "64MB" } }`}, `Invalid Resource Quantity`, `resources.requests["memory"]`},
 		{"namespace", map[string]string{"namespace": `"Cert_Manager"`}, `Invalid DNS Label`, "namespace"},
 		{"unknown cluster key", map[string]string{"cluster": `"north"`}, `Unknown Cluster`, "cluster"},

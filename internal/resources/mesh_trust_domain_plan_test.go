@@ -36,6 +36,10 @@ type meshPlanCase struct {
 	wantAliases  []string // effective_trust_domain_aliases; nil: do not check
 	wantUnknown  bool     // previous/effective planned unknown
 	wantReplace  bool
+	// wantTrustDomain, when not nil, is the planned trust_domain, and
+	// wantPrefix the planned spiffe_id_prefix.
+	wantTrustDomain *types.String
+	wantPrefix      string
 }
 
 func meshValue(kind, name, namespace, kumaMesh string) types.Object {
@@ -44,6 +48,13 @@ func meshValue(kind, name, namespace, kumaMesh string) types.Object {
 }
 
 func strList(values ...string) types.List { return stringList(values) }
+
+func tdPtr(v types.String) *types.String { return &v }
+
+func withMesh(m meshTrustDomainResourceModel, mesh types.Object) meshTrustDomainResourceModel {
+	m.Mesh = mesh
+	return m
+}
 
 // meshConfig is a configuration: computed-only attributes null.
 func meshConfig(kind, name, td string, aliases types.List, keep bool) meshTrustDomainResourceModel {
@@ -138,6 +149,26 @@ func TestMeshTrustDomainModifyPlan(t *testing.T) {
 			wantWarning: []string{`will hold the CA bundles of "new.example" instead of "old.example"`, `stops accepting certificates of "old.example"`},
 		},
 		{
+			// Imported from an object without a trust domain: the field is
+			// not the resource's, so the plan keeps what the object holds.
+			name:         "unset trust domain the object lacks stays unset",
+			prior:        meshState(meshKindSail, "", "", noAliases, false, strList(), strList()),
+			config:       meshConfig(meshKindSail, "", "", noAliases, false),
+			wantPrevious: []string{}, wantAliases: []string{},
+			wantTrustDomain: tdPtr(types.StringNull()), wantPrefix: "spiffe://cluster.local/",
+		},
+		{
+			name:            "unset trust domain another manager set stays",
+			prior:           meshState(meshKindKyma, "kyma-system", "theirs.example", noAliases, false, types.ListNull(types.StringType), types.ListNull(types.StringType)),
+			config:          meshConfig(meshKindKyma, "", "", noAliases, false),
+			wantTrustDomain: tdPtr(types.StringValue("theirs.example")), wantPrefix: "spiffe://theirs.example/",
+		},
+		{
+			name:   "kuma mesh label changes in place",
+			prior:  kumaState("peer.example"),
+			config: withMesh(meshConfig(meshKindKuma, "default", "peer.example", noAliases, false), meshValue(meshKindKuma, "default", "", "other")),
+		},
+		{
 			name:        "another mesh object replaces the resource",
 			prior:       meshState(meshKindSail, "", "a.example", noAliases, false, strList(), strList()),
 			config:      meshConfig(meshKindSail, "other", "a.example", noAliases, false),
@@ -179,26 +210,41 @@ func TestMeshTrustDomainModifyPlan(t *testing.T) {
 			if replaced != tc.wantReplace {
 				t.Errorf("RequiresReplace = %v, want replace %v", resp.RequiresReplace, tc.wantReplace)
 			}
-			if want := "spiffe://" + plan.TrustDomain.ValueString() + "/"; plan.SPIFFEIDPrefix.ValueString() != want {
+			if tc.wantTrustDomain != nil && !plan.TrustDomain.Equal(*tc.wantTrustDomain) {
+				t.Errorf("trust_domain = %v, want %v", plan.TrustDomain, *tc.wantTrustDomain)
+			}
+			want := tc.wantPrefix
+			if want == "" {
+				want = "spiffe://" + plan.TrustDomain.ValueString() + "/"
+			}
+			if plan.SPIFFEIDPrefix.ValueString() != want {
 				t.Errorf("spiffe_id_prefix = %v, want %q", plan.SPIFFEIDPrefix, want)
 			}
 		})
 	}
 }
 
+// TestMeshTrustDomainModifyPlanDefaults: what a new resource plans for the
+// attributes left out. Fields the resource does not write (an unset trust
+// domain, an unset Kuma mesh label) are whatever the object holds, known
+// after the apply; nothing defaults to a value the provider would send.
 func TestMeshTrustDomainModifyPlanDefaults(t *testing.T) {
+	kumaMesh := types.ObjectValueMust(meshAttrTypes, map[string]attr.Value{
+		"kind": types.StringValue(meshKindKuma), "name": types.StringValue("west-example-1-com"),
+		"namespace": types.StringValue("kuma-system"), "kuma_mesh": types.StringUnknown(),
+	})
 	for _, tc := range []struct {
 		kind, td          string
 		wantID            string
 		wantMesh          types.Object
-		wantTrustDomain   string
+		wantTrustDomain   types.String
 		wantPreviousIsNil bool
 	}{
-		{kind: meshKindSail, wantID: "istio_sail:default", wantMesh: meshValue(meshKindSail, "default", "", ""), wantTrustDomain: "cluster.local"},
+		{kind: meshKindSail, wantID: "istio_sail:default", wantMesh: meshValue(meshKindSail, "default", "", ""), wantTrustDomain: types.StringUnknown()},
 		{kind: meshKindKyma, td: "apps.example", wantID: "istio_kyma:kyma-system:default",
-			wantMesh: meshValue(meshKindKyma, "default", "kyma-system", ""), wantTrustDomain: "apps.example", wantPreviousIsNil: true},
+			wantMesh: meshValue(meshKindKyma, "default", "kyma-system", ""), wantTrustDomain: types.StringValue("apps.example"), wantPreviousIsNil: true},
 		{kind: meshKindKuma, td: "west.example_1.com", wantID: "kuma:kuma-system:west-example-1-com",
-			wantMesh: meshValue(meshKindKuma, "west-example-1-com", "kuma-system", "default"), wantTrustDomain: "west.example_1.com", wantPreviousIsNil: true},
+			wantMesh: kumaMesh, wantTrustDomain: types.StringValue("west.example_1.com"), wantPreviousIsNil: true},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			config := meshConfig(tc.kind, "", tc.td, types.ListNull(types.StringType), false)
@@ -208,8 +254,11 @@ func TestMeshTrustDomainModifyPlanDefaults(t *testing.T) {
 			if d := resp.Plan.Get(context.Background(), &plan); d.HasError() {
 				t.Fatal(d)
 			}
-			if plan.ID.ValueString() != tc.wantID || !plan.Mesh.Equal(tc.wantMesh) || plan.TrustDomain.ValueString() != tc.wantTrustDomain {
-				t.Errorf("planned id %v, mesh %v, trust domain %v; want %q, %v, %q", plan.ID, plan.Mesh, plan.TrustDomain, tc.wantID, tc.wantMesh, tc.wantTrustDomain)
+			if plan.ID.ValueString() != tc.wantID || !plan.Mesh.Equal(tc.wantMesh) || !plan.TrustDomain.Equal(tc.wantTrustDomain) {
+				t.Errorf("planned id %v, mesh %v, trust domain %v; want %q, %v, %v", plan.ID, plan.Mesh, plan.TrustDomain, tc.wantID, tc.wantMesh, tc.wantTrustDomain)
+			}
+			if tc.wantTrustDomain.IsUnknown() != plan.SPIFFEIDPrefix.IsUnknown() {
+				t.Errorf("spiffe_id_prefix = %v with trust domain %v", plan.SPIFFEIDPrefix, plan.TrustDomain)
 			}
 			if tc.wantPreviousIsNil != plan.PreviousTrustDomains.IsNull() {
 				t.Errorf("previous_trust_domains = %v", plan.PreviousTrustDomains)
@@ -328,8 +377,11 @@ func TestOthersOwnAny(t *testing.T) {
 	if othersOwnAny(obj, "zerotrust", []string{"spec", "trustDomain"}) {
 		t.Error("spec.trustDomain is only zerotrust's")
 	}
-	if othersOwnAny(obj, "operator", []string{"spec", "origin"}) {
-		t.Error("nobody owns spec.origin")
+	if othersOwnAny(obj, "operator", []string{"metadata", "labels", kumaMeshLabel}) {
+		t.Error("nobody owns the kuma.io/mesh label")
+	}
+	if !fieldsOwned(obj, func(m string) bool { return m == "zerotrust" }, kumaMeshLabelPath, kumaCABundlesPath) {
+		t.Error("zerotrust's share of spec.caBundles was not seen")
 	}
 }
 

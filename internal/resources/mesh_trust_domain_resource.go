@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -82,6 +83,11 @@ func (m meshModel) key() string {
 		return m.Kind.ValueString() + ":" + m.Name.ValueString()
 	}
 	return m.Kind.ValueString() + ":" + m.Namespace.ValueString() + ":" + m.Name.ValueString()
+}
+
+// sameObject reports whether two mesh values name the same object.
+func (m meshModel) sameObject(other meshModel) bool {
+	return m.Kind.Equal(other.Kind) && m.Name.Equal(other.Name) && m.Namespace.Equal(other.Namespace)
 }
 
 func (m meshModel) describe(kind meshKind) string {
@@ -203,17 +209,8 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 		return
 	}
 
-	if config.TrustDomain.IsNull() && kind.defaultTrustDomain != "" {
-		plan.TrustDomain = types.StringValue(kind.defaultTrustDomain)
-	}
 	if configMesh.Namespace.IsNull() {
 		mesh.Namespace = optionalString(kind.defaultNamespace)
-	}
-	if configMesh.KumaMesh.IsNull() {
-		mesh.KumaMesh = types.StringNull()
-		if kind.name == meshKindKuma {
-			mesh.KumaMesh = types.StringValue(kumaDefaultMesh)
-		}
 	}
 	if configMesh.Name.IsNull() {
 		switch {
@@ -232,21 +229,54 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 			mesh.Name = types.StringValue(name)
 		}
 	}
-	plan.Mesh = mesh.object()
-
 	// Another mesh object is another resource: the attribute's own plan
-	// modifiers cannot tell, as the defaults are only known here.
+	// modifiers cannot tell, as the defaults are only known here. The Kuma
+	// mesh label is a field of the same object, so it changes in place.
 	newObject := state == nil
-	if state != nil && !state.Mesh.Equal(plan.Mesh) {
-		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("mesh"))
-		newObject = true
+	var priorMesh meshModel
+	if state != nil {
+		resp.Diagnostics.Append(state.Mesh.As(ctx, &priorMesh, basetypes.ObjectAsOptions{})...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		if !priorMesh.sameObject(mesh) {
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("mesh"))
+			newObject = true
+		}
 	}
+
+	// An attribute left out of the configuration is not written: it shows
+	// what the object holds (set by the operator or another field manager,
+	// or absent). Read keeps it current, so an existing object's value
+	// stands; a new object's is known once applied, and so is the value a
+	// field takes when this resource stops setting it (the apply releases it).
+	owned := readMeshOwnership(ctx, req.Private, &resp.Diagnostics)
+	if config.TrustDomain.IsNull() {
+		switch {
+		case newObject || owned.TrustDomain:
+			plan.TrustDomain = types.StringUnknown()
+		default:
+			plan.TrustDomain = state.TrustDomain
+		}
+	}
+	if configMesh.KumaMesh.IsNull() {
+		switch {
+		case kind.name != meshKindKuma:
+			mesh.KumaMesh = types.StringNull()
+		case newObject || owned.KumaMesh:
+			mesh.KumaMesh = types.StringUnknown()
+		default:
+			mesh.KumaMesh = priorMesh.KumaMesh
+		}
+	}
+	plan.Mesh = mesh.object()
 	if mesh.Name.IsUnknown() {
 		plan.ID = types.StringUnknown()
 	} else {
 		plan.ID = types.StringValue(resourceID(plan.Cluster, mesh.key()))
 	}
-	plan.SPIFFEIDPrefix = spiffeIDPrefix(plan.TrustDomain)
+	planned := effectiveTrustDomain(kind, plan.TrustDomain)
+	plan.SPIFFEIDPrefix = spiffeIDPrefix(planned)
 
 	// The trust domain the mesh runs on now, "" when unknown or none.
 	var current string
@@ -266,31 +296,38 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 	}
 
 	if kind.name == meshKindSail {
-		r.planAliases(&plan, config, current, currentKnown, priorPrevious)
+		r.planAliases(&plan, config, planned, current, currentKnown, priorPrevious)
 	} else {
 		plan.PreviousTrustDomains = types.ListNull(types.StringType)
 		plan.EffectiveTrustDomainAliases = types.ListNull(types.StringType)
 	}
 
-	if currentKnown && current != "" && !plan.TrustDomain.IsUnknown() && current != plan.TrustDomain.ValueString() {
+	if currentKnown && current != "" && !planned.IsUnknown() && current != planned.ValueString() {
 		kept := slices.Contains(listStrings(plan.EffectiveTrustDomainAliases), current)
 		if !kept {
-			resp.Diagnostics.Append(trustDomainChangeWarning(kind, mesh, current, plan.TrustDomain.ValueString()))
+			resp.Diagnostics.Append(trustDomainChangeWarning(kind, mesh, current, planned.ValueString()))
 		}
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kind.kube, Outputs: []string{"spiffe_id_prefix"},
+		Object: func() (*unstructured.Unstructured, bool) {
+			// What Update sends; with every planned value known, settleAliases has nothing left to settle.
+			var d diag.Diagnostics
+			obj, od := meshObject(plan, configuredWrites(ctx, req.Config, &d), kind, mesh)
+			return obj, !d.HasError() && !od.HasError()
+		}})
 }
 
 // planAliases works out which former trust domains stay aliases, and what
 // the Sail Istio's trustDomainAliases will hold.
 func (r *meshTrustDomainResource) planAliases(plan *meshTrustDomainResourceModel, config meshTrustDomainResourceModel,
-	current string, currentKnown bool, priorPrevious []string) {
-	if plan.TrustDomain.IsUnknown() || plan.KeepPreviousAsAlias.IsUnknown() {
+	planned types.String, current string, currentKnown bool, priorPrevious []string) {
+	if planned.IsUnknown() || plan.KeepPreviousAsAlias.IsUnknown() {
 		plan.PreviousTrustDomains = types.ListUnknown(types.StringType)
 		plan.EffectiveTrustDomainAliases = types.ListUnknown(types.StringType)
 		return
 	}
-	td := plan.TrustDomain.ValueString()
+	td := planned.ValueString()
 	var previous []string
 	if plan.KeepPreviousAsAlias.ValueBool() {
 		if !currentKnown {
@@ -392,32 +429,25 @@ func (r *meshTrustDomainResource) Create(ctx context.Context, req resource.Creat
 	if client == nil {
 		return
 	}
+	writes := configuredWrites(ctx, req.Config, &resp.Diagnostics)
 	existing, ok := r.existingObject(ctx, client, kind, mesh, "create", &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	if plan.PreviousTrustDomains.IsUnknown() {
-		// Planned without the cluster: the object read now stands in.
-		current := ""
-		if existing != nil {
-			current = liveTrustDomainOf(kind, existing)
-		}
-		previous := previousTrustDomains(nil, current, plan.TrustDomain.ValueString())
-		plan.PreviousTrustDomains = stringList(previous)
-		plan.EffectiveTrustDomainAliases = stringList(effectiveAliases(listStrings(plan.TrustDomainAliases), previous, plan.TrustDomain.ValueString()))
-	}
+	settleAliases(&plan, kind, existing, nil)
 	if prev, ok := client.Claim(kind.kube, mesh.key(), plan.ID.ValueString()); !ok {
 		resp.Diagnostics.AddAttributeError(path.Root("mesh"), "Mesh Object Already Managed", fmt.Sprintf(
 			"Another zerotrust_mesh_trust_domain in this configuration (%s) manages %s on cluster %q: keep only one.",
 			prev, mesh.describe(kind), client.DisplayName()))
 		return
 	}
-	out, ok := r.apply(ctx, client, kind, mesh, plan, existing, "create", &resp.Diagnostics)
+	out, ok := r.apply(ctx, client, kind, mesh, plan, writes, existing, "create", &resp.Diagnostics)
 	if !ok {
 		client.Release(kind.kube, mesh.key())
 		return
 	}
 	resp.Diagnostics.Append(setMeshFromObject(&plan, kind, out)...)
+	recordMeshOwnership(ctx, resp.Private, kind, client.FieldManager, out, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -428,16 +458,67 @@ func (r *meshTrustDomainResource) Update(ctx context.Context, req resource.Updat
 	if client == nil {
 		return
 	}
+	var prior meshTrustDomainResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	writes := configuredWrites(ctx, req.Config, &resp.Diagnostics)
 	existing, ok := r.existingObject(ctx, client, kind, mesh, "update", &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	out, ok := r.apply(ctx, client, kind, mesh, plan, existing, "update", &resp.Diagnostics)
+	settleAliases(&plan, kind, existing, listStrings(prior.PreviousTrustDomains))
+	out, ok := r.apply(ctx, client, kind, mesh, plan, writes, existing, "update", &resp.Diagnostics)
 	if !ok {
 		return
 	}
 	resp.Diagnostics.Append(setMeshFromObject(&plan, kind, out)...)
+	recordMeshOwnership(ctx, resp.Private, kind, client.FieldManager, out, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// meshWrites says which of the fields written only on request the
+// configuration sets.
+type meshWrites struct {
+	trustDomain bool
+	kumaMesh    bool
+}
+
+func configuredWrites(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) meshWrites {
+	var m meshTrustDomainResourceModel
+	diags.Append(config.Get(ctx, &m)...)
+	var mesh meshModel
+	if !m.Mesh.IsNull() && !m.Mesh.IsUnknown() {
+		diags.Append(m.Mesh.As(ctx, &mesh, basetypes.ObjectAsOptions{})...)
+	}
+	return meshWrites{trustDomain: !m.TrustDomain.IsNull(), kumaMesh: !mesh.KumaMesh.IsNull()}
+}
+
+// settleAliases works out, from the object read before the apply, what a
+// plan could not know (a new resource planned without the cluster, or a
+// trust domain this resource stops setting): the trust domain being left is
+// the one the object holds now.
+func settleAliases(plan *meshTrustDomainResourceModel, kind meshKind, existing *unstructured.Unstructured, priorPrevious []string) {
+	if kind.name != meshKindSail {
+		return
+	}
+	current := kind.defaultTrustDomain
+	if existing != nil {
+		current = liveTrustDomainOf(kind, existing)
+	}
+	target := current
+	if td := effectiveTrustDomain(kind, plan.TrustDomain); !td.IsUnknown() {
+		target = td.ValueString()
+	}
+	if plan.PreviousTrustDomains.IsUnknown() {
+		var previous []string
+		if plan.KeepPreviousAsAlias.ValueBool() {
+			previous = previousTrustDomains(priorPrevious, current, target)
+		}
+		plan.PreviousTrustDomains = stringList(previous)
+	}
+	if plan.EffectiveTrustDomainAliases.IsUnknown() {
+		plan.EffectiveTrustDomainAliases = stringList(effectiveAliases(listStrings(plan.TrustDomainAliases),
+			listStrings(plan.PreviousTrustDomains), target))
+	}
 }
 
 // target resolves the mesh object and the cluster client of a model.
@@ -483,8 +564,8 @@ func (r *meshTrustDomainResource) existingObject(ctx context.Context, client *ku
 // object the apply carries its UID, which the API server treats as a
 // precondition: an object deleted meanwhile is not silently recreated.
 func (r *meshTrustDomainResource) apply(ctx context.Context, client *kube.Client, kind meshKind, mesh meshModel,
-	m meshTrustDomainResourceModel, existing *unstructured.Unstructured, verb string, diags *diag.Diagnostics) (*unstructured.Unstructured, bool) {
-	obj, d := meshObject(m, kind, mesh)
+	m meshTrustDomainResourceModel, writes meshWrites, existing *unstructured.Unstructured, verb string, diags *diag.Diagnostics) (*unstructured.Unstructured, bool) {
+	obj, d := meshObject(m, writes, kind, mesh)
 	diags.Append(d...)
 	if diags.HasError() {
 		return nil, false
@@ -508,8 +589,10 @@ func meshApplyDiagnostic(err error, kind meshKind, mesh meshModel, action string
 	return kube.Diagnostic(err, action)
 }
 
-// meshObject is the apply configuration holding only this resource's fields.
-func meshObject(m meshTrustDomainResourceModel, kind meshKind, mesh meshModel) (*unstructured.Unstructured, diag.Diagnostics) {
+// meshObject is the apply configuration holding only this resource's fields:
+// never a field the CRD defaults or the operator sets, and an optional one
+// only when it is configured.
+func meshObject(m meshTrustDomainResourceModel, writes meshWrites, kind meshKind, mesh meshModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
 	obj.SetName(mesh.Name.ValueString())
@@ -519,7 +602,9 @@ func meshObject(m meshTrustDomainResourceModel, kind meshKind, mesh meshModel) (
 			diags.AddError("Cannot Build Object", fmt.Sprintf("Setting %s: %v. This is a bug in the provider.", strings.Join(fields, "."), err))
 		}
 	}
-	set(m.TrustDomain.ValueString(), kind.trustDomainPath...)
+	if writes.trustDomain {
+		set(m.TrustDomain.ValueString(), kind.trustDomainPath...)
+	}
 	switch kind.name {
 	case meshKindSail:
 		if !m.TrustDomainAliases.IsNull() || len(listStrings(m.PreviousTrustDomains)) > 0 {
@@ -537,7 +622,9 @@ func meshObject(m meshTrustDomainResourceModel, kind meshKind, mesh meshModel) (
 			bundles = append(bundles, map[string]any{"type": "Pem", "pem": map[string]any{"value": pem}})
 		}
 		set(bundles, kumaCABundlesPath...)
-		obj.SetLabels(map[string]string{kumaMeshLabel: mesh.KumaMesh.ValueString()})
+		if writes.kumaMesh {
+			obj.SetLabels(map[string]string{kumaMeshLabel: mesh.KumaMesh.ValueString()})
+		}
 	}
 	return obj, diags
 }
@@ -588,7 +675,7 @@ func setMeshFromObject(m *meshTrustDomainResourceModel, kind meshKind, obj *unst
 	if found {
 		m.TrustDomain = types.StringValue(td)
 	}
-	m.SPIFFEIDPrefix = spiffeIDPrefix(m.TrustDomain)
+	m.SPIFFEIDPrefix = spiffeIDPrefix(effectiveTrustDomain(kind, m.TrustDomain))
 	if m.KeepPreviousAsAlias.IsNull() || m.KeepPreviousAsAlias.IsUnknown() {
 		m.KeepPreviousAsAlias = types.BoolValue(false)
 	}
@@ -697,6 +784,7 @@ func (r *meshTrustDomainResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	resp.Diagnostics.Append(setMeshFromObject(&state, kind, obj)...)
+	recordMeshOwnership(ctx, resp.Private, kind, client.FieldManager, obj, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -723,6 +811,13 @@ func (r *meshTrustDomainResource) Delete(ctx context.Context, req resource.Delet
 		if err := client.Delete(ctx, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString()); err != nil {
 			resp.Diagnostics.Append(kube.Diagnostic(err, "delete "+mesh.describe(kind)))
 		}
+		return
+	}
+	if !managesAny(obj, client.FieldManager) {
+		// Nothing to give back (an imported object the resource never
+		// wrote). An empty apply is not a no-op on an object without
+		// managed fields: the API server would record them all as
+		// "before-first-apply".
 		return
 	}
 	release := &unstructured.Unstructured{Object: map[string]any{}}
@@ -768,6 +863,7 @@ func (r *meshTrustDomainResource) ImportState(ctx context.Context, req resource.
 		return
 	}
 	resp.Diagnostics.Append(setMeshFromObject(&state, kind, obj)...)
+	recordMeshOwnership(ctx, resp.Private, kind, client.FieldManager, obj, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -800,8 +896,24 @@ func parseMeshKey(key string) (meshModel, error) {
 // othersOwnAny reports whether a field manager other than manager owns any
 // of the fields at paths.
 func othersOwnAny(obj *unstructured.Unstructured, manager string, paths ...[]string) bool {
+	return fieldsOwned(obj, func(m string) bool { return m != manager }, paths...)
+}
+
+// managesAny reports whether manager holds any field of obj.
+func managesAny(obj *unstructured.Unstructured, manager string) bool {
 	for _, entry := range obj.GetManagedFields() {
-		if entry.Manager == manager || entry.FieldsV1 == nil {
+		if entry.Manager == manager {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldsOwned reports whether a field manager that matches owns any of the
+// fields at paths.
+func fieldsOwned(obj *unstructured.Unstructured, matches func(manager string) bool, paths ...[]string) bool {
+	for _, entry := range obj.GetManagedFields() {
+		if !matches(entry.Manager) || entry.FieldsV1 == nil {
 			continue
 		}
 		var fields map[string]any
@@ -820,6 +932,69 @@ func othersOwnAny(obj *unstructured.Unstructured, manager string, paths ...[]str
 		}
 	}
 	return false
+}
+
+// effectiveTrustDomain is the trust domain the mesh runs on when the object
+// holds td: an Istio object without one runs on cluster.local.
+func effectiveTrustDomain(kind meshKind, td types.String) types.String {
+	if td.IsNull() && kind.defaultTrustDomain != "" {
+		return types.StringValue(kind.defaultTrustDomain)
+	}
+	return td
+}
+
+// meshOwnershipKey names the private state entry that records which optional
+// fields this resource's field manager held at the last read or apply.
+const meshOwnershipKey = "owned_fields"
+
+// meshOwnership tells, for each field the resource writes only when its
+// attribute is configured, whether the resource holds it. An attribute
+// removed from the configuration releases a held field (its value after the
+// apply is the operator's or absent), while a field never held only mirrors
+// what another manager set and stays as it is.
+type meshOwnership struct {
+	TrustDomain bool `json:"trust_domain"`
+	KumaMesh    bool `json:"kuma_mesh"`
+}
+
+type meshPrivateGetter interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+}
+
+type meshPrivateSetter interface {
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+func readMeshOwnership(ctx context.Context, private meshPrivateGetter, diags *diag.Diagnostics) meshOwnership {
+	var owned meshOwnership
+	if private == nil {
+		return owned
+	}
+	raw, d := private.GetKey(ctx, meshOwnershipKey)
+	diags.Append(d...)
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &owned); err != nil {
+			diags.AddWarning("Unreadable Private State", fmt.Sprintf(
+				"The record of which mesh fields this resource holds could not be read (%v); the next apply rewrites it.", err))
+		}
+	}
+	return owned
+}
+
+// recordMeshOwnership stores which optional fields manager holds on obj.
+func recordMeshOwnership(ctx context.Context, private meshPrivateSetter, kind meshKind, manager string,
+	obj *unstructured.Unstructured, diags *diag.Diagnostics) {
+	mine := func(m string) bool { return m == manager }
+	owned := meshOwnership{TrustDomain: fieldsOwned(obj, mine, kind.trustDomainPath)}
+	if kind.name == meshKindKuma {
+		owned.KumaMesh = fieldsOwned(obj, mine, kumaMeshLabelPath)
+	}
+	raw, err := json.Marshal(owned)
+	if err != nil {
+		diags.AddError("Cannot Record Field Ownership", fmt.Sprintf("%v. This is a bug in the provider.", err))
+		return
+	}
+	diags.Append(private.SetKey(ctx, meshOwnershipKey, raw)...)
 }
 
 func spiffeIDPrefix(td types.String) types.String {

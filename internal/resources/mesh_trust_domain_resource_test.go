@@ -340,19 +340,23 @@ func TestAccMeshTrustDomain_kuma(t *testing.T) {
 	pem1, pem2 := peerPEM(t, peer), peerPEM(t, peer)
 	get := meshGetter(t, acctest.West, meshTrustGVR, ns, objectName)
 	const addr = "zerotrust_mesh_trust_domain.this"
-	config := func(bundles ...string) string {
+	config := func(kumaMesh string, bundles ...string) string {
 		quoted := make([]string, len(bundles))
 		for i, b := range bundles {
 			quoted[i] = fmt.Sprintf("%q", b)
 		}
+		label := ""
+		if kumaMesh != "" {
+			label = fmt.Sprintf(", kuma_mesh = %q", kumaMesh)
+		}
 		return acctest.ProviderConfig(t) + fmt.Sprintf(`
 resource "zerotrust_mesh_trust_domain" "this" {
   cluster      = "west"
-  mesh         = { kind = "kuma", namespace = %q }
+  mesh         = { kind = "kuma", namespace = %q%s }
   trust_domain = %q
   ca_bundles   = [%s]
 }
-`, ns, peer, strings.Join(quoted, ", "))
+`, ns, label, peer, strings.Join(quoted, ", "))
 	}
 	bundle := func(pem string) map[string]any {
 		return map[string]any{"type": "Pem", "pem": map[string]any{"value": pem}}
@@ -367,7 +371,9 @@ resource "zerotrust_mesh_trust_domain" "this" {
 		},
 		Steps: []resource.TestStep{
 			{
-				Config: config(pem1),
+				// No kuma_mesh: the resource writes no label (Kuma's default
+				// mesh applies) and the attribute shows the object has none.
+				Config: config("", pem1),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
@@ -377,23 +383,30 @@ resource "zerotrust_mesh_trust_domain" "this" {
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact("west/kuma:"+ns+":"+objectName)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("mesh").AtMapKey("kuma_mesh"), knownvalue.StringExact("default")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("mesh").AtMapKey("kuma_mesh"), knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("spiffe_id_prefix"), knownvalue.StringExact("spiffe://"+peer+"/")),
 				},
 				Check: checkObjectFields(t, get, map[string]any{
-					"metadata.labels":  map[string]any{"kuma.io/mesh": "default"},
+					"metadata.labels":  nil,
 					"spec.trustDomain": peer,
 					"spec.caBundles":   []any{bundle(pem1)},
 				}),
 			},
 			{
-				// The peer rotates its CA: both bundles are trusted.
-				Config: config(pem1, pem2),
+				// The peer rotates its CA: both bundles are trusted. Naming
+				// the mesh labels the same object in place.
+				Config: config("default", pem1, pem2),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: checkObjectFields(t, get, map[string]any{"spec.caBundles": []any{bundle(pem1), bundle(pem2)}}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("mesh").AtMapKey("kuma_mesh"), knownvalue.StringExact("default")),
+				},
+				Check: checkObjectFields(t, get, map[string]any{
+					"metadata.labels": map[string]any{"kuma.io/mesh": "default"},
+					"spec.caBundles":  []any{bundle(pem1), bundle(pem2)},
+				}),
 			},
 			{
 				ResourceName:      addr,
@@ -408,7 +421,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 						t.Fatal(err)
 					}
 				},
-				Config: config(pem1, pem2),
+				Config: config("default", pem1, pem2),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},

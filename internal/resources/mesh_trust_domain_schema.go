@@ -26,8 +26,9 @@ const (
 	// istioDefaultTrustDomain is what Istio uses when the mesh sets none.
 	istioDefaultTrustDomain = "cluster.local"
 	kumaMeshLabel           = "kuma.io/mesh"
-	kumaDefaultMesh         = "default"
-	kumaMaxTrustDomainLen   = 253
+	// kumaMaxTrustDomainLen is the released MeshTrust CRD's
+	// spec.trustDomain maxLength (go-spiffe allows 255).
+	kumaMaxTrustDomainLen = 253
 )
 
 // meshKind says where one kind of mesh object keeps its trust settings.
@@ -71,6 +72,7 @@ var (
 	sailCACertsPath   = []string{"spec", "values", "meshConfig", "caCertificates"}
 	sailCAAddressPath = []string{"spec", "values", "global", "caAddress"}
 	kumaCABundlesPath = []string{"spec", "caBundles"}
+	kumaMeshLabelPath = []string{"metadata", "labels", kumaMeshLabel}
 
 	meshAttrTypes = map[string]attr.Type{
 		"kind": types.StringType, "name": types.StringType, "namespace": types.StringType, "kuma_mesh": types.StringType,
@@ -102,7 +104,21 @@ func (r *meshTrustDomainResource) Schema(_ context.Context, _ resource.SchemaReq
 			"when its certificate rotates: in between, peers on the new and the old trust domain may refuse each " +
 			"other. The plan warns about it. For Sail, `keep_previous_as_alias = true` keeps each former trust domain " +
 			"as an alias, so both identities authenticate during the migration; drop it (or the alias) once every " +
-			"certificate has rotated.",
+			"certificate has rotated.\n\n" +
+			"**Fields left unset are not written.** Without `trust_domain` (Istio kinds) or `mesh.kuma_mesh`, the " +
+			"resource neither sets nor changes the field: the attribute shows what the object holds (null when the " +
+			"field is absent, which for Istio means `cluster.local`), so an object created by someone else imports " +
+			"with an empty plan. Nothing the CRDs default (Sail `spec.version`, `spec.namespace`, " +
+			"`spec.updateStrategy`) is ever sent.\n\n" +
+			"**Released APIs, not the proposals.** The fields and limits are those of the operators' published CRDs " +
+			"(Kyma Istio `v1alpha2`, Sail `v1`, Kuma `MeshTrust` `v1alpha1`). Where they differ from the design " +
+			"proposals: Kyma's proposal gives `spec.config.trustDomain` the default `cluster.local`, the released CRD " +
+			"declares no default (the module runs on `cluster.local` while the field is absent), so the resource does " +
+			"not write it unless configured; the released `MeshTrust` has no `spec.origin` (Kuma reports the origin " +
+			"in `status.origin`), so the resource has no such attribute; Sail's `caCertificates` entries may carry " +
+			"at most one of `pem` and `spiffeBundleUrl` (a CEL rule), and the resource asks for exactly one, as an " +
+			"entry with neither trusts nothing. None of the written fields has a CEL immutability rule (Sail's " +
+			"immutable `spec.namespace` is the operator's, never written here).",
 		Attributes: map[string]schema.Attribute{
 			"id": idAttribute("`<kind>:<name>` (cluster-scoped `istio_sail`) or `<kind>:<namespace>:<name>`, prefixed " +
 				"with `<cluster>/` on a cluster of the provider's `clusters` map; also the import ID. A bare `<kind>` " +
@@ -134,7 +150,9 @@ func (r *meshTrustDomainResource) Schema(_ context.Context, _ resource.SchemaReq
 					"kuma_mesh": schema.StringAttribute{
 						Optional: true, Computed: true,
 						MarkdownDescription: "`kuma` only: the Kuma mesh the MeshTrust belongs to (its `kuma.io/mesh` label). " +
-							"Defaults to `default`.",
+							"Unset, the resource does not write the label and this shows the object's label (null without one; " +
+							"Kuma places a MeshTrust without the label in its `default` mesh). Changing it relabels the object in " +
+							"place.",
 						Validators: []validator.String{validate.LabelValue(), stringvalidator.LengthAtLeast(1)},
 					},
 				},
@@ -142,9 +160,12 @@ func (r *meshTrustDomainResource) Schema(_ context.Context, _ resource.SchemaReq
 			"trust_domain": schema.StringAttribute{
 				Optional: true, Computed: true,
 				MarkdownDescription: "For the Istio kinds, the mesh's own trust domain (workload IDs " +
-					"`spiffe://<trust_domain>/ns/<namespace>/sa/<service account>`); defaults to `cluster.local`. For " +
-					"`kuma`, the trust domain whose CA bundles the mesh accepts; required, at most 253 characters. " +
-					"Validated with go-spiffe (1 to 255 lowercase letters, digits, `.`, `-`, `_`).",
+					"`spiffe://<trust_domain>/ns/<namespace>/sa/<service account>`). Unset, the resource does not write it: " +
+					"the attribute shows the object's value, null when it has none (Istio then runs on `cluster.local`, " +
+					"which `spiffe_id_prefix` reflects); removing it from the configuration hands the field back. For " +
+					"`kuma`, the trust domain whose CA bundles the mesh accepts; required, at most 253 characters (the " +
+					"MeshTrust CRD's limit). Validated with go-spiffe (1 to 255 lowercase letters, digits, `.`, `-`, `_`; " +
+					"Kyma's CRD pattern and 1..255 limit accept the same).",
 				Validators: []validator.String{validate.TrustDomain()},
 			},
 			"trust_domain_aliases": schema.ListAttribute{
@@ -168,7 +189,8 @@ func (r *meshTrustDomainResource) Schema(_ context.Context, _ resource.SchemaReq
 			"ca_certificates": schema.ListNestedAttribute{
 				Optional: true,
 				MarkdownDescription: "`istio_sail` only: extra trust anchors (`meshConfig.caCertificates`), e.g. the bundles " +
-					"of federated trust domains. Each entry has exactly one of `pem` and `spiffe_bundle_url`.",
+					"of federated trust domains. Each entry has exactly one of `pem` and `spiffe_bundle_url` (the CRD " +
+					"allows at most one).",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"pem": schema.StringAttribute{
 						Optional:            true,
@@ -215,8 +237,9 @@ func (r *meshTrustDomainResource) Schema(_ context.Context, _ resource.SchemaReq
 			},
 			"force_conflicts": forceConflictsAttribute(),
 			"spiffe_id_prefix": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`spiffe://<trust_domain>/`: the prefix of every SPIFFE ID of the trust domain.",
+				Computed: true,
+				MarkdownDescription: "`spiffe://<trust domain>/`: the prefix of every SPIFFE ID of the trust domain the " +
+					"mesh runs on (`cluster.local` for an Istio object without one).",
 			},
 			"previous_trust_domains": schema.ListAttribute{
 				ElementType:         types.StringType,

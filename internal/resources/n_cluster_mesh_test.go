@@ -32,10 +32,6 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
 
-// meshFederationTimeout bounds how long spire-controller-manager may take to
-// turn new ClusterFederatedTrustDomains into bundles in SPIRE.
-const meshFederationTimeout = 60 * time.Second
-
 // meshExampleConfig is examples/n-cluster-mesh/main.tf as written, minus its
 // terraform block (whose registry source the in-process provider does not
 // answer to). Its provider block, variable and everything else stay: the test
@@ -74,18 +70,24 @@ type meshMember struct {
 	byToken bool
 }
 
+// variable is m's entry of var.clusters. The bundle endpoint URL is given
+// there, as `make demo` gives it: with the operator's released SpireServer
+// CRD the cluster publishes it only through an OpenShift Route, which these
+// clusters do not serve.
 func (m meshMember) variable() config.Variable {
+	entry := map[string]config.Variable{
+		"config_path":    config.StringVariable(m.cluster.Kubeconfig),
+		"config_context": config.StringVariable(m.cluster.Name),
+	}
 	if m.byToken {
-		return config.ObjectVariable(map[string]config.Variable{
+		entry = map[string]config.Variable{
 			"host":                   config.StringVariable(m.cluster.Host),
 			"token":                  config.StringVariable(m.cluster.Token),
 			"cluster_ca_certificate": config.StringVariable(string(m.cluster.CACertPEM)),
-		})
+		}
 	}
-	return config.ObjectVariable(map[string]config.Variable{
-		"config_path":    config.StringVariable(m.cluster.Kubeconfig),
-		"config_context": config.StringVariable(m.cluster.Name),
-	})
+	entry["bundle_endpoint_url"] = config.StringVariable(m.spire.BundleEndpointURL)
+	return config.ObjectVariable(entry)
 }
 
 func meshVariables(members []meshMember) config.Variables {
@@ -99,12 +101,17 @@ func meshVariables(members []meshMember) config.Variables {
 // TestAccExampleNClusterMesh applies examples/n-cluster-mesh to clusters of
 // its own, each with a real SPIRE server and spire-controller-manager, and
 // asks the SPIRE servers (not Terraform state) what they hold:
-//   - one apply on three clusters bootstraps the full mesh;
+//   - one apply on three clusters bootstraps the full mesh, and because the
+//     example sets wait_for_bundle, every server holds every peer's bundle
+//     when the apply returns (asked at once, no grace period), having been
+//     asked through pod exec of spire-server-0 (the exec endpoints' logs);
 //   - a fourth cluster is one more map entry: the plan creates exactly its
 //     2*3 ClusterFederatedTrustDomains and changes nothing else, and after the
 //     apply every server holds every peer's bundle;
 //   - after a CA rotation on one server, whose new bundle the data sources
-//     read, the plan is empty: the bundle is bootstrap input only.
+//     read, the plan is empty: the bundle is bootstrap input only;
+//   - removing the federations removes the peers' bundles from SPIRE too
+//     (delete_bundle_on_destroy, through pod exec).
 func TestAccExampleNClusterMesh(t *testing.T) {
 	// Starting four clusters with SPIRE takes a while: do it after pausing,
 	// so the package's serial tests are not held up (hence t.Parallel and
@@ -140,12 +147,14 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					clusterCheck(checkSpireHoldsPeers(three)),
+					clusterCheck(checkAskedThroughExec(three)),
 					statecheck.ExpectKnownOutputValue("federations", meshFederationsValue(three)),
 					statecheck.ExpectKnownOutputValue("bundle_endpoints", knownvalue.MapExact(map[string]knownvalue.Check{
 						"mesh1": knownvalue.StringExact(members[0].spire.BundleEndpointURL),
 						"mesh2": knownvalue.StringExact(members[1].spire.BundleEndpointURL),
 						"mesh3": knownvalue.StringExact(members[2].spire.BundleEndpointURL),
 					})),
+					statecheck.ExpectKnownOutputValue("config_map_bundles_current", meshAllTrue(three)),
 				},
 			},
 			{
@@ -159,6 +168,7 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					clusterCheck(checkSpireHoldsPeers(four)),
+					clusterCheck(checkAskedThroughExec(four)),
 					statecheck.ExpectKnownOutputValue("federations", meshFederationsValue(four)),
 				},
 			},
@@ -176,6 +186,10 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 					// Proof that the data source saw the rotation: two CAs now.
 					statecheck.ExpectKnownValue(fmt.Sprintf("data.zerotrust_trust_bundle.this[%q]", rotated.cluster.Name),
 						tfjsonpath.New("x509_fingerprints_sha256"), knownvalue.ListSizeExact(2)),
+					// ... and so did the one asking SPIRE itself through pod exec.
+					statecheck.ExpectKnownValue(fmt.Sprintf("data.zerotrust_trust_bundle.from_spire[%q]", rotated.cluster.Name),
+						tfjsonpath.New("x509_fingerprints_sha256"), knownvalue.ListSizeExact(2)),
+					statecheck.ExpectKnownOutputValue("config_map_bundles_current", meshAllTrue(four)),
 					clusterCheck(checkSpireHoldsPeers(four)),
 				},
 			},
@@ -186,6 +200,8 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 				Config: acctest.ProviderConfigFor(t, clusters...),
 				ConfigStateChecks: []statecheck.StateCheck{
 					clusterCheck(checkNoCFTDs(members)),
+					// delete_bundle_on_destroy: without it SPIRE would keep them.
+					clusterCheck(checkSpireHoldsPeers(nil, members...)),
 				},
 			},
 		},
@@ -289,29 +305,64 @@ func peerTrustDomains(members []meshMember, self meshMember) []string {
 	return tds
 }
 
-// checkSpireHoldsPeers asks every member's SPIRE server (`spire-server bundle
-// list`) until it holds exactly the bundles of the other members.
-func checkSpireHoldsPeers(members []meshMember) resource.TestCheckFunc {
+// checkSpireHoldsPeers asks the SPIRE server (`spire-server bundle list`) of
+// every member, and of every one of others, whether it holds exactly the
+// bundles of the other members (others: none). It asks once, without waiting:
+// the example's wait_for_bundle (and delete_bundle_on_destroy) mean the apply
+// returns only when SPIRE holds (or no longer holds) them, though
+// spire-controller-manager works asynchronously.
+func checkSpireHoldsPeers(members []meshMember, others ...meshMember) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		ctx := context.Background()
-		deadline := time.Now().Add(meshFederationTimeout)
-		for _, m := range members {
-			want := peerTrustDomains(members, m)
-			for {
-				got, err := m.spire.FederatedTrustDomains(ctx)
-				if err == nil && slices.Equal(got, want) {
-					break
-				}
-				if time.Now().After(deadline) {
-					return fmt.Errorf("SPIRE %s holds the bundles of %v (%v), want %v within %v; last lines of %s:\n%s",
-						m.spire.TrustDomain, got, err, want, meshFederationTimeout,
-						m.spire.ControllerManagerLogPath(), meshLogTail(m.spire.ControllerManagerLogPath(), 15))
-				}
-				time.Sleep(200 * time.Millisecond)
+		for _, m := range append(slices.Clone(members), others...) {
+			want := []string{}
+			if slices.ContainsFunc(members, func(x meshMember) bool { return x.cluster == m.cluster }) {
+				want = peerTrustDomains(members, m)
+			}
+			got, err := m.spire.FederatedTrustDomains(ctx)
+			if err != nil || !slices.Equal(got, want) {
+				return fmt.Errorf("SPIRE %s holds the bundles of %v (%v) right after the apply, want %v; last lines of %s:\n%s",
+					m.spire.TrustDomain, got, err, want,
+					m.spire.ControllerManagerLogPath(), meshLogTail(m.spire.ControllerManagerLogPath(), 15))
 			}
 		}
 		return nil
 	}
+}
+
+// checkAskedThroughExec reads every member's exec endpoint log: the example's
+// data source with spire_server = {} asked `spire-server bundle show`, and
+// wait_for_bundle polled `spire-server bundle list -id spiffe://<peer>` for
+// every peer, through pod exec of spire-server-0 via the API server.
+func checkAskedThroughExec(members []meshMember) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, m := range members {
+			data, err := os.ReadFile(m.spire.ExecLogPath())
+			if err != nil {
+				return fmt.Errorf("%s: %w", m.cluster.Name, err)
+			}
+			want := []string{`exec ["spire-server" "bundle" "show" "-format" "spiffe"]: ok`}
+			for _, td := range peerTrustDomains(members, m) {
+				want = append(want, fmt.Sprintf(`exec ["spire-server" "bundle" "list" "-id" "spiffe://%s"]: ok`, td))
+			}
+			for _, w := range want {
+				if !strings.Contains(string(data), w) {
+					return fmt.Errorf("%s: the exec endpoint log %s has no %q; last lines:\n%s",
+						m.cluster.Name, m.spire.ExecLogPath(), w, meshLogTail(m.spire.ExecLogPath(), 15))
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// meshAllTrue is a map output with true for every member.
+func meshAllTrue(members []meshMember) knownvalue.Check {
+	out := map[string]knownvalue.Check{}
+	for _, m := range members {
+		out[m.cluster.Name] = knownvalue.Bool(true)
+	}
+	return knownvalue.MapExact(out)
 }
 
 func meshLogTail(path string, n int) string {

@@ -27,8 +27,6 @@ type spireFederationResourceModel struct {
 type federationBundleEndpointModel struct {
 	Profile     types.String `tfsdk:"profile"`
 	RefreshHint types.Int64  `tfsdk:"refresh_hint"`
-	Port        types.Int64  `tfsdk:"port"`
-	Address     types.String `tfsdk:"address"`
 	HTTPSWeb    types.Object `tfsdk:"https_web"`
 }
 
@@ -73,8 +71,6 @@ var (
 	federationBundleEndpointAttrTypes = map[string]attr.Type{
 		"profile":      types.StringType,
 		"refresh_hint": types.Int64Type,
-		"port":         types.Int64Type,
-		"address":      types.StringType,
 		"https_web":    types.ObjectType{AttrTypes: federationHTTPSWebAttrTypes},
 	}
 	federationPeerAttrTypes = map[string]attr.Type{
@@ -84,39 +80,59 @@ var (
 	}
 )
 
-// The operator's (and the CRD's) defaults. The provider always sends these
-// fields, so the object never differs from the plan by a server-side default.
+// The released SpireServer CRD's defaults. The schema defaults to the same
+// values, so a plan shows what the API server will store, but the provider
+// sends a defaulted field only when the configuration sets it: a field the
+// user never wrote stays the API server's default, not this provider's
+// (server-side apply) ownership, and a brownfield object imports with no
+// write at all.
 const (
 	defaultRefreshHint      = 300
 	defaultFileSyncInterval = 86400
 )
 
 // federationSpec is spec.federation of a SpireServer in plain Go values: the
-// one place where the Terraform shape and the CRD shape meet.
+// one place where the Terraform shape and the CRD shape meet. A zero field
+// (nil, "") is not sent, and reads as the CRD's default.
 type federationSpec struct {
-	Profile      string
-	RefreshHint  int64
-	Port         int64  // 0: not set (the released CRD has no such field)
-	Address      string // "": not set (idem)
+	Profile      string // "": not sent (CRD default https_spiffe)
+	RefreshHint  *int64 // nil: not sent (CRD default 300)
 	ACME         *federationACME
 	ServingCert  *federationServingCert
-	ManagedRoute bool
-	Peers        map[string]federationPeer
+	ManagedRoute *bool                     // nil: not sent (CRD default "true")
+	Peers        map[string]federationPeer // empty: federatesWith not sent (the CRD wants 1..50 entries)
 }
 
 type federationACME struct {
 	DirectoryURL, DomainName, Email string
-	TOSAccepted                     bool
+	TOSAccepted                     *bool // nil: not sent (CRD default "false")
 }
 
 type federationServingCert struct {
-	FileSyncInterval  int64
+	FileSyncInterval  *int64 // nil: not sent (CRD default 86400)
 	ExternalSecretRef string
 }
 
 type federationPeer struct {
 	URL, Profile, EndpointSPIFFEID string
 }
+
+// profile is the bundle endpoint profile in effect.
+func (s federationSpec) profile() string {
+	if s.Profile == "" {
+		return profileHTTPSSPIFFE
+	}
+	return s.Profile
+}
+
+func (s federationSpec) refreshHint() int64 {
+	if s.RefreshHint == nil {
+		return defaultRefreshHint
+	}
+	return *s.RefreshHint
+}
+
+func (s federationSpec) managedRoute() bool { return s.ManagedRoute == nil || *s.ManagedRoute }
 
 // httpsWebMode names which https_web variant a spec uses: "acme",
 // "serving_cert" or "".
@@ -130,47 +146,53 @@ func (s federationSpec) httpsWebMode() string {
 	return ""
 }
 
-// specFromModel reads a fully known plan (apply time).
+func int64Ptr(v types.Int64) *int64 {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	n := v.ValueInt64()
+	return &n
+}
+
+func boolPtr(v types.Bool) *bool {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	b := v.ValueBool()
+	return &b
+}
+
+// specFromModel reads a fully known model. Null attributes stay unset, so a
+// configuration gives what to send, and a plan (where the schema defaults
+// filled them in) gives the values in effect.
 func specFromModel(ctx context.Context, m spireFederationResourceModel) (federationSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	opts := basetypes.ObjectAsOptions{}
-	s := federationSpec{Profile: profileHTTPSSPIFFE, RefreshHint: defaultRefreshHint, ManagedRoute: true}
-	if !m.BundleEndpoint.IsNull() {
+	s := federationSpec{ManagedRoute: boolPtr(m.ManagedRoute)}
+	if !m.BundleEndpoint.IsNull() && !m.BundleEndpoint.IsUnknown() {
 		var be federationBundleEndpointModel
 		diags.Append(m.BundleEndpoint.As(ctx, &be, opts)...)
-		if v := be.Profile.ValueString(); v != "" {
-			s.Profile = v
-		}
-		if !be.RefreshHint.IsNull() {
-			s.RefreshHint = be.RefreshHint.ValueInt64()
-		}
-		s.Port = be.Port.ValueInt64()
-		s.Address = be.Address.ValueString()
-		if !be.HTTPSWeb.IsNull() {
+		s.Profile = be.Profile.ValueString()
+		s.RefreshHint = int64Ptr(be.RefreshHint)
+		if !be.HTTPSWeb.IsNull() && !be.HTTPSWeb.IsUnknown() {
 			var web federationHTTPSWebModel
 			diags.Append(be.HTTPSWeb.As(ctx, &web, opts)...)
-			if !web.ACME.IsNull() {
+			if !web.ACME.IsNull() && !web.ACME.IsUnknown() {
 				var a federationACMEModel
 				diags.Append(web.ACME.As(ctx, &a, opts)...)
 				s.ACME = &federationACME{
 					DirectoryURL: a.DirectoryURL.ValueString(), DomainName: a.DomainName.ValueString(),
-					Email: a.Email.ValueString(), TOSAccepted: a.TOSAccepted.ValueBool(),
+					Email: a.Email.ValueString(), TOSAccepted: boolPtr(a.TOSAccepted),
 				}
 			}
-			if !web.ServingCert.IsNull() {
+			if !web.ServingCert.IsNull() && !web.ServingCert.IsUnknown() {
 				var c federationServingCertModel
 				diags.Append(web.ServingCert.As(ctx, &c, opts)...)
-				s.ServingCert = &federationServingCert{FileSyncInterval: defaultFileSyncInterval, ExternalSecretRef: c.ExternalSecretRef.ValueString()}
-				if !c.FileSyncInterval.IsNull() {
-					s.ServingCert.FileSyncInterval = c.FileSyncInterval.ValueInt64()
-				}
+				s.ServingCert = &federationServingCert{FileSyncInterval: int64Ptr(c.FileSyncInterval), ExternalSecretRef: c.ExternalSecretRef.ValueString()}
 			}
 		}
 	}
-	if !m.ManagedRoute.IsNull() {
-		s.ManagedRoute = m.ManagedRoute.ValueBool()
-	}
-	if !m.FederatesWith.IsNull() {
+	if !m.FederatesWith.IsNull() && !m.FederatesWith.IsUnknown() {
 		peers := map[string]federationPeerModel{}
 		diags.Append(m.FederatesWith.ElementsAs(ctx, &peers, false)...)
 		s.Peers = make(map[string]federationPeer, len(peers))
@@ -184,28 +206,34 @@ func specFromModel(ctx context.Context, m spireFederationResourceModel) (federat
 	return s, diags
 }
 
-// object is spec.federation as sent: optional fields only when set, because
-// the released CRD does not declare port/address (a server-side apply naming
-// them fails there), and federatesWith only when it has entries (the CRD wants
-// at least one). Peers are sorted by trust domain, so the list is stable.
+// object is spec.federation as sent: only the fields that are set.
+// bundleEndpoint always (the CRD requires it; the API server fills in
+// profile and refreshHint), federatesWith only with entries (the CRD wants at
+// least one), booleans as the CRD's strings "true"/"false". The released CRD
+// keeps federatesWith an atomic list, so the list sent replaces the whole
+// list; it is sorted by trust domain, so it is stable.
 func (s federationSpec) object() map[string]any {
-	be := map[string]any{"profile": s.Profile, "refreshHint": s.RefreshHint}
-	if s.Port != 0 {
-		be["port"] = s.Port
+	be := map[string]any{}
+	if s.Profile != "" {
+		be["profile"] = s.Profile
 	}
-	if s.Address != "" {
-		be["address"] = s.Address
+	if s.RefreshHint != nil {
+		be["refreshHint"] = *s.RefreshHint
 	}
 	if s.ACME != nil || s.ServingCert != nil {
 		web := map[string]any{}
 		if a := s.ACME; a != nil {
-			web["acme"] = map[string]any{
-				"directoryUrl": a.DirectoryURL, "domainName": a.DomainName, "email": a.Email,
-				"tosAccepted": strconv.FormatBool(a.TOSAccepted),
+			acme := map[string]any{"directoryUrl": a.DirectoryURL, "domainName": a.DomainName, "email": a.Email}
+			if a.TOSAccepted != nil {
+				acme["tosAccepted"] = strconv.FormatBool(*a.TOSAccepted)
 			}
+			web["acme"] = acme
 		}
 		if c := s.ServingCert; c != nil {
-			cert := map[string]any{"fileSyncInterval": c.FileSyncInterval}
+			cert := map[string]any{}
+			if c.FileSyncInterval != nil {
+				cert["fileSyncInterval"] = *c.FileSyncInterval
+			}
 			if c.ExternalSecretRef != "" {
 				cert["externalSecretRef"] = c.ExternalSecretRef
 			}
@@ -213,7 +241,10 @@ func (s federationSpec) object() map[string]any {
 		}
 		be["httpsWeb"] = web
 	}
-	fed := map[string]any{"bundleEndpoint": be, "managedRoute": strconv.FormatBool(s.ManagedRoute)}
+	fed := map[string]any{"bundleEndpoint": be}
+	if s.ManagedRoute != nil {
+		fed["managedRoute"] = strconv.FormatBool(*s.ManagedRoute)
+	}
 	if len(s.Peers) > 0 {
 		tds := make([]string, 0, len(s.Peers))
 		for td := range s.Peers {
@@ -235,61 +266,74 @@ func (s federationSpec) object() map[string]any {
 }
 
 // specFromObject reads spec.federation of a SpireServer; ok is false when the
-// object has none. Absent fields read as the CRD's defaults.
+// object has none. Fields present on the object are set, absent ones unset.
 func specFromObject(obj *unstructured.Unstructured) (federationSpec, bool) {
 	fed, found, _ := unstructured.NestedMap(obj.Object, "spec", "federation")
 	if !found || fed == nil {
 		return federationSpec{}, false
 	}
-	str := func(m map[string]any, fields ...string) string {
-		v, _, _ := unstructured.NestedString(m, fields...)
-		return v
-	}
-	num := func(m map[string]any, fields ...string) (int64, bool) {
-		v, found, err := unstructured.NestedInt64(m, fields...)
+	str := func(m map[string]any, fields ...string) (string, bool) {
+		v, found, err := unstructured.NestedString(m, fields...)
 		return v, found && err == nil
 	}
-	s := federationSpec{Profile: str(fed, "bundleEndpoint", "profile"), RefreshHint: defaultRefreshHint, ManagedRoute: str(fed, "managedRoute") != "false"}
-	if s.Profile == "" {
-		s.Profile = profileHTTPSSPIFFE
+	num := func(m map[string]any, fields ...string) *int64 {
+		v, found, err := unstructured.NestedInt64(m, fields...)
+		if !found || err != nil {
+			return nil
+		}
+		return &v
 	}
-	if v, ok := num(fed, "bundleEndpoint", "refreshHint"); ok {
-		s.RefreshHint = v
+	flag := func(m map[string]any, fields ...string) *bool {
+		v, ok := str(m, fields...)
+		if !ok {
+			return nil
+		}
+		b := v == "true"
+		return &b
 	}
-	s.Port, _ = num(fed, "bundleEndpoint", "port")
-	s.Address = str(fed, "bundleEndpoint", "address")
+	plain := func(m map[string]any, fields ...string) string {
+		v, _ := str(m, fields...)
+		return v
+	}
+	s := federationSpec{
+		Profile:      plain(fed, "bundleEndpoint", "profile"),
+		RefreshHint:  num(fed, "bundleEndpoint", "refreshHint"),
+		ManagedRoute: flag(fed, "managedRoute"),
+	}
 	if a, found, _ := unstructured.NestedMap(fed, "bundleEndpoint", "httpsWeb", "acme"); found {
 		s.ACME = &federationACME{
-			DirectoryURL: str(a, "directoryUrl"), DomainName: str(a, "domainName"), Email: str(a, "email"),
-			TOSAccepted: str(a, "tosAccepted") == "true",
+			DirectoryURL: plain(a, "directoryUrl"), DomainName: plain(a, "domainName"), Email: plain(a, "email"),
+			TOSAccepted: flag(a, "tosAccepted"),
 		}
 	}
 	if c, found, _ := unstructured.NestedMap(fed, "bundleEndpoint", "httpsWeb", "servingCert"); found {
-		s.ServingCert = &federationServingCert{FileSyncInterval: defaultFileSyncInterval, ExternalSecretRef: str(c, "externalSecretRef")}
-		if v, ok := num(c, "fileSyncInterval"); ok {
-			s.ServingCert.FileSyncInterval = v
-		}
+		s.ServingCert = &federationServingCert{FileSyncInterval: num(c, "fileSyncInterval"), ExternalSecretRef: plain(c, "externalSecretRef")}
 	}
 	list, _, _ := unstructured.NestedSlice(fed, "federatesWith")
-	s.Peers = map[string]federationPeer{}
+	if len(list) > 0 {
+		s.Peers = map[string]federationPeer{}
+	}
 	for _, item := range list {
 		entry, ok := item.(map[string]any)
 		if !ok {
 			continue
 		}
-		s.Peers[str(entry, "trustDomain")] = federationPeer{
-			URL: str(entry, "bundleEndpointUrl"), Profile: str(entry, "bundleEndpointProfile"),
-			EndpointSPIFFEID: str(entry, "endpointSpiffeId"),
+		s.Peers[plain(entry, "trustDomain")] = federationPeer{
+			URL: plain(entry, "bundleEndpointUrl"), Profile: plain(entry, "bundleEndpointProfile"),
+			EndpointSPIFFEID: plain(entry, "endpointSpiffeId"),
 		}
 	}
 	return s, true
 }
 
-// setModel copies s into the model's input attributes. keepPeer decides which
-// federatesWith entries belong to this resource (entries another tool added
-// are not planned away); asMap keeps an empty map instead of null, to match a
-// configuration that wrote `federates_with = {}`.
-func (s federationSpec) setModel(m *spireFederationResourceModel, keepPeer func(string) bool, asMap bool) diag.Diagnostics {
+// setModel copies s into the model's input attributes, with the CRD's
+// defaults for unset fields (what the API server stores for them).
+// federates_with is managed only when the resource manages the list
+// (managePeers): then it holds every entry of the (atomic) list, including
+// entries someone else wrote, which the next apply replaces; otherwise it
+// stays null and the list is left alone. asMap keeps an empty map instead of
+// null, to match a configuration that wrote `federates_with = {}`.
+func (s federationSpec) setModel(m *spireFederationResourceModel, managePeers, asMap bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	web := types.ObjectNull(federationHTTPSWebAttrTypes)
 	if s.ACME != nil || s.ServingCert != nil {
@@ -297,15 +341,19 @@ func (s federationSpec) setModel(m *spireFederationResourceModel, keepPeer func(
 		if a := s.ACME; a != nil {
 			v, d := types.ObjectValue(federationACMEAttrTypes, map[string]attr.Value{
 				"directory_url": types.StringValue(a.DirectoryURL), "domain_name": types.StringValue(a.DomainName),
-				"email": types.StringValue(a.Email), "tos_accepted": types.BoolValue(a.TOSAccepted),
+				"email": types.StringValue(a.Email), "tos_accepted": types.BoolValue(a.TOSAccepted != nil && *a.TOSAccepted),
 			})
 			diags.Append(d...)
 			acme = v
 		}
 		cert := types.ObjectNull(federationServingCertAttrTypes)
 		if c := s.ServingCert; c != nil {
+			interval := int64(defaultFileSyncInterval)
+			if c.FileSyncInterval != nil {
+				interval = *c.FileSyncInterval
+			}
 			v, d := types.ObjectValue(federationServingCertAttrTypes, map[string]attr.Value{
-				"file_sync_interval":  types.Int64Value(c.FileSyncInterval),
+				"file_sync_interval":  types.Int64Value(interval),
 				"external_secret_ref": optionalString(c.ExternalSecretRef),
 			})
 			diags.Append(d...)
@@ -315,23 +363,20 @@ func (s federationSpec) setModel(m *spireFederationResourceModel, keepPeer func(
 		diags.Append(d...)
 		web = v
 	}
-	port := types.Int64Null()
-	if s.Port != 0 {
-		port = types.Int64Value(s.Port)
-	}
 	be, d := types.ObjectValue(federationBundleEndpointAttrTypes, map[string]attr.Value{
-		"profile": types.StringValue(s.Profile), "refresh_hint": types.Int64Value(s.RefreshHint),
-		"port": port, "address": optionalString(s.Address), "https_web": web,
+		"profile": types.StringValue(s.profile()), "refresh_hint": types.Int64Value(s.refreshHint()), "https_web": web,
 	})
 	diags.Append(d...)
 	m.BundleEndpoint = be
-	m.ManagedRoute = types.BoolValue(s.ManagedRoute)
+	m.ManagedRoute = types.BoolValue(s.managedRoute())
 
+	peerType := types.ObjectType{AttrTypes: federationPeerAttrTypes}
+	if !managePeers || (len(s.Peers) == 0 && !asMap) {
+		m.FederatesWith = types.MapNull(peerType)
+		return diags
+	}
 	peers := map[string]attr.Value{}
 	for td, p := range s.Peers {
-		if !keepPeer(td) {
-			continue
-		}
 		v, d := types.ObjectValue(federationPeerAttrTypes, map[string]attr.Value{
 			"bundle_endpoint_url": types.StringValue(p.URL), "bundle_endpoint_profile": types.StringValue(p.Profile),
 			"endpoint_spiffe_id": optionalString(p.EndpointSPIFFEID),
@@ -339,12 +384,8 @@ func (s federationSpec) setModel(m *spireFederationResourceModel, keepPeer func(
 		diags.Append(d...)
 		peers[td] = v
 	}
-	if len(peers) == 0 && !asMap {
-		m.FederatesWith = types.MapNull(types.ObjectType{AttrTypes: federationPeerAttrTypes})
-	} else {
-		v, d := types.MapValue(types.ObjectType{AttrTypes: federationPeerAttrTypes}, peers)
-		diags.Append(d...)
-		m.FederatesWith = v
-	}
+	v, d := types.MapValue(peerType, peers)
+	diags.Append(d...)
+	m.FederatesWith = v
 	return diags
 }

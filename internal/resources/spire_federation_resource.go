@@ -43,8 +43,9 @@ var (
 // unreachable cluster must not hold the plan for the client's full retry budget.
 const planLookupTimeout = 15 * time.Second
 
-// acmeEmail is the SpireServer CRD's pattern for acme.email.
-var acmeEmail = regexp.MustCompile(`^[a-zA-Z0-9._%+\-]+@[a-zA-Z0-9.\-]+\.[a-zA-Z]{2,}$`)
+// acmeEmail is the released SpireServer CRD's pattern for acme.email, as
+// published, so the plan refuses exactly what the API server would.
+var acmeEmail = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._%+-]*[a-zA-Z0-9]@[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*\.[a-zA-Z]{2,}$`)
 
 func init() { register(NewSpireFederationResource) }
 
@@ -72,7 +73,18 @@ func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaReq
 			"`profile`. Destroying this resource therefore releases only the `federates_with` entries, leaves the bundle " +
 			"endpoint in place with a warning, and forgets the resource. A profile change is refused at plan.\n\n" +
 			"`federates_with` becomes static SPIRE server configuration. `zerotrust_federated_trust_domain` " +
-			"(ClusterFederatedTrustDomain) is the dynamic alternative, which needs no SPIRE server restart.",
+			"(ClusterFederatedTrustDomain) is the dynamic alternative, which needs no SPIRE server restart.\n\n" +
+			"Attributes whose CRD field has a default (`profile`, `refresh_hint`, `managed_route`, `tos_accepted`, " +
+			"`file_sync_interval`) plan that default when unset, but are sent only when configured: the API server " +
+			"fills in the rest, so importing a SpireServer someone else set up plans no change and writes nothing.\n\n" +
+			"**Differences from the federation enhancement proposal.** This resource follows the released " +
+			"SpireServer CRD, not the proposal it grew from. The proposal's `bundleEndpoint.port`, " +
+			"`bundleEndpoint.address` and `servingCert.secretName` never shipped, so they are not offered (the API " +
+			"server refuses them as \"field not declared in schema\"). The released operator serves the endpoint on " +
+			"its fixed port and publishes it through the OpenShift Route `spire-server-federation` in its namespace, " +
+			"host `federation.<trust domain>` (with `managed_route = true`); `bundle_endpoint_url` reads that Route. " +
+			"`federatesWith` is an atomic list in the released CRD, not a map keyed by trust domain: whoever " +
+			"writes it writes all of it.",
 		Attributes: map[string]schema.Attribute{
 			"id":      idAttribute("`cluster` on the default connection, `<cluster>/cluster` otherwise; also the import ID."),
 			"cluster": clusterAttribute(),
@@ -84,8 +96,6 @@ func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaReq
 				Default: objectdefault.StaticValue(types.ObjectValueMust(federationBundleEndpointAttrTypes, map[string]attr.Value{
 					"profile":      types.StringValue(profileHTTPSSPIFFE),
 					"refresh_hint": types.Int64Value(defaultRefreshHint),
-					"port":         types.Int64Null(),
-					"address":      types.StringNull(),
 					"https_web":    types.ObjectNull(federationHTTPSWebAttrTypes),
 				})),
 				Attributes: map[string]schema.Attribute{
@@ -106,18 +116,6 @@ func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaReq
 						MarkdownDescription: "Seconds peers should wait before fetching the bundle again, 60 to 3600. Defaults to `300`.",
 						Validators:          []validator.Int64{int64validator.Between(60, 3600)},
 					},
-					"port": schema.Int64Attribute{
-						Optional: true,
-						MarkdownDescription: "Port of the bundle endpoint, 1 to 65535. From the federation enhancement's API: " +
-							"leave it unset for operators whose CRD lacks it (they serve on 8443).",
-						Validators: []validator.Int64{int64validator.Between(1, 65535)},
-					},
-					"address": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "Address the bundle endpoint binds to, at most 255 characters. From the federation " +
-							"enhancement's API: leave it unset for operators whose CRD lacks it.",
-						Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
-					},
 					"https_web": schema.SingleNestedAttribute{
 						Optional: true,
 						MarkdownDescription: "Web PKI certificate of the endpoint; required with `profile = \"https_web\"`, " +
@@ -133,27 +131,27 @@ func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaReq
 								Attributes: map[string]schema.Attribute{
 									"directory_url": schema.StringAttribute{
 										Required:            true,
-										MarkdownDescription: "ACME directory URL (`https://`, at most 512 characters).",
-										Validators:          []validator.String{validate.HTTPSURL(), stringvalidator.LengthAtMost(512)},
+										MarkdownDescription: "ACME directory URL (`https://`).",
+										Validators:          []validator.String{validate.HTTPSURL()},
 									},
 									"domain_name": schema.StringAttribute{
 										Required:            true,
-										MarkdownDescription: "Domain name the certificate is issued for, 1 to 253 characters.",
-										Validators:          []validator.String{stringvalidator.LengthBetween(1, 253)},
+										MarkdownDescription: "Domain name the certificate is issued for.",
+										Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 									},
 									"email": schema.StringAttribute{
 										Required:            true,
-										MarkdownDescription: "Contact email of the ACME account, at most 320 characters.",
+										MarkdownDescription: "Contact email of the ACME account (the CRD's email pattern).",
 										Validators: []validator.String{
 											stringvalidator.RegexMatches(acmeEmail, "must be an email address such as admin@example.com"),
-											stringvalidator.LengthAtMost(320),
 										},
 									},
 									"tos_accepted": schema.BoolAttribute{
-										Optional:            true,
-										Computed:            true,
-										Default:             booldefault.StaticBool(false),
-										MarkdownDescription: "Whether you accept the ACME CA's terms of service. Defaults to `false`.",
+										Optional: true,
+										Computed: true,
+										Default:  booldefault.StaticBool(false),
+										MarkdownDescription: "Whether you accept the ACME CA's terms of service (the CRD's string " +
+											"`tosAccepted`, `\"true\"`/`\"false\"`). Defaults to `false`; sent only when set.",
 									},
 								},
 							},
@@ -166,7 +164,7 @@ func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaReq
 										Computed: true,
 										Default:  int64default.StaticInt64(defaultFileSyncInterval),
 										MarkdownDescription: "Seconds between reloads of the certificate files, 3600 (1h) to 7776000 (90d). " +
-											"Defaults to `86400`.",
+											"Defaults to `86400`; sent only when set.",
 										Validators: []validator.Int64{int64validator.Between(3600, 7776000)},
 									},
 									"external_secret_ref": schema.StringAttribute{
@@ -182,23 +180,28 @@ func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaReq
 				},
 			},
 			"managed_route": schema.BoolAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             booldefault.StaticBool(true),
-				MarkdownDescription: "Whether the operator creates the OpenShift Route exposing the bundle endpoint. Defaults to `true`.",
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+				MarkdownDescription: "Whether the operator creates the OpenShift Route `spire-server-federation` exposing " +
+					"the bundle endpoint (the CRD's string `managedRoute`, `\"true\"`/`\"false\"`). Defaults to `true`; sent " +
+					"only when set.",
 			},
 			"federates_with": schema.MapNestedAttribute{
 				Optional: true,
 				MarkdownDescription: "Peer trust domains this SPIRE server federates with, keyed by trust domain (so order " +
 					"never matters). At most 50 entries, or the provider's `max_federated_trust_domains`. No entry may " +
-					"name this cluster's own trust domain. Entries other tools added to the SpireServer are left alone.",
+					"name this cluster's own trust domain. The released CRD keeps `federatesWith` as one atomic list: " +
+					"when this attribute is set, the resource owns the whole list, and entries someone else added show " +
+					"up as changes to remove (applying over another field manager's list needs `force_conflicts`). Leave " +
+					"it unset to leave the list alone.",
 				Validators: []validator.Map{mapvalidator.KeysAre(validate.TrustDomain())},
 				NestedObject: schema.NestedAttributeObject{
 					Attributes: map[string]schema.Attribute{
 						"bundle_endpoint_url": schema.StringAttribute{
 							Required:            true,
-							MarkdownDescription: "The peer's bundle endpoint: an `https://` URL with a host and no user info, at most 512 characters.",
-							Validators:          []validator.String{validate.HTTPSURL(), stringvalidator.LengthAtMost(512)},
+							MarkdownDescription: "The peer's bundle endpoint: an `https://` URL with a host and no user info.",
+							Validators:          []validator.String{validate.HTTPSURL()},
 						},
 						"bundle_endpoint_profile": schema.StringAttribute{
 							Required:            true,
@@ -209,7 +212,7 @@ func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaReq
 							Optional: true,
 							MarkdownDescription: "SPIFFE ID of the peer's bundle endpoint, usually `spiffe://<trust domain>/spire/server`. " +
 								"Required for `https_spiffe`, refused for `https_web`.",
-							Validators: []validator.String{validate.SPIFFEID(), stringvalidator.LengthAtMost(512)},
+							Validators: []validator.String{validate.SPIFFEID()},
 						},
 					},
 				},
@@ -226,9 +229,10 @@ func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaReq
 			},
 			"bundle_endpoint_url": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "Where peers reach this cluster's bundle endpoint: `https://<host>` of the federation Route " +
-					"`spire-server-federation` once it exists, else `https://<address>:<port>` when `address` is a " +
-					"reachable address, else null.",
+				MarkdownDescription: "Where peers reach this cluster's bundle endpoint: `https://<host>` of the Route " +
+					"`spire-server-federation` that the operator creates in its namespace (the provider's `spire.namespace`) " +
+					"with `managed_route = true`. Null where Routes are not served (not OpenShift) or the Route does " +
+					"not exist (yet); the SpireServer itself does not say where its endpoint is reachable.",
 			},
 		},
 	}
@@ -350,6 +354,19 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 		plan.BundleEndpointURL = types.StringUnknown()
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.SpireServer,
+		Outputs: []string{"trust_domain", "endpoint_spiffe_id", "bundle_endpoint_url"},
+		Object: func() (*unstructured.Unstructured, bool) {
+			// What apply sends: spec.federation from the configuration.
+			var cfg spireFederationResourceModel
+			if d := req.Config.Get(ctx, &cfg); d.HasError() {
+				return nil, false
+			}
+			send, d := specFromModel(ctx, cfg)
+			obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federation": send.object()}}}
+			obj.SetName(spirefacts.ObjectName)
+			return obj, !d.HasError()
+		}})
 }
 
 // planFacts reads the cluster's singletons when its connection is known and
@@ -402,13 +419,13 @@ func plannedEndpoint(ctx context.Context, obj types.Object) (profile, mode strin
 // be worked around by replacing the resource, because spec.federation cannot
 // be removed either; the message says what can be done.
 func checkEndpointChange(prior federationSpec, profile, mode, source string, diags *diag.Diagnostics) {
-	if prior.Profile != profile {
+	if prior.profile() != profile {
 		diags.AddAttributeError(path.Root("bundle_endpoint").AtName("profile"), "Federation Profile Cannot Change",
 			fmt.Sprintf("Attribute bundle_endpoint.profile: %s has profile %q; the configuration asks for %q. The Zero Trust "+
 				"Workload Identity Manager operator refuses to change the profile once set, and it refuses to remove "+
 				"spec.federation too, so neither an update nor a replacement can do it. Keep profile = %q. To change it "+
 				"anyway: uninstall and reinstall the operator (which recreates the SpireServer without federation), run "+
-				"`terraform state rm` on this resource, and apply again.", source, prior.Profile, profile, prior.Profile))
+				"`terraform state rm` on this resource, and apply again.", source, prior.profile(), profile, prior.profile()))
 		return
 	}
 	if old := prior.httpsWebMode(); old != "" && mode != "" && old != mode {
@@ -455,7 +472,7 @@ func destroyDetail(cluster string) string {
 		where = fmt.Sprintf("cluster %q", cluster)
 	}
 	return fmt.Sprintf("The Zero Trust Workload Identity Manager operator forbids removing spec.federation from the "+
-		"SpireServer once set (\"spec.federation cannot be removed once set\"). Destroying zerotrust_spire_federation "+
+		"SpireServer once set (\"Federation configuration cannot be removed once set.\"). Destroying zerotrust_spire_federation "+
 		"therefore releases only its federates_with entries and leaves the bundle endpoint configuration on %s "+
 		"running as it is; Terraform stops managing it. To disable federation entirely, uninstall and reinstall the "+
 		"operator. To manage it again, import it (terraform import <address> [<cluster>/]cluster).", where)
@@ -467,7 +484,12 @@ func (r *spireFederationResource) Create(ctx context.Context, req resource.Creat
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.apply(ctx, &plan, "set spec.federation of the SpireServer cluster", &resp.Diagnostics)
+	var cfg spireFederationResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.apply(ctx, &plan, cfg, "set spec.federation of the SpireServer cluster", &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -480,7 +502,12 @@ func (r *spireFederationResource) Update(ctx context.Context, req resource.Updat
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.apply(ctx, &plan, "update spec.federation of the SpireServer cluster", &resp.Diagnostics)
+	var cfg spireFederationResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.apply(ctx, &plan, cfg, "update spec.federation of the SpireServer cluster", &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -488,13 +515,17 @@ func (r *spireFederationResource) Update(ctx context.Context, req resource.Updat
 }
 
 // apply checks what needs the cluster, then writes spec.federation and fills
-// the computed attributes of m.
-func (r *spireFederationResource) apply(ctx context.Context, m *spireFederationResourceModel, action string, diags *diag.Diagnostics) {
+// the computed attributes of m. The checks use the plan m (the values in
+// effect, defaults included); what is sent comes from the configuration
+// cfg, so fields left to the CRD's defaults are not written by this provider.
+func (r *spireFederationResource) apply(ctx context.Context, m *spireFederationResourceModel, cfg spireFederationResourceModel, action string, diags *diag.Diagnostics) {
 	client := r.Data.Client(m.Cluster, diags)
 	if client == nil {
 		return
 	}
 	spec, d := specFromModel(ctx, *m)
+	diags.Append(d...)
+	send, d := specFromModel(ctx, cfg)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -529,13 +560,13 @@ func (r *spireFederationResource) apply(ctx context.Context, m *spireFederationR
 	sort.Strings(peers)
 	checkSelfFederation(peers, td, kind, diags)
 	if prior, found := specFromObject(existing); found {
-		checkEndpointChange(prior, spec.Profile, spec.httpsWebMode(), "the SpireServer", diags)
+		checkEndpointChange(prior, spec.profile(), spec.httpsWebMode(), "the SpireServer", diags)
 	}
 	if diags.HasError() {
 		return
 	}
 
-	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federation": spec.object()}}}
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federation": send.object()}}}
 	obj.SetName(spirefacts.ObjectName)
 	out, err := client.Apply(ctx, kube.SpireServer, obj, m.ForceConflicts.ValueBool())
 	if err != nil {
@@ -581,15 +612,11 @@ func (r *spireFederationResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	spec, _ := specFromObject(facts.SpireServer)
-	// Entries another tool added are not this resource's; entries it owns
-	// that were changed or removed elsewhere show up as a plan.
-	owned := map[string]bool{}
-	if !state.FederatesWith.IsNull() {
-		for td := range state.FederatesWith.Elements() {
-			owned[td] = true
-		}
-	}
-	resp.Diagnostics.Append(spec.setModel(&state, func(td string) bool { return owned[td] }, !state.FederatesWith.IsNull())...)
+	// federatesWith is one atomic list: while this resource manages it, every
+	// entry is its business, and an entry changed, removed or added elsewhere
+	// shows up as a plan. Otherwise the list is someone else's.
+	managed := !state.FederatesWith.IsNull()
+	resp.Diagnostics.Append(spec.setModel(&state, managed, managed)...)
 	r.setComputed(ctx, client, &state, facts, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -644,8 +671,9 @@ func (r *spireFederationResource) Delete(ctx context.Context, req resource.Delet
 		return
 	}
 	// Re-applying the fields as they are now, without federatesWith, keeps
-	// this manager's share of the bundle endpoint (the API refuses to drop it)
-	// and drops only the entries it alone owned.
+	// the bundle endpoint running as it is (the API refuses to drop
+	// spec.federation) and releases the list, which goes when no other
+	// manager owns it.
 	spec.Peers = nil
 	release := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federation": spec.object()}}}
 	release.SetName(spirefacts.ObjectName)
@@ -683,7 +711,7 @@ func (r *spireFederationResource) ImportState(ctx context.Context, req resource.
 	}
 	spec, _ := specFromObject(facts.SpireServer)
 	state := spireFederationResourceModel{Cluster: cluster, ForceConflicts: types.BoolValue(false)}
-	resp.Diagnostics.Append(spec.setModel(&state, func(string) bool { return true }, false)...)
+	resp.Diagnostics.Append(spec.setModel(&state, true, false)...)
 	r.setComputed(ctx, client, &state, facts, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return

@@ -206,8 +206,6 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
 		updated := `
   bundle_endpoint = {
     refresh_hint = 600
-    address      = "spire.solo.test"
-    port         = 9443
   }
   managed_route = false
   federates_with = {
@@ -225,11 +223,12 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
 
 		return resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-			// Destroy keeps the bundle endpoint (the operator forbids removing
-			// it), releases this resource's entries and keeps the other tool's.
+			// Destroy keeps the bundle endpoint as it runs (the operator forbids
+			// removing spec.federation) and releases the list, which this
+			// resource alone owned at the end.
 			CheckDestroy: resource.ComposeAggregateTestCheckFunc(
 				checkFederation(t, c, map[string]any{"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": int64(600)}),
-				checkPeers(t, c, false, peer("extra.test", "https://bundles.extra.test", "https_web", "")),
+				checkPeers(t, c, false),
 				checkSpec(t, c, operatorFields),
 			),
 			Steps: []resource.TestStep{
@@ -251,17 +250,19 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.Null()),
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint"), knownvalue.ObjectExact(map[string]knownvalue.Check{
 							"profile": knownvalue.StringExact("https_spiffe"), "refresh_hint": knownvalue.Int64Exact(300),
-							"port": knownvalue.Null(), "address": knownvalue.Null(), "https_web": knownvalue.Null(),
+							"https_web": knownvalue.Null(),
 						})),
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("managed_route"), knownvalue.Bool(true)),
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("force_conflicts"), knownvalue.Bool(false)),
 					},
 					Check: resource.ComposeAggregateTestCheckFunc(
+						// The CRD's defaults, filled in by the API server: the
+						// provider did not send them.
 						checkFederation(t, c, map[string]any{
 							"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": int64(300),
-							"bundleEndpoint.port": nil, "bundleEndpoint.address": nil, "bundleEndpoint.httpsWeb": nil,
-							"managedRoute": "true",
+							"bundleEndpoint.httpsWeb": nil, "managedRoute": "true",
 						}),
+						checkNotOwned(t, c, "zerotrust", "f:profile", "f:refreshHint", "f:managedRoute"),
 						// Sent as the CRD's list, sorted by trust domain.
 						checkPeers(t, c, true,
 							peer("north.test", "https://bundles.north.test", "https_web", ""),
@@ -286,13 +287,14 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
 					ConfigStateChecks: []statecheck.StateCheck{
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.StringExact("https://spire.solo.test:9443")),
+						// No Route here (not OpenShift): the cluster does not say
+						// where the endpoint is reachable.
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.Null()),
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("managed_route"), knownvalue.Bool(false)),
 					},
 					Check: resource.ComposeAggregateTestCheckFunc(
 						checkFederation(t, c, map[string]any{
-							"bundleEndpoint.refreshHint": int64(600), "bundleEndpoint.port": int64(9443),
-							"bundleEndpoint.address": "spire.solo.test", "managedRoute": "false",
+							"bundleEndpoint.refreshHint": int64(600), "managedRoute": "false",
 						}),
 						checkPeers(t, c, true,
 							peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
@@ -308,25 +310,17 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
 				},
 				{
 					// Another tool edits this resource's entry (a JSON patch, as
-					// kubectl edit would) and adds one of its own.
-					PreConfig: func() {
-						editPeerURL(t, c, "west.test", "https://elsewhere.west.test")
-						acctest.ApplyAs(t, c, kube.SpireServer, "peer-tool", map[string]any{
-							"metadata": map[string]any{"name": "cluster"},
-							"spec": map[string]any{"federation": map[string]any{
-								"federatesWith": []any{peer("extra.test", "https://bundles.extra.test", "https_web", "")},
-							}},
-						})
-					},
-					Config: federationConfig(t, c, updated),
+					// kubectl edit would). federatesWith is an atomic list in the
+					// released CRD, so that tool now owns the whole list: the plan
+					// puts the URL back, and the apply conflicts.
+					PreConfig: func() { editPeerURL(t, c, "west.test", "https://elsewhere.west.test") },
+					Config:    federationConfig(t, c, updated),
 					ConfigPlanChecks: resource.ConfigPlanChecks{
 						PreApply: []plancheck.PlanCheck{
 							plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate),
 							plancheck.ExpectKnownValue(federationAddr,
 								tfjsonpath.New("federates_with").AtMapKey("west.test").AtMapKey("bundle_endpoint_url"),
 								knownvalue.StringExact("https://spire.west.test:8443")),
-							// The other tool's entry is not this resource's to remove.
-							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.MapSizeExact(2)),
 						},
 					},
 					ExpectError: regexp.MustCompile(`(?s)Field Manager Conflict.*drift-editor.*force_conflicts`),
@@ -336,10 +330,40 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
 					ConfigPlanChecks: resource.ConfigPlanChecks{
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
-					Check: checkPeers(t, c, false,
+					Check: checkPeers(t, c, true,
 						peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
-						peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID),
-						peer("extra.test", "https://bundles.extra.test", "https_web", "")),
+						peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
+				},
+				{
+					// Another tool adds an entry of its own (rewriting the whole
+					// list, as the atomic list requires). The resource owns the
+					// list, so the extra entry shows up in the refreshed state and
+					// the plan removes it.
+					PreConfig: func() {
+						fed, err := federationOf(t, c)
+						if err != nil {
+							t.Fatal(err)
+						}
+						list, _, _ := unstructured.NestedSlice(fed, "federatesWith")
+						acctest.ApplyAs(t, c, kube.SpireServer, "peer-tool", map[string]any{
+							"metadata": map[string]any{"name": "cluster"},
+							"spec": map[string]any{"federation": map[string]any{
+								"bundleEndpoint": map[string]any{},
+								"federatesWith":  append(list, peer("extra.test", "https://bundles.extra.test", "https_web", "")),
+							}},
+						})
+					},
+					Config: federationConfig(t, c, updated+"\n  force_conflicts = true"),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate),
+							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.MapSizeExact(2)),
+						},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					Check: checkPeers(t, c, true,
+						peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
+						peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
 				},
 				{
 					// Entries of this resource removed outside Terraform plan back.
@@ -349,14 +373,46 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
 						PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate)},
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
-					Check: checkPeers(t, c, false,
-						peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID),
-						peer("extra.test", "https://bundles.extra.test", "https_web", ""),
-						peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server")),
+					Check: checkPeers(t, c, true,
+						peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
+						peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
 				},
 			},
 		}
 	})
+}
+
+// checkNotOwned fails when manager owns any of fields (fieldsV1 keys such as
+// "f:refreshHint") under spec.federation of the SpireServer: the provider
+// must not claim what the configuration left to the CRD's defaults.
+func checkNotOwned(t *testing.T, c *harness.Cluster, manager string, fields ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		owned, err := managerFields(t, c, manager)
+		if err != nil {
+			return err
+		}
+		for _, f := range fields {
+			if strings.Contains(owned, `"`+f+`"`) {
+				return fmt.Errorf("%s: field manager %q owns %s of the SpireServer: %s", c.Name, manager, f, owned)
+			}
+		}
+		return nil
+	}
+}
+
+// managerFields is the fieldsV1 JSON of manager's Apply entry on the
+// SpireServer, or "" when it has none.
+func managerFields(t *testing.T, c *harness.Cluster, manager string) (string, error) {
+	obj := acctest.GetSingleton(t, c, kube.SpireServer)
+	if obj == nil {
+		return "", fmt.Errorf("%s: SpireServer cluster does not exist", c.Name)
+	}
+	for _, m := range obj.GetManagedFields() {
+		if m.Manager == manager && m.Operation == metav1.ManagedFieldsOperationApply && m.FieldsV1 != nil {
+			return string(m.FieldsV1.Raw), nil
+		}
+	}
+	return "", nil
 }
 
 // editPeerURL changes one federatesWith entry's URL with a JSON patch as field
@@ -388,16 +444,18 @@ func patchPeer(t *testing.T, c *harness.Cluster, td, op string) {
 	t.Fatalf("%s: no federatesWith entry for %s in %v", c.Name, td, list)
 }
 
-// TestAccSpireFederation_httpsWebOlderOperator runs on an older operator's
-// SpireServer, which holds the trust domain itself: https_web with ACME, the
-// changes the operator forbids refused at plan, self-federation refused at
+// TestAccSpireFederation_httpsWeb: https_web with ACME, the changes the
+// operator's CEL rules forbid refused at plan, self-federation refused at
 // plan, and a SpireServer recreated without federation planned as a create.
-func TestAccSpireFederation_httpsWebOlderOperator(t *testing.T) {
+func TestAccSpireFederation_httpsWeb(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		acctest.ResetSpireSingletons(t, c)
-		td := acctest.UniqueName("legacy") + ".test"
-		legacy := acctest.SpireServerObject(map[string]any{"trustDomain": td, "clusterName": "solo", "bundleConfigMap": "spire-bundle"})
-		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, legacy)
+		td := acctest.UniqueName("web") + ".test"
+		install := func() {
+			acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
+			acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(nil))
+		}
+		install()
 
 		acme := `
   bundle_endpoint = {
@@ -465,7 +523,7 @@ func TestAccSpireFederation_httpsWebOlderOperator(t *testing.T) {
 					Config:   federationConfig(t, c, self),
 					PlanOnly: true,
 					ExpectError: regexp.MustCompile(`(?s)Cannot Federate With Own Trust Domain.*` + regexp.QuoteMeta(td) +
-						`.*SpireServer`),
+						`.*ZeroTrustWorkloadIdentityManager`),
 				},
 				{
 					// The operator was reinstalled: a new SpireServer without
@@ -473,7 +531,7 @@ func TestAccSpireFederation_httpsWebOlderOperator(t *testing.T) {
 					// now free to pick the other certificate source.
 					PreConfig: func() {
 						acctest.ResetSpireSingletons(t, c)
-						acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, legacy)
+						install()
 					},
 					Config: federationConfig(t, c, servingCert),
 					ConfigPlanChecks: resource.ConfigPlanChecks{
@@ -487,13 +545,17 @@ func TestAccSpireFederation_httpsWebOlderOperator(t *testing.T) {
 							})),
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.Null()),
 					},
-					Check: checkFederation(t, c, map[string]any{
-						"bundleEndpoint.httpsWeb.servingCert.fileSyncInterval":  int64(86400),
-						"bundleEndpoint.httpsWeb.servingCert.externalSecretRef": "federation-tls",
-						"bundleEndpoint.httpsWeb.acme":                          nil,
-						"managedRoute":                                          "false",
-						"federatesWith":                                         nil,
-					}),
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkFederation(t, c, map[string]any{
+							"bundleEndpoint.httpsWeb.servingCert.fileSyncInterval":  int64(86400),
+							"bundleEndpoint.httpsWeb.servingCert.externalSecretRef": "federation-tls",
+							"bundleEndpoint.httpsWeb.acme":                          nil,
+							"managedRoute":                                          "false",
+							"federatesWith":                                         nil,
+						}),
+						// 86400 is the CRD's default, not sent.
+						checkNotOwned(t, c, "zerotrust", "f:fileSyncInterval", "f:refreshHint"),
+					),
 				},
 				{
 					ResourceName:      federationAddr,
@@ -687,4 +749,183 @@ func requireOneWarning(t *testing.T, what string, diags diag.Diagnostics, summar
 	if w.Summary() != summary || !strings.Contains(w.Detail(), "cannot be removed once set") || !strings.Contains(w.Detail(), "uninstall") {
 		t.Fatalf("%s: warning %q: %q does not explain that spec.federation stays and how to remove it", what, w.Summary(), w.Detail())
 	}
+}
+
+// brownfieldFederation is a SpireServer `cluster` whose federation someone
+// set up before Terraform.
+type brownfieldFederation struct {
+	// create writes it, with only the fields its author cared about; the API
+	// server fills in the CRD's defaults.
+	create func(t *testing.T, c *harness.Cluster)
+	// hcl is what a user adopting it writes: no more than that.
+	hcl string
+	// defaulted are the fieldsV1 keys of the fields create left to the CRD's
+	// defaults and hcl does not set: the provider must never own them.
+	defaulted []string
+}
+
+// testBrownfieldImport adopts a brownfield federation with an import block
+// and with `terraform import`: both plan nothing, and nothing is written to
+// the cluster (same resourceVersion, no field manager of this provider).
+// A later change then writes only what it changes: the fields the CRD
+// defaulted stay unowned by the provider.
+func testBrownfieldImport(t *testing.T, bf brownfieldFederation) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		acctest.ResetSpireSingletons(t, c)
+		td := acctest.UniqueName("brown") + ".test"
+		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
+		bf.create(t, c)
+		before := acctest.GetSingleton(t, c, kube.SpireServer)
+		id := c.Name + "/cluster"
+		config := federationConfig(t, c, bf.hcl)
+		added := strings.Replace(bf.hcl, "federates_with = {", `federates_with = {
+    "added.test" = { bundle_endpoint_url = "https://bundles.added.test", bundle_endpoint_profile = "https_web" }`, 1)
+		if !strings.Contains(bf.hcl, "federates_with") {
+			added = bf.hcl + `
+  federates_with = {
+    "added.test" = { bundle_endpoint_url = "https://bundles.added.test", bundle_endpoint_profile = "https_web" }
+  }`
+		}
+		unchanged := func(*terraform.State) error {
+			now := acctest.GetSingleton(t, c, kube.SpireServer)
+			if now == nil {
+				return fmt.Errorf("%s: SpireServer cluster is gone", c.Name)
+			}
+			if now.GetResourceVersion() != before.GetResourceVersion() {
+				return fmt.Errorf("%s: SpireServer written on import (resourceVersion %s, was %s): %v",
+					c.Name, now.GetResourceVersion(), before.GetResourceVersion(), now.GetManagedFields())
+			}
+			for _, m := range now.GetManagedFields() {
+				if m.Manager == "zerotrust" {
+					return fmt.Errorf("%s: field manager zerotrust appears on the SpireServer after import only", c.Name)
+				}
+			}
+			return nil
+		}
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					// import {} block: terraform-plugin-testing appends it and
+					// requires a no-op plan for the imported resource.
+					Config:          config,
+					ResourceName:    federationAddr,
+					ImportState:     true,
+					ImportStateKind: resource.ImportBlockWithID,
+					ImportStateId:   id,
+					ImportPlanChecks: resource.ImportPlanChecks{
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionNoop),
+							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
+						},
+					},
+				},
+				{
+					// terraform import, kept in state for the steps below.
+					Config:             config,
+					ResourceName:       federationAddr,
+					ImportState:        true,
+					ImportStateId:      id,
+					ImportStatePersist: true,
+				},
+				{
+					Config: config,
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("id"), knownvalue.StringExact(id)),
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.Null()),
+					},
+					Check: unchanged,
+				},
+				{
+					// A change writes the peer list (taking it over from its
+					// creator, who may own it); the fields the CRD defaulted
+					// stay the API server's even so.
+					Config: federationConfig(t, c, added+"\n  force_conflicts = true"),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate)},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkNotOwned(t, c, "zerotrust", bf.defaulted...),
+						func(*terraform.State) error {
+							owned, err := managerFields(t, c, "zerotrust")
+							if err != nil {
+								return err
+							}
+							if !strings.Contains(owned, `"f:federatesWith"`) {
+								return fmt.Errorf("%s: zerotrust does not own federatesWith after adding a peer: %s", c.Name, owned)
+							}
+							return nil
+						},
+					),
+				},
+			},
+		}
+	})
+}
+
+// TestAccSpireFederation_brownfieldImport: federation set up by the operator's
+// administrator with server-side apply (manager "ztwim-operator") and only
+// the required bundleEndpoint, so profile, refreshHint and managedRoute are
+// the CRD's defaults. The user adopting it writes only the cluster.
+func TestAccSpireFederation_brownfieldImport(t *testing.T) {
+	testBrownfieldImport(t, brownfieldFederation{
+		defaulted: []string{"f:profile", "f:refreshHint", "f:managedRoute"},
+		create: func(t *testing.T, c *harness.Cluster) {
+			acctest.ApplyAs(t, c, kube.SpireServer, "ztwim-operator", acctest.SpireServerObject(map[string]any{
+				"federation": map[string]any{"bundleEndpoint": map[string]any{}},
+			}))
+		},
+	})
+}
+
+// TestAccSpireFederation_brownfieldImportHTTPSWeb: a plain create (as
+// `kubectl create` does) of an https_web endpoint with an ACME certificate
+// and one peer, leaving tosAccepted, refreshHint and managedRoute to the
+// CRD's defaults. The user writes what they chose, nothing the CRD defaulted.
+func TestAccSpireFederation_brownfieldImportHTTPSWeb(t *testing.T) {
+	testBrownfieldImport(t, brownfieldFederation{
+		defaulted: []string{"f:refreshHint", "f:managedRoute", "f:tosAccepted"},
+		create: func(t *testing.T, c *harness.Cluster) {
+			obj := &unstructured.Unstructured{Object: acctest.SpireServerObject(map[string]any{
+				"federation": map[string]any{
+					"bundleEndpoint": map[string]any{
+						"profile": "https_web",
+						"httpsWeb": map[string]any{"acme": map[string]any{
+							"directoryUrl": "https://acme.example.test/directory", "domainName": "federation.solo.test",
+							"email": "admin@example.test",
+						}},
+					},
+					"federatesWith": []any{peer("west.test", "https://spire.west.test", "https_spiffe", "spiffe://west.test/spire/server")},
+				},
+			})}
+			obj.SetAPIVersion(kube.SpireServer.APIVersion())
+			obj.SetKind(kube.SpireServer.Kind)
+			if _, err := dynamicClient(t, c).Resource(kube.SpireServer.GVR()).Create(context.Background(), obj,
+				metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
+				t.Fatalf("%s: create SpireServer: %v", c.Name, err)
+			}
+		},
+		hcl: `
+  bundle_endpoint = {
+    profile = "https_web"
+    https_web = {
+      acme = {
+        directory_url = "https://acme.example.test/directory"
+        domain_name   = "federation.solo.test"
+        email         = "admin@example.test"
+      }
+    }
+  }
+  federates_with = {
+    "west.test" = {
+      bundle_endpoint_url     = "https://spire.west.test"
+      bundle_endpoint_profile = "https_spiffe"
+      endpoint_spiffe_id      = "spiffe://west.test/spire/server"
+    }
+  }`,
+	})
 }

@@ -49,9 +49,6 @@ func TestAccSpireFederation_invalidInputFailsAtPlan(t *testing.T) {
 		{"unknown profile", "", `  bundle_endpoint = { profile = "mtls" }` + "\n", "bundle_endpoint", `https_spiffe.*https_web`},
 		{"refresh hint below 60", "", `  bundle_endpoint = { refresh_hint = 59 }` + "\n", "refresh_hint", `between 60 and 3600`},
 		{"refresh hint above 3600", "", `  bundle_endpoint = { refresh_hint = 3601 }` + "\n", "refresh_hint", `between 60 and 3600`},
-		{"port 0", "", `  bundle_endpoint = { port = 0 }` + "\n", "port", `between 1 and 65535`},
-		{"port 65536", "", `  bundle_endpoint = { port = 65536 }` + "\n", "port", `between 1 and 65535`},
-		{"empty address", "", `  bundle_endpoint = { address = "" }` + "\n", "address", `length`},
 		{"https_web without its configuration", "", `  bundle_endpoint = { profile = "https_web" }` + "\n", "https_web", `Missing https_web Configuration`},
 		{"https_web configuration with https_spiffe", "",
 			`  bundle_endpoint = { https_web = { serving_cert = {} } }` + "\n", "https_web", `https_web Not Applicable`},
@@ -61,6 +58,8 @@ func TestAccSpireFederation_invalidInputFailsAtPlan(t *testing.T) {
 			"https_web.serving_cert", `(?i)2 attributes specified when one \(and only one\) of`},
 		{"acme directory not https", "", acme("http://acme.example.test/dir", "a@example.test"), "directory_url", `Invalid HTTPS URL`},
 		{"acme email invalid", "", acme("https://acme.example.test/dir", "not-an-email"), "email", `email address`},
+		// The released CRD's pattern: alphanumeric first and last characters.
+		{"acme email starting with a dot", "", acme("https://acme.example.test/dir", ".admin@example.test"), "email", `email address`},
 		{"serving cert sync interval below 1h", "", web(`{ serving_cert = { file_sync_interval = 3599 } }`), "file_sync_interval", `between 3600 and 7776000`},
 		{"serving cert secret name invalid", "", web(`{ serving_cert = { external_secret_ref = "Bad_Name" } }`), "external_secret_ref", `Invalid Kubernetes Name`},
 		{"peer key not a trust domain", "", entry("Peer.Test", spiffePeer("https://spire.peer.test", "spiffe://peer.test/spire/server")), "federates_with", `Invalid Trust Domain`},
@@ -110,8 +109,6 @@ resource "zerotrust_spire_federation" "this" {
   bundle_endpoint = {
     profile      = "https_web"
     refresh_hint = 3600
-    port         = 65535
-    address      = "0.0.0.0"
     https_web    = { serving_cert = { file_sync_interval = 7776000, external_secret_ref = "federation-tls" } }
   }
 ` + peersHCL(50) + `

@@ -12,8 +12,6 @@ package spirefacts
 
 import (
 	"context"
-	"net"
-	"strconv"
 
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,13 +23,14 @@ const (
 	// ObjectName is the name of both singletons, ZeroTrustWorkloadIdentityManager and SpireServer.
 	ObjectName = "cluster"
 	// FederationRouteName is the Route the operator creates for the bundle
-	// endpoint (managedRoute), in the operator's namespace.
+	// endpoint (managedRoute "true"), in the operator's namespace, with host
+	// federation.<trust domain>. The released SpireServer has no field that
+	// says where the endpoint is reachable (the enhancement proposal's
+	// bundleEndpoint.address/port never shipped): this Route is the only
+	// place the cluster's API says it.
 	FederationRouteName = "spire-server-federation"
 	// DefaultBundleConfigMap is the operator's default bundle ConfigMap name.
 	DefaultBundleConfigMap = "spire-bundle"
-	// DefaultBundleEndpointPort is the port the operator serves the bundle
-	// endpoint on when the SpireServer does not say.
-	DefaultBundleEndpointPort = 8443
 )
 
 // Facts holds the two singletons as read; either may be nil (absent, or its
@@ -130,21 +129,13 @@ func (f *Facts) FederationProfile() string {
 }
 
 // BundleEndpointURL is where peers reach this cluster's bundle endpoint: the
-// federation Route's host when OpenShift serves Routes and the Route exists,
-// else https://<address>:<port> from the SpireServer's bundle endpoint, else
-// "" (unknown to the cluster's API).
+// federation Route's host when the SpireServer has federation, OpenShift
+// serves Routes and the Route exists; else "" (unknown to the cluster's API).
 func (f *Facts) BundleEndpointURL(ctx context.Context, c *kube.Client, namespace string) (string, error) {
-	fed := f.Federation()
-	if fed == nil {
+	if f.Federation() == nil {
 		return "", nil
 	}
-	u, err := RouteURL(ctx, c, namespace)
-	if err != nil || u != "" {
-		return u, err
-	}
-	address, _, _ := unstructured.NestedString(fed, "bundleEndpoint", "address")
-	port, _, _ := unstructured.NestedInt64(fed, "bundleEndpoint", "port")
-	return DerivedURL(address, port), nil
+	return RouteURL(ctx, c, namespace)
 }
 
 // RouteURL returns https://<host> of the federation Route in namespace, or ""
@@ -185,22 +176,6 @@ func routeURL(route *unstructured.Unstructured) string {
 		return ""
 	}
 	return "https://" + host
-}
-
-// DerivedURL is https://<address>:<port> (port defaulting to 8443), or "" when
-// address is empty or a wildcard bind address (0.0.0.0, ::), which says
-// nothing about where peers connect.
-func DerivedURL(address string, port int64) string {
-	if address == "" {
-		return ""
-	}
-	if ip := net.ParseIP(address); ip != nil && ip.IsUnspecified() {
-		return ""
-	}
-	if port == 0 {
-		port = DefaultBundleEndpointPort
-	}
-	return "https://" + net.JoinHostPort(address, strconv.FormatInt(port, 10))
 }
 
 // EndpointSPIFFEID is the SPIFFE ID a SPIRE server's bundle endpoint presents,

@@ -12,27 +12,6 @@ func object(spec map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "cluster"}, "spec": spec}}
 }
 
-func TestDerivedURL(t *testing.T) {
-	cases := []struct {
-		address string
-		port    int64
-		want    string
-	}{
-		{"", 8443, ""},
-		{"0.0.0.0", 8443, ""},
-		{"::", 8443, ""},
-		{"spire.example.org", 0, "https://spire.example.org:8443"},
-		{"spire.example.org", 9443, "https://spire.example.org:9443"},
-		{"192.0.2.10", 443, "https://192.0.2.10:443"},
-		{"2001:db8::1", 0, "https://[2001:db8::1]:8443"},
-	}
-	for _, tc := range cases {
-		if got := DerivedURL(tc.address, tc.port); got != tc.want {
-			t.Errorf("DerivedURL(%q, %d) = %q, want %q", tc.address, tc.port, got, tc.want)
-		}
-	}
-}
-
 func TestRouteURL(t *testing.T) {
 	route := func(spec, status map[string]any) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"spec": spec, "status": status}}

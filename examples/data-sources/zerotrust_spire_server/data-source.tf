@@ -1,4 +1,6 @@
-# What a peer needs to federate with cluster "west".
+# What a peer needs to federate with cluster "west". bundle_endpoint_url is
+# the host of the operator's Route spire-server-federation (OpenShift), null
+# where no such Route is served.
 data "zerotrust_spire_server" "west" {
   cluster = "west"
 }

@@ -1,5 +1,7 @@
 # istio-csr signs istiod's and the workloads' certificates with a cert-manager issuer.
 # The cert-manager Operator deploys the agent; the apply waits until it reports Ready.
+# Only the attributes written here are sent: unset ones take the CRD defaults on a new
+# object and keep an existing object's values, so an imported IstioCSR plans no change.
 resource "zerotrust_istio_csr" "this" {
   namespace = "cert-manager" # where the singleton IstioCSR "default" lives
 

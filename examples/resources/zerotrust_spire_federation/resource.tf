@@ -14,9 +14,11 @@ resource "zerotrust_spire_federation" "this" {
   for_each = local.clusters
   cluster  = each.key
 
+  # Unset fields keep the CRD's defaults (refresh_hint 300, managed_route true)
+  # and are not written: the operator publishes the endpoint through its Route
+  # spire-server-federation, host federation.<trust domain>.
   bundle_endpoint = {
-    profile      = "https_spiffe" # cannot change once set
-    refresh_hint = 300
+    profile = "https_spiffe" # cannot change once set
   }
 
   # Keyed by trust domain, so adding or reordering peers never reshuffles entries.
@@ -24,6 +26,7 @@ resource "zerotrust_spire_federation" "this" {
   federates_with = {
     for peer in setsubtract(local.clusters, [each.key]) :
     data.zerotrust_spire_server.this[peer].trust_domain => {
+      # https://<host> of the peer's federation Route (null until it exists).
       bundle_endpoint_url     = data.zerotrust_spire_server.this[peer].bundle_endpoint_url
       bundle_endpoint_profile = "https_spiffe"
       endpoint_spiffe_id      = data.zerotrust_spire_server.this[peer].endpoint_spiffe_id

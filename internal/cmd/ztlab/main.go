@@ -1,18 +1,26 @@
 // Command ztlab runs a lab of local Kubernetes API servers (etcd +
 // kube-apiserver pairs on 127.0.0.1, with the test CRDs installed) that
 // outlives the command, for `make demo`; with --spire each cluster also gets
-// a real SPIRE server and spire-controller-manager (harness.StartSpire).
+// a real SPIRE server and spire-controller-manager (harness.StartSpire), and
+// the Node, Pod and exec endpoint through which pod exec of spire-server-0
+// reaches the real spire-server, as in the acceptance tests.
 //
 //	ztlab up     --clusters east,west --state demo/state [--spire] [--audit] [--skip-crds]
 //	ztlab status --state demo/state
 //	ztlab show   --state demo/state [--wait 60s]
 //	ztlab down   --state demo/state
+//	ztlab tfvars --state demo/state
 //
 // up writes <state>/lab.json (PIDs, hosts, tokens), <state>/kubeconfig (one
 // context per cluster, named after it) and <state>/clusters.json (per
 // cluster: kubeconfig, context, trust domain, bundle endpoint URL, SPIRE
 // admin socket), for configurations of one's own. If a healthy lab is
 // already recorded there, up says so and exits 0.
+//
+// The exec endpoints run as detached processes of this program (the hidden
+// `ztlab exec-endpoint`, harness.ExecEndpointMain), from a copy in
+// <state>/bin, logging every request to <spire dir>/exec-endpoint.log; lab.json
+// records them, so status checks their health and down stops them.
 package main
 
 import (
@@ -41,7 +49,11 @@ const usage = `usage:
   ztlab show   [--state DIR] [--wait 60s]
                (the objects each cluster holds, asked from its API server, and
                the bundles each SPIRE server holds, asked from SPIRE; with SPIRE,
-               exits 1 when a peer's bundle is missing after --wait)
+               exits 1 when a peer's bundle is missing after --wait; then what
+               each cluster's pod exec endpoint served)
+  ztlab tfvars [--state DIR]
+               (prints clusters.json as the clusters variable of
+               examples/n-cluster-mesh: a terraform.tfvars.json)
 `
 
 func main() {
@@ -62,6 +74,10 @@ func main() {
 		code, err = status(ctx, os.Args[2:], os.Stdout)
 	case "show":
 		err = show(ctx, os.Args[2:], os.Stdout)
+	case "tfvars":
+		err = tfvars(os.Args[2:], os.Stdout)
+	case execEndpointCommand: // hidden: started by up, one per cluster with SPIRE
+		err = harness.ExecEndpointMain(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return
@@ -76,7 +92,10 @@ func main() {
 	os.Exit(code)
 }
 
-type paths struct{ dir, state, kubeconfig, clusters, clustersJSON string }
+// execEndpointCommand is the hidden subcommand that serves pod exec.
+const execEndpointCommand = "exec-endpoint"
+
+type paths struct{ dir, state, kubeconfig, clusters, clustersJSON, bin string }
 
 func statePaths(dir string) (paths, error) {
 	abs, err := filepath.Abs(dir)
@@ -90,6 +109,7 @@ func statePaths(dir string) (paths, error) {
 		clusters:   filepath.Join(abs, "clusters"),
 		// Not lab.json: that one holds admin tokens and PIDs.
 		clustersJSON: filepath.Join(abs, "clusters.json"),
+		bin:          filepath.Join(abs, "bin"),
 	}, nil
 }
 
@@ -159,12 +179,19 @@ func up(ctx context.Context, args []string) error {
 	var spires []*harness.Spire
 	if *withSpire {
 		start := time.Now()
-		if spires, err = startSpires(ctx, lab, *tdSuffix); err != nil {
+		exe, err := stableExecutable(p.bin)
+		if err != nil {
 			_ = lab.Stop()
 			_ = os.Remove(p.state)
 			return err
 		}
-		fmt.Printf("started SPIRE and spire-controller-manager on %d cluster(s) in %v\n", len(spires), time.Since(start).Round(10*time.Millisecond))
+		if spires, err = startSpires(ctx, lab, *tdSuffix, exe); err != nil {
+			_ = lab.Stop()
+			_ = os.Remove(p.state)
+			return err
+		}
+		fmt.Printf("started SPIRE, spire-controller-manager and the pod exec endpoint on %d cluster(s) in %v\n",
+			len(spires), time.Since(start).Round(10*time.Millisecond))
 		if err := lab.WriteState(p.state, spires...); err != nil {
 			stopSpires(spires)
 			_ = lab.Stop()
@@ -185,9 +212,10 @@ func up(ctx context.Context, args []string) error {
 	return nil
 }
 
-// startSpires starts a detached SPIRE server and spire-controller-manager
-// per cluster, concurrently; on failure it stops all of them.
-func startSpires(ctx context.Context, lab *harness.Lab, tdSuffix string) ([]*harness.Spire, error) {
+// startSpires starts a detached SPIRE server, spire-controller-manager and
+// exec endpoint (exe exec-endpoint) per cluster, concurrently; on failure it
+// stops all of them.
+func startSpires(ctx context.Context, lab *harness.Lab, tdSuffix, exe string) ([]*harness.Spire, error) {
 	spires := make([]*harness.Spire, len(lab.Clusters))
 	errs := make([]error, len(lab.Clusters))
 	var wg sync.WaitGroup
@@ -197,6 +225,7 @@ func startSpires(ctx context.Context, lab *harness.Lab, tdSuffix string) ([]*har
 			defer wg.Done()
 			spires[i], errs[i] = harness.StartSpire(ctx, c, harness.SpireOptions{
 				TrustDomain: c.Name + "." + tdSuffix, ControllerManager: true, Detach: true,
+				ExecEndpointCommand: []string{exe, execEndpointCommand},
 			})
 		}()
 	}
@@ -206,6 +235,50 @@ func startSpires(ctx context.Context, lab *harness.Lab, tdSuffix string) ([]*har
 		return nil, err
 	}
 	return spires, nil
+}
+
+// stableExecutable returns a path of this program that stays valid while the
+// lab runs: the program itself when it already lives in binDir, else a copy
+// there (`go run` deletes its build when ztlab exits, and a rebuild should
+// not change what running exec endpoints are).
+func stableExecutable(binDir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(binDir, "ztlab")
+	if exe == dst {
+		return dst, nil
+	}
+	src, err := os.Open(exe)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return "", err
+	}
+	// Copy, then rename: a running copy's file is replaced, never rewritten.
+	tmp, err := os.CreateTemp(binDir, ".ztlab-")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, src); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return dst, os.Rename(tmp.Name(), dst)
 }
 
 func stopSpires(spires []*harness.Spire) {
@@ -257,6 +330,43 @@ func writeClustersJSON(path string, st *harness.State) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
+// tfvars prints clusters.json as examples/n-cluster-mesh's clusters variable
+// ({"clusters": {<name>: {config_path, config_context, bundle_endpoint_url}}}).
+func tfvars(args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("tfvars", flag.ContinueOnError)
+	stateDir := fs.String("state", "demo/state", "directory given to ztlab up")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p, err := statePaths(*stateDir)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(p.clustersJSON)
+	if err != nil {
+		return err
+	}
+	var clusters map[string]clusterInfo
+	if err := json.Unmarshal(data, &clusters); err != nil {
+		return fmt.Errorf("%s: %w", p.clustersJSON, err)
+	}
+	type entry struct {
+		ConfigPath        string `json:"config_path"`
+		ConfigContext     string `json:"config_context"`
+		BundleEndpointURL string `json:"bundle_endpoint_url,omitempty"`
+	}
+	out := map[string]map[string]entry{"clusters": {}}
+	for name, c := range clusters {
+		out["clusters"][name] = entry{ConfigPath: c.Kubeconfig, ConfigContext: c.Context, BundleEndpointURL: c.BundleEndpointURL}
+	}
+	data, err = json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
+}
+
 func healthy(ctx context.Context, st *harness.State) bool {
 	if len(st.Order) == 0 {
 		return false
@@ -268,7 +378,8 @@ func healthy(ctx context.Context, st *harness.State) bool {
 		if err != nil {
 			return false
 		}
-		if s := st.Clusters[name].Spire; s != nil && s.Probe() != nil {
+		// A lab from before exec endpoints has none: pod exec would fail there.
+		if s := st.Clusters[name].Spire; s != nil && (s.ExecEndpoint == nil || s.Probe() != nil) {
 			return false
 		}
 	}
@@ -318,7 +429,7 @@ func down(args []string) error {
 	}
 	what := "cluster(s)"
 	if hasSpire(st) {
-		what = "cluster(s) with their SPIRE servers and spire-controller-managers"
+		what = "cluster(s) with their SPIRE servers, spire-controller-managers and exec endpoints"
 	}
 	fmt.Printf("stopped %d %s: %s\n", len(st.Order), what, strings.Join(st.Order, ", "))
 	return nil
@@ -358,7 +469,11 @@ func status(ctx context.Context, args []string, w io.Writer) (int, error) {
 		etcd, api := c.RSS()
 		spire := "-"
 		if s := c.Spire; s != nil {
-			spire = fmt.Sprintf("up (server pid %d, controller manager pid %d)", s.ServerPID, s.ControllerManagerPID)
+			spire = fmt.Sprintf("up (server pid %d, controller manager pid %d", s.ServerPID, s.ControllerManagerPID)
+			if e := s.ExecEndpoint; e != nil {
+				spire += fmt.Sprintf(", exec endpoint pid %d on port %d", e.PID, e.Port)
+			}
+			spire += ")"
 			if err := s.Probe(); err != nil {
 				spire, code = "down: "+err.Error(), 1
 			}

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -90,7 +92,11 @@ func show(ctx context.Context, args []string, w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	held := waitForPeers(ctx, st, *wait)
-	return printSpireBundles(w, st, held)
+	if err := printSpireBundles(w, st, held); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return printExecRequests(w, st)
 }
 
 // spireHolds is what one SPIRE server answered: the trust domains whose
@@ -210,5 +216,137 @@ func printSpireBundles(w io.Writer, st *harness.State, held map[string]spireHold
 		return fmt.Errorf("peer bundles missing from SPIRE: %s", strings.Join(missing, "; "))
 	}
 	fmt.Fprintln(w, "\nevery SPIRE server holds the bundle of every peer")
+	return nil
+}
+
+// execWait is what one cluster's exec endpoint log says about the
+// wait_for_bundle polls for one peer (`spire-server bundle list -id
+// spiffe://<peer>`, repeated until SPIRE holds the bundle).
+type execWait struct {
+	polls, heldPoll int
+	first, heldAt   time.Time // first poll; end of the first poll that succeeded
+}
+
+// execLog is what one exec endpoint served, read from its log: the
+// wait_for_bundle polls per peer trust domain, and how many requests each
+// spire-server subcommand got.
+type execLog struct {
+	waits       map[string]*execWait
+	subcommands map[string]int
+}
+
+// readExecLog parses the lines kubelet.go's execEndpoint writes:
+//
+//	<RFC 3339 time> exec <ns>/<pod>/<container> ["spire-server" "bundle" ...] from <addr>
+//	<RFC 3339 time> exec ["spire-server" "bundle" ...]: ok after 12ms
+//	<RFC 3339 time> exec ["spire-server" "bundle" ...]: exit code 1 after 9ms
+func readExecLog(path string) (execLog, error) {
+	l := execLog{waits: map[string]*execWait{}, subcommands: map[string]int{}}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return l, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		stamp, rest, ok := strings.Cut(line, " exec ")
+		if !ok {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, stamp)
+		if err != nil {
+			continue
+		}
+		open, end := strings.IndexByte(rest, '['), strings.IndexByte(rest, ']')
+		if open < 0 || end < open {
+			continue
+		}
+		var argv []string
+		for _, f := range strings.Fields(rest[open+1 : end]) {
+			if u, err := strconv.Unquote(f); err == nil {
+				argv = append(argv, u)
+			}
+		}
+		request := !strings.HasPrefix(rest, "[") // completions start with the argv
+		if request && len(argv) >= 3 {
+			l.subcommands[strings.Join(argv[:3], " ")]++
+		}
+		// wait_for_bundle's poll: spire-server bundle list -id spiffe://<td>
+		if len(argv) != 5 || argv[1] != "bundle" || argv[2] != "list" || argv[3] != "-id" {
+			continue
+		}
+		td := strings.TrimPrefix(argv[4], "spiffe://")
+		w := l.waits[td]
+		if w == nil {
+			w = &execWait{}
+			l.waits[td] = w
+		}
+		switch {
+		case request:
+			w.polls++
+			if w.first.IsZero() {
+				w.first = at
+			}
+		case strings.Contains(rest, "]: ok after") && w.heldAt.IsZero():
+			w.heldAt, w.heldPoll = at, w.polls
+		}
+	}
+	return l, nil
+}
+
+// printExecRequests shows, from each cluster's exec endpoint log, what pod
+// exec of spire-server-0 served: per peer, how long wait_for_bundle polled
+// until SPIRE held the peer's bundle (the time is part of the
+// ClusterFederatedTrustDomain's creation), and the requests per subcommand
+// (bundle show: zerotrust_trust_bundle with spire_server; bundle delete:
+// delete_bundle_on_destroy).
+func printExecRequests(w io.Writer, st *harness.State) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tPEER TRUST DOMAIN\tWAIT_FOR_BUNDLE (pod exec: spire-server bundle list -id)\tWAITED")
+	var other []string
+	for _, name := range st.Order {
+		s := st.Clusters[name].Spire
+		if s == nil {
+			continue
+		}
+		if s.ExecEndpoint == nil {
+			fmt.Fprintf(tw, "%s\t\t(no exec endpoint: pod exec of spire-server-0 fails in this lab)\t\n", name)
+			continue
+		}
+		l, err := readExecLog(s.ExecEndpoint.LogPath)
+		if err != nil {
+			fmt.Fprintf(tw, "%s\t\t(error: %v)\t\n", name, err)
+			continue
+		}
+		if len(l.waits) == 0 {
+			fmt.Fprintf(tw, "%s\t\t(not asked)\t\n", name)
+		}
+		tds := make([]string, 0, len(l.waits))
+		for td := range l.waits {
+			tds = append(tds, td)
+		}
+		sort.Strings(tds)
+		for _, td := range tds {
+			wt := l.waits[td]
+			polls := fmt.Sprintf("%d poll(s)", wt.polls)
+			waited := "bundle never held"
+			if !wt.heldAt.IsZero() {
+				polls += fmt.Sprintf(", bundle held at poll %d", wt.heldPoll)
+				waited = wt.heldAt.Sub(wt.first).Round(time.Millisecond).String()
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, td, polls, waited)
+		}
+		subs := make([]string, 0, len(l.subcommands))
+		for sub, n := range l.subcommands {
+			subs = append(subs, fmt.Sprintf("%s: %d", sub, n))
+		}
+		sort.Strings(subs)
+		other = append(other, fmt.Sprintf("  %s (%s): %s", name, s.ExecEndpoint.LogPath, strings.Join(subs, ", ")))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\npod exec requests served per cluster (each exec endpoint's log):")
+	for _, line := range other {
+		fmt.Fprintln(w, line)
+	}
 	return nil
 }

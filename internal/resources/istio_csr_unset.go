@@ -1,0 +1,316 @@
+package resources
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Attributes whose IstioCSR field the CRD defaults (or, for server, that
+// another field manager may have set) are Optional+Computed without a
+// provider default. The provider sends them only when they are configured,
+// so an object someone else created keeps its values and imports with an
+// empty plan, and the API server, not the provider, fills in the defaults.
+// What an unset attribute will hold after the apply depends on who owns the
+// field (server-side apply):
+//   - a new object, or a field the object lacks: the CRD default (none for
+//     server, which stays absent);
+//   - a field this provider alone applied: the apply releases it, the API
+//     server removes it and defaults it again, so the CRD default;
+//   - a field another manager owns, or nobody (filled in by defaulting):
+//     unchanged;
+//   - a list or object this provider and another manager both hold parts
+//     of: only the API server knows what remains, so unknown.
+// Which fields this provider owns, alone or with others, is read from
+// managedFields whenever the object is read, and kept in the resource's
+// private state.
+// Optional attributes without a CRD default work the same way, with null
+// as the default, so a field another tool set is neither planned away nor
+// claimed.
+
+// istioCSRPrivateOwnership is the private-state key holding an
+// istioCSROwnership.
+const istioCSRPrivateOwnership = "field_ownership"
+
+// istioCSROwnership lists releasable fields (paths under spec, dotted) by
+// who owns them besides nobody.
+type istioCSROwnership struct {
+	// Sole: this provider's field manager alone.
+	Sole []string `json:"sole"`
+	// Shared: this provider and another manager.
+	Shared []string `json:"shared"`
+}
+
+// istioCSRReleasable lists the fields an unset attribute may release.
+var istioCSRReleasable = []string{
+	"istioCSRConfig.logLevel",
+	"istioCSRConfig.logFormat",
+	"istioCSRConfig.istioDataPlaneNamespaceSelector",
+	"istioCSRConfig.certManager.istioCACertificate",
+	"istioCSRConfig.istiodTLSConfig.commonName",
+	"istioCSRConfig.istiodTLSConfig.certificateDNSNames",
+	"istioCSRConfig.istiodTLSConfig.certificateDuration",
+	"istioCSRConfig.istiodTLSConfig.certificateRenewBefore",
+	"istioCSRConfig.istiodTLSConfig.maxCertificateDuration",
+	"istioCSRConfig.istiodTLSConfig.privateKeyAlgorithm",
+	"istioCSRConfig.istiodTLSConfig.privateKeySize",
+	"istioCSRConfig.server",
+	"istioCSRConfig.server.clusterID",
+	"istioCSRConfig.server.port",
+	"istioCSRConfig.istio.revisions",
+	"istioCSRConfig.resources",
+	"istioCSRConfig.affinity",
+	"istioCSRConfig.tolerations",
+	"istioCSRConfig.nodeSelector",
+	"controllerConfig",
+}
+
+// istioCSRFieldOwnership returns, as JSON for the private state, which
+// releasable fields of obj manager applied, alone or with others.
+func istioCSRFieldOwnership(obj *unstructured.Unstructured, manager string) []byte {
+	type owners struct{ ours, others bool }
+	found := make(map[string]*owners, len(istioCSRReleasable))
+	for _, field := range istioCSRReleasable {
+		found[field] = &owners{}
+	}
+	for _, entry := range obj.GetManagedFields() {
+		if entry.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(entry.FieldsV1.Raw, &fields); err != nil {
+			continue
+		}
+		ours := entry.Manager == manager && entry.Operation == "Apply"
+		for _, field := range istioCSRReleasable {
+			node := any(fields["f:spec"])
+			for _, name := range strings.Split(field, ".") {
+				m, _ := node.(map[string]any)
+				node = m["f:"+name]
+			}
+			switch {
+			case node == nil:
+			case ours:
+				found[field].ours = true
+			default:
+				found[field].others = true
+			}
+		}
+	}
+	ownership := istioCSROwnership{Sole: []string{}, Shared: []string{}}
+	for _, field := range istioCSRReleasable {
+		switch o := found[field]; {
+		case o.ours && o.others:
+			ownership.Shared = append(ownership.Shared, field)
+		case o.ours:
+			ownership.Sole = append(ownership.Sole, field)
+		}
+	}
+	data, _ := json.Marshal(ownership)
+	return data
+}
+
+// istioCSRPrivateGetter is the part of the framework's private state a plan
+// modifier reads.
+type istioCSRPrivateGetter interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+}
+
+// istioCSRPrivateSetter is the part of the framework's private state a CRUD
+// response writes.
+type istioCSRPrivateSetter interface {
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// unsetIstioCSRField plans an Optional+Computed attribute the configuration
+// leaves unset (see the comment at the top of the file).
+type unsetIstioCSRField struct {
+	// field is the object's field under spec; "" for a value the provider
+	// always sends (so it is never released).
+	field string
+	// composite: the field is a list, map or object, which this provider and
+	// another manager may each hold parts of.
+	composite bool
+	// def is what a new object gets: the CRD default, the provider's own
+	// value where the CRD has none but its rules need one, or nil (null).
+	def attr.Value
+}
+
+func (u unsetIstioCSRField) Description(context.Context) string {
+	def := "nothing"
+	if u.def != nil {
+		def = u.def.String()
+	}
+	return fmt.Sprintf("Unset, a new object gets %s; an existing one keeps its value unless this provider set it.", def)
+}
+
+func (u unsetIstioCSRField) MarkdownDescription(ctx context.Context) string {
+	return u.Description(ctx)
+}
+
+// unsetPlan is what an unset attribute is planned as.
+type unsetPlan int
+
+const (
+	unsetConfigured unsetPlan = iota // configured: the plan stays as it is
+	unsetDefault                     // def (null when def is nil)
+	unsetState                       // the prior state value
+	unsetUnknown                     // known only after the apply
+)
+
+func (u unsetIstioCSRField) decide(ctx context.Context, configNull bool, state attr.Value, private istioCSRPrivateGetter) (unsetPlan, diag.Diagnostics) {
+	if !configNull {
+		return unsetConfigured, nil
+	}
+	if state == nil || state.IsNull() || state.IsUnknown() {
+		return unsetDefault, nil
+	}
+	if u.field == "" || (u.def != nil && state.Equal(u.def)) {
+		return unsetState, nil
+	}
+	data, diags := private.GetKey(ctx, istioCSRPrivateOwnership)
+	var owned istioCSROwnership
+	if data == nil || json.Unmarshal(data, &owned) != nil {
+		// Written by an older provider and not refreshed since: whether the
+		// apply releases the field is not known, so neither is the value.
+		return unsetUnknown, diags
+	}
+	switch {
+	case slices.Contains(owned.Sole, u.field):
+		return unsetDefault, diags
+	case u.composite && slices.Contains(owned.Shared, u.field):
+		return unsetUnknown, diags
+	}
+	return unsetState, diags
+}
+
+func (u unsetIstioCSRField) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	choice, diags := u.decide(ctx, req.ConfigValue.IsNull(), req.StateValue, req.Private)
+	resp.Diagnostics.Append(diags...)
+	def, _ := u.def.(types.String)
+	if u.def == nil {
+		def = types.StringNull()
+	}
+	switch choice {
+	case unsetDefault:
+		resp.PlanValue = def
+	case unsetState:
+		resp.PlanValue = req.StateValue
+	case unsetUnknown:
+		resp.PlanValue = types.StringUnknown()
+	}
+}
+
+func (u unsetIstioCSRField) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	choice, diags := u.decide(ctx, req.ConfigValue.IsNull(), req.StateValue, req.Private)
+	resp.Diagnostics.Append(diags...)
+	def, _ := u.def.(types.Int64)
+	if u.def == nil {
+		def = types.Int64Null()
+	}
+	switch choice {
+	case unsetDefault:
+		resp.PlanValue = def
+	case unsetState:
+		resp.PlanValue = req.StateValue
+	case unsetUnknown:
+		resp.PlanValue = types.Int64Unknown()
+	}
+}
+
+func (u unsetIstioCSRField) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	choice, diags := u.decide(ctx, req.ConfigValue.IsNull(), req.StateValue, req.Private)
+	resp.Diagnostics.Append(diags...)
+	def, _ := u.def.(types.List)
+	if u.def == nil {
+		def = types.ListNull(req.PlanValue.ElementType(ctx))
+	}
+	switch choice {
+	case unsetDefault:
+		resp.PlanValue = def
+	case unsetState:
+		resp.PlanValue = req.StateValue
+	case unsetUnknown:
+		resp.PlanValue = types.ListUnknown(req.PlanValue.ElementType(ctx))
+	}
+}
+
+func (u unsetIstioCSRField) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	choice, diags := u.decide(ctx, req.ConfigValue.IsNull(), req.StateValue, req.Private)
+	resp.Diagnostics.Append(diags...)
+	switch choice {
+	case unsetDefault:
+		resp.PlanValue = types.MapNull(req.PlanValue.ElementType(ctx))
+	case unsetState:
+		resp.PlanValue = req.StateValue
+	case unsetUnknown:
+		resp.PlanValue = types.MapUnknown(req.PlanValue.ElementType(ctx))
+	}
+}
+
+func (u unsetIstioCSRField) PlanModifyObject(ctx context.Context, req planmodifier.ObjectRequest, resp *planmodifier.ObjectResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	choice, diags := u.decide(ctx, req.ConfigValue.IsNull(), req.StateValue, req.Private)
+	resp.Diagnostics.Append(diags...)
+	switch choice {
+	case unsetDefault:
+		resp.PlanValue = types.ObjectNull(req.PlanValue.AttributeTypes(ctx))
+	case unsetState:
+		resp.PlanValue = req.StateValue
+	case unsetUnknown:
+		resp.PlanValue = types.ObjectUnknown(req.PlanValue.AttributeTypes(ctx))
+	}
+}
+
+// setIstioCSRPrivate records who owns the releasable fields of obj.
+func setIstioCSRPrivate(ctx context.Context, private istioCSRPrivateSetter, obj *unstructured.Unstructured, manager string) diag.Diagnostics {
+	return private.SetKey(ctx, istioCSRPrivateOwnership, istioCSRFieldOwnership(obj, manager))
+}
+
+func unsetString(field, def string) unsetIstioCSRField {
+	return unsetIstioCSRField{field: field, def: types.StringValue(def)}
+}
+
+func unsetInt64(field string, def int64) unsetIstioCSRField {
+	return unsetIstioCSRField{field: field, def: types.Int64Value(def)}
+}
+
+// unsetOptional plans an attribute whose field the CRD does not default:
+// unset, a new object lacks it.
+func unsetOptional(field string, composite bool) unsetIstioCSRField {
+	return unsetIstioCSRField{field: field, composite: composite}
+}
+
+// istioCSRUnsetOptionalText says what an unset attribute without a CRD
+// default holds.
+const istioCSRUnsetOptionalText = "Unset, a new object has none, and an existing object keeps what another tool set " +
+	"(this provider removes only what it set itself)."
+
+// istioCSRUnsetText says what an unset attribute with a CRD default holds.
+func istioCSRUnsetText(def string) string {
+	return "Unset, the API server's CRD default " + def + " applies to a new object, and an existing object keeps its " +
+		"value (set by another tool or by the default) unless only this provider had set it; the provider never sends " +
+		"the default itself."
+}

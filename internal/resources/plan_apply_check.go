@@ -1,0 +1,271 @@
+package resources
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+)
+
+// planApplyTimeout bounds the plan-time dry run: a slow cluster must not
+// hold up the plan, and the apply asks again anyway.
+const planApplyTimeout = 10 * time.Second
+
+// plannedApply describes the server-side apply an update plan leads to.
+type plannedApply struct {
+	Kind kube.Kind
+	// Object builds what the apply would send; ok false skips the check
+	// (the object cannot be known at plan). Called only when the check runs.
+	Object func() (obj *unstructured.Unstructured, ok bool)
+	// Outputs are top-level attributes the cluster computes and the apply
+	// never sends: unknown values there do not make the object unknown.
+	Outputs []string
+}
+
+// checkPlannedApply asks the cluster, by a server-side apply dry run with the
+// provider's field manager, what the apply of an update plan would get:
+//   - fields another field manager owns: a warning that the apply will fail
+//     without force_conflicts, naming the managers and their fields;
+//   - the object refused (a field the installed CRD does not declare, a
+//     value outside its limits, a CEL rule, an admission policy): an error
+//     now, naming the fields, the object and the cluster.
+//
+// It runs only for an in-place update of an existing object whose planned
+// values are all known, on a cluster whose connection is known: never for a
+// create (planning a new object must not need the API), a replacement, a
+// destroy or a no-op plan. Anything else the dry run meets (unreachable,
+// throttled, forbidden to the credentials that plan, CRD missing) says
+// nothing: the apply decides, with its retries and its own diagnostics.
+// Call it last in ModifyPlan, once resp.Plan holds the final plan.
+func checkPlannedApply(ctx context.Context, data *providerdata.Data, req resource.ModifyPlanRequest,
+	resp *resource.ModifyPlanResponse, a plannedApply) {
+	if data == nil || data.Clusters == nil || req.State.Raw.IsNull() || resp.Plan.Raw.IsNull() || resp.Diagnostics.HasError() ||
+		len(resp.RequiresReplace) > 0 || resp.Plan.Raw.Equal(req.State.Raw) || !req.Config.Raw.IsFullyKnown() ||
+		unknownInputs(resp.Plan.Raw, a.Outputs) || replacedByAttribute(ctx, req, resp.Plan) {
+		return
+	}
+	var cluster types.String
+	var force types.Bool
+	if d := resp.Plan.GetAttribute(ctx, path.Root("cluster"), &cluster); d.HasError() {
+		return
+	}
+	if d := resp.Plan.GetAttribute(ctx, path.Root("force_conflicts"), &force); d.HasError() {
+		return
+	}
+	key := providerdata.ClusterKey(cluster)
+	if data.Clusters.IsUnknown(key) {
+		return
+	}
+	client, err := data.Clusters.Client(key)
+	if err != nil {
+		return
+	}
+	obj, ok := a.Object()
+	if !ok || obj == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
+	defer cancel()
+	_, err = client.ApplyDryRun(ctx, a.Kind, obj, force.ValueBool())
+	switch {
+	case err == nil:
+	case kube.IsFieldConflict(err):
+		resp.Diagnostics.Append(kube.ConflictWarning(err))
+	case kube.IsRejected(err):
+		d := kube.Diagnostic(err, "apply the planned change")
+		resp.Diagnostics.AddError(d.Summary(), d.Detail()+
+			"\n\nFound at plan time by a server-side apply dry run against the cluster; nothing was changed.")
+	}
+}
+
+// unknownInputs reports whether v has an unknown value anywhere but under
+// the top-level attributes outputs (or id): then the object the apply will
+// send is not known yet.
+func unknownInputs(v tftypes.Value, outputs []string) bool {
+	found := false
+	_ = tftypes.Walk(v, func(p *tftypes.AttributePath, v tftypes.Value) (bool, error) {
+		if found || v.IsKnown() {
+			return !found, nil
+		}
+		if steps := p.Steps(); len(steps) > 0 {
+			if name, ok := steps[0].(tftypes.AttributeName); ok && (name == "id" || slices.Contains(outputs, string(name))) {
+				return false, nil
+			}
+		}
+		found = true
+		return false, nil
+	})
+	return found
+}
+
+// replacedByAttribute reports whether the plan replaces the object because
+// of an attribute's own plan modifier (RequiresReplace and its variants).
+// The framework runs those before ModifyPlan but hands ModifyPlan an empty
+// RequiresReplace, so they are asked again here, for the attributes whose
+// planned value differs from the prior one. A replacement is a delete and a
+// create: a dry run of the new values onto the old object would meet the
+// very immutability rules that made the attribute RequiresReplace. Elements
+// of nested lists, sets and maps are not descended into (no resource here
+// has replacing attributes there). When a value cannot be read, the answer is
+// true, which skips the check rather than risk a wrong error.
+func replacedByAttribute(ctx context.Context, req resource.ModifyPlanRequest, plan tfsdk.Plan) bool {
+	sch, ok := plan.Schema.(schema.Schema)
+	if !ok {
+		return true
+	}
+	in := replaceInput{config: req.Config, plan: plan, state: req.State, req: req}
+	return in.walk(ctx, sch.Attributes, path.Empty())
+}
+
+type replaceInput struct {
+	config tfsdk.Config
+	plan   tfsdk.Plan
+	state  tfsdk.State
+	req    resource.ModifyPlanRequest // for its Private, whose type is internal to the framework
+}
+
+func (in replaceInput) walk(ctx context.Context, attrs map[string]schema.Attribute, parent path.Path) bool {
+	for name, a := range attrs {
+		p := parent.AtName(name)
+		e := p.Expression()
+		var hit bool
+		switch a := a.(type) {
+		case schema.StringAttribute:
+			hit = replaces(ctx, in, p, a.PlanModifiers, func(m planmodifier.String, c, pl, st types.String) bool {
+				r := &planmodifier.StringResponse{PlanValue: pl}
+				m.PlanModifyString(ctx, planmodifier.StringRequest{Path: p, PathExpression: e, Config: in.config, ConfigValue: c,
+					Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
+				return r.RequiresReplace
+			})
+		case schema.BoolAttribute:
+			hit = replaces(ctx, in, p, a.PlanModifiers, func(m planmodifier.Bool, c, pl, st types.Bool) bool {
+				r := &planmodifier.BoolResponse{PlanValue: pl}
+				m.PlanModifyBool(ctx, planmodifier.BoolRequest{Path: p, PathExpression: e, Config: in.config, ConfigValue: c,
+					Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
+				return r.RequiresReplace
+			})
+		case schema.Int64Attribute:
+			hit = replaces(ctx, in, p, a.PlanModifiers, func(m planmodifier.Int64, c, pl, st types.Int64) bool {
+				r := &planmodifier.Int64Response{PlanValue: pl}
+				m.PlanModifyInt64(ctx, planmodifier.Int64Request{Path: p, PathExpression: e, Config: in.config, ConfigValue: c,
+					Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
+				return r.RequiresReplace
+			})
+		case schema.Int32Attribute:
+			hit = replaces(ctx, in, p, a.PlanModifiers, func(m planmodifier.Int32, c, pl, st types.Int32) bool {
+				r := &planmodifier.Int32Response{PlanValue: pl}
+				m.PlanModifyInt32(ctx, planmodifier.Int32Request{Path: p, PathExpression: e, Config: in.config, ConfigValue: c,
+					Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
+				return r.RequiresReplace
+			})
+		case schema.Float64Attribute:
+			hit = replaces(ctx, in, p, a.PlanModifiers, func(m planmodifier.Float64, c, pl, st types.Float64) bool {
+				r := &planmodifier.Float64Response{PlanValue: pl}
+				m.PlanModifyFloat64(ctx, planmodifier.Float64Request{Path: p, PathExpression: e, Config: in.config, ConfigValue: c,
+					Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
+				return r.RequiresReplace
+			})
+		case schema.NumberAttribute:
+			hit = replaces(ctx, in, p, a.PlanModifiers, func(m planmodifier.Number, c, pl, st types.Number) bool {
+				r := &planmodifier.NumberResponse{PlanValue: pl}
+				m.PlanModifyNumber(ctx, planmodifier.NumberRequest{Path: p, PathExpression: e, Config: in.config, ConfigValue: c,
+					Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
+				return r.RequiresReplace
+			})
+		case schema.ListAttribute:
+			hit = listReplaces(ctx, in, p, a.PlanModifiers)
+		case schema.ListNestedAttribute:
+			hit = listReplaces(ctx, in, p, a.PlanModifiers)
+		case schema.SetAttribute:
+			hit = setReplaces(ctx, in, p, a.PlanModifiers)
+		case schema.SetNestedAttribute:
+			hit = setReplaces(ctx, in, p, a.PlanModifiers)
+		case schema.MapAttribute:
+			hit = mapReplaces(ctx, in, p, a.PlanModifiers)
+		case schema.MapNestedAttribute:
+			hit = mapReplaces(ctx, in, p, a.PlanModifiers)
+		case schema.ObjectAttribute:
+			hit = objectReplaces(ctx, in, p, a.PlanModifiers)
+		case schema.SingleNestedAttribute:
+			hit = objectReplaces(ctx, in, p, a.PlanModifiers) || in.walk(ctx, a.Attributes, p)
+		default:
+			// A kind of attribute this walk does not know: cannot tell.
+			hit = true
+		}
+		if hit {
+			return true
+		}
+	}
+	return false
+}
+
+// replaces reads the configured, planned and prior value of the attribute
+// at p and, when planned and prior differ, asks each modifier through run
+// whether it requires replacement.
+func replaces[V attr.Value, M any](ctx context.Context, in replaceInput, p path.Path, mods []M, run func(m M, config, planned, prior V) bool) bool {
+	if len(mods) == 0 {
+		return false
+	}
+	var config, planned, prior V
+	if in.config.GetAttribute(ctx, p, &config).HasError() || in.plan.GetAttribute(ctx, p, &planned).HasError() ||
+		in.state.GetAttribute(ctx, p, &prior).HasError() {
+		return true
+	}
+	if planned.Equal(prior) {
+		return false
+	}
+	for _, m := range mods {
+		if run(m, config, planned, prior) {
+			return true
+		}
+	}
+	return false
+}
+
+func listReplaces(ctx context.Context, in replaceInput, p path.Path, mods []planmodifier.List) bool {
+	return replaces(ctx, in, p, mods, func(m planmodifier.List, c, pl, st types.List) bool {
+		r := &planmodifier.ListResponse{PlanValue: pl}
+		m.PlanModifyList(ctx, planmodifier.ListRequest{Path: p, PathExpression: p.Expression(), Config: in.config, ConfigValue: c,
+			Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
+		return r.RequiresReplace
+	})
+}
+
+func setReplaces(ctx context.Context, in replaceInput, p path.Path, mods []planmodifier.Set) bool {
+	return replaces(ctx, in, p, mods, func(m planmodifier.Set, c, pl, st types.Set) bool {
+		r := &planmodifier.SetResponse{PlanValue: pl}
+		m.PlanModifySet(ctx, planmodifier.SetRequest{Path: p, PathExpression: p.Expression(), Config: in.config, ConfigValue: c,
+			Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
+		return r.RequiresReplace
+	})
+}
+
+func mapReplaces(ctx context.Context, in replaceInput, p path.Path, mods []planmodifier.Map) bool {
+	return replaces(ctx, in, p, mods, func(m planmodifier.Map, c, pl, st types.Map) bool {
+		r := &planmodifier.MapResponse{PlanValue: pl}
+		m.PlanModifyMap(ctx, planmodifier.MapRequest{Path: p, PathExpression: p.Expression(), Config: in.config, ConfigValue: c,
+			Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
+		return r.RequiresReplace
+	})
+}
+
+func objectReplaces(ctx context.Context, in replaceInput, p path.Path, mods []planmodifier.Object) bool {
+	return replaces(ctx, in, p, mods, func(m planmodifier.Object, c, pl, st types.Object) bool {
+		r := &planmodifier.ObjectResponse{PlanValue: pl}
+		m.PlanModifyObject(ctx, planmodifier.ObjectRequest{Path: p, PathExpression: p.Expression(), Config: in.config, ConfigValue: c,
+			Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
+		return r.RequiresReplace
+	})
+}
