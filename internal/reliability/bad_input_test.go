@@ -129,7 +129,7 @@ func badInputCorpus(t *testing.T) []badInput {
 		{"federation acme and serving_cert", federation(web(`{ serving_cert = {}, acme = { directory_url = "https://acme.example.test/dir", domain_name = "f.example.test", email = "a@example.test" } }`)),
 			"https_web.serving_cert", `2 attributes specified when one \(and only one\) of`},
 		{"federation refresh hint 59", federation(`  bundle_endpoint = { refresh_hint = 59 }` + "\n"), "refresh_hint", `between 60 and 3600`},
-		{"federation port 65536", federation(`  bundle_endpoint = { port = 65536 }` + "\n"), "port", `between 1 and 65535`},
+		{"federation refresh hint 30", federation(`  bundle_endpoint = { refresh_hint = 30 }` + "\n"), "refresh_hint", `between 60 and 3600`},
 		{"federation peer key uppercase", federation(peerEntry("Peer.Test", spiffePeer("https://spire.peer.test", "spiffe://peer.test/spire/server"))),
 			"federates_with", `Invalid Trust Domain`},
 		{"federation peer url userinfo", federation(peerEntry("peer.test", spiffePeer("https://user:pw@spire.peer.test", "spiffe://peer.test/spire/server"))),
@@ -152,8 +152,8 @@ func badInputCorpus(t *testing.T) []badInput {
 			"istio_data_plane_namespace_selector", `at most 4096`},
 		{"istio-csr selector syntax", csr(map[string]string{"istio_data_plane_namespace_selector": `"env in (prod"`}),
 			"istio_data_plane_namespace_selector", `Invalid Label Selector`},
-		{"istio-csr trust domain with underscore", csr(map[string]string{"istiod_tls": `{ trust_domain = "cluster_local" }`}),
-			"istiod_tls.trust_domain", `Invalid Kubernetes Name`},
+		{"istio-csr trust domain uppercase", csr(map[string]string{"istiod_tls": `{ trust_domain = "Cluster.Local" }`}),
+			"istiod_tls.trust_domain", `Invalid Trust Domain`},
 		{"istio-csr port 0", csr(map[string]string{"server": `{ port = 0 }`}), "server.port", `between 1 and 65535`},
 
 		// zerotrust_mesh_trust_domain

@@ -22,7 +22,11 @@ func init() {
 			{Attr: "managed_route", Field: "spec.federation.managedRoute"},
 			// A map keyed by trust domain, written as the list federatesWith
 			// (the key becomes trustDomain).
-			{Attr: "federates_with", Field: "spec.federation.federatesWith"},
+			{Attr: "federates_with", Field: "spec.federation.federatesWith", Except: map[string]string{
+				"maxItems": "ModifyPlan refuses more than the provider's max_federated_trust_domains (default 50, the " +
+					"CRD's maxItems; raising it warns that the released CRD refuses more)",
+				"minItems": "an empty map is written as no federatesWith at all",
+			}},
 			{Attr: "federates_with.*.bundle_endpoint_url", Field: "spec.federation.federatesWith[].bundleEndpointUrl"},
 			{Attr: "federates_with.*.bundle_endpoint_profile", Field: "spec.federation.federatesWith[].bundleEndpointProfile"},
 			{Attr: "federates_with.*.endpoint_spiffe_id", Field: "spec.federation.federatesWith[].endpointSpiffeId"},
