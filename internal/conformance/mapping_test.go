@@ -58,6 +58,9 @@ type resourceContract struct {
 	// Transitions answers every transition rule on, above (when it names the
 	// field) or below a mapped field.
 	Transitions []transition
+	// Context holds string attributes every checked configuration sets too
+	// (mesh.kind for a resource that writes several kinds).
+	Context map[string]string
 }
 
 // contracts is filled by one file per resource.
@@ -105,7 +108,7 @@ func TestMappingsMatchUpstreamCRDs(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkPlaced(t, c, attrs)
-			v := validator{t: t, srv: srv, typeName: c.TypeName, typ: proto.ValueType()}
+			v := validator{t: t, srv: srv, typeName: c.TypeName, typ: proto.ValueType(), context: c.Context}
 			for _, m := range c.Fields {
 				a, ok := attrs[m.Attr]
 				if !ok {
@@ -374,6 +377,7 @@ type validator struct {
 	srv      tfprotov6.ProviderServer
 	typeName string
 	typ      tftypes.Type
+	context  map[string]string
 }
 
 // enum: every value the CRD allows passes, a value it does not is refused.
@@ -524,6 +528,9 @@ func (v validator) attrType(attr string) tftypes.Type {
 func (v validator) errorsAt(attr string, val tftypes.Value) []string {
 	steps := strings.Split(attr, ".")
 	config := build(v.typ, steps, val)
+	for attr, s := range v.context {
+		config = set(config, strings.Split(attr, "."), tftypes.NewValue(tftypes.String, s))
+	}
 	dv, err := tfprotov6.NewDynamicValue(v.typ, config)
 	if err != nil {
 		v.t.Fatalf("building a config for %s: %v", attr, err)
@@ -569,6 +576,27 @@ func build(typ tftypes.Type, steps []string, leaf tftypes.Value) tftypes.Value {
 		return tftypes.NewValue(t, []tftypes.Value{build(t.ElementType, steps[1:], leaf)})
 	}
 	panic(fmt.Sprintf("cannot descend into %s", typ))
+}
+
+// set returns obj with the attribute at steps (objects only) set to leaf,
+// creating the objects on the way.
+func set(obj tftypes.Value, steps []string, leaf tftypes.Value) tftypes.Value {
+	if len(steps) == 0 {
+		return leaf
+	}
+	t, ok := obj.Type().(tftypes.Object)
+	if !ok {
+		panic(fmt.Sprintf("context attributes must be nested in objects only, not %s", obj.Type()))
+	}
+	if obj.IsNull() {
+		obj = build(t, steps, leaf)
+	}
+	var vals map[string]tftypes.Value
+	if err := obj.As(&vals); err != nil {
+		panic(err)
+	}
+	vals[steps[0]] = set(vals[steps[0]], steps[1:], leaf)
+	return tftypes.NewValue(t, vals)
 }
 
 func attributePath(typ tftypes.Type, steps []string) *tftypes.AttributePath {

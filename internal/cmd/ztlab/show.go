@@ -219,7 +219,7 @@ func printSpireBundles(w io.Writer, st *harness.State, held map[string]spireHold
 	return nil
 }
 
-// execWait is what one cluster's exec endpoint log says about the
+// execWait is what one cluster's exec endpoint log says about the latest
 // wait_for_bundle polls for one peer (`spire-server bundle list -id
 // spiffe://<peer>`, repeated until SPIRE holds the bundle).
 type execWait struct {
@@ -280,6 +280,9 @@ func readExecLog(path string) (execLog, error) {
 			l.waits[td] = w
 		}
 		switch {
+		case request && !w.heldAt.IsZero():
+			// A later wait (another apply): show the latest one.
+			*w = execWait{polls: 1, first: at}
 		case request:
 			w.polls++
 			if w.first.IsZero() {
