@@ -26,6 +26,16 @@ variable "kubeconfigs" {
   })
 }
 
+variable "bundle_endpoint_urls" {
+  description = <<-EOT
+    Per cluster name, its SPIRE federation bundle endpoint URL, for clusters where
+    zerotrust_spire_server finds none: the released operator publishes the endpoint only
+    through an OpenShift Route, so elsewhere say where it is reachable.
+  EOT
+  type        = map(string)
+  default     = {}
+}
+
 provider "zerotrust" {
   alias      = "east"
   kubernetes = var.kubeconfigs.east
@@ -89,7 +99,7 @@ locals {
       north = { server = data.zerotrust_spire_server.north, bundle = data.zerotrust_trust_bundle.north }
       } : name => {
       trust_domain            = s.server.trust_domain
-      bundle_endpoint_url     = s.server.bundle_endpoint_url
+      bundle_endpoint_url     = coalesce(s.server.bundle_endpoint_url, lookup(var.bundle_endpoint_urls, name, null))
       bundle_endpoint_profile = s.server.federation_profile
       endpoint_spiffe_id      = s.server.federation_profile == "https_spiffe" ? s.server.endpoint_spiffe_id : null
       trust_domain_bundle     = s.bundle.spiffe_bundle

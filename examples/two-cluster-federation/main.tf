@@ -19,7 +19,10 @@ variable "clusters" {
   description = <<-EOT
     The two clusters, keyed by a name of your choice. Per cluster either a
     kubeconfig (config_path + config_context) or host + token +
-    cluster_ca_certificate (PEM).
+    cluster_ca_certificate (PEM). bundle_endpoint_url: where the cluster's
+    SPIRE federation bundle endpoint is reachable, when zerotrust_spire_server
+    finds none (the released operator publishes it only through an OpenShift
+    Route).
   EOT
   type = map(object({
     config_path            = optional(string)
@@ -27,6 +30,7 @@ variable "clusters" {
     host                   = optional(string)
     token                  = optional(string)
     cluster_ca_certificate = optional(string)
+    bundle_endpoint_url    = optional(string)
   }))
 
   validation {
@@ -77,13 +81,20 @@ data "zerotrust_trust_bundle" "this" {
   }
 }
 
+locals {
+  # The Route the operator publishes, else what the variable says.
+  endpoint_url = {
+    for name, c in var.clusters : name => try(coalesce(data.zerotrust_spire_server.this[name].bundle_endpoint_url, c.bundle_endpoint_url), null)
+  }
+}
+
 # peer["east"] lives on east and trusts west; peer["west"] the other way round.
 resource "zerotrust_federated_trust_domain" "peer" {
   for_each = local.peer
 
   cluster             = each.key
   trust_domain        = data.zerotrust_spire_server.this[each.value].trust_domain
-  bundle_endpoint_url = data.zerotrust_spire_server.this[each.value].bundle_endpoint_url
+  bundle_endpoint_url = local.endpoint_url[each.value]
   bundle_endpoint_profile = {
     type = data.zerotrust_spire_server.this[each.value].federation_profile
     # Only the https_spiffe profile authenticates the endpoint by its SPIFFE ID.
@@ -94,8 +105,8 @@ resource "zerotrust_federated_trust_domain" "peer" {
 
   lifecycle {
     precondition {
-      condition     = data.zerotrust_spire_server.this[each.value].bundle_endpoint_url != null
-      error_message = "Cluster ${each.value} serves no federation bundle endpoint that its SpireServer describes: configure spec.federation (zerotrust_spire_federation) there first."
+      condition     = local.endpoint_url[each.value] != null
+      error_message = "Cluster ${each.value} publishes no federation bundle endpoint (no operator Route): set clusters.${each.value}.bundle_endpoint_url."
     }
   }
 }

@@ -230,11 +230,13 @@ func TestAccExampleModuleComposition(t *testing.T) {
 	}
 	dir := filepath.Join(copyExamples(t, "modules", "module-composition"), "module-composition")
 
-	vars := map[string]any{}
-	for _, c := range clusters {
+	vars, urls := map[string]any{}, map[string]string{}
+	for i, c := range clusters {
 		vars[c.Name] = map[string]string{"config_path": c.Kubeconfig, "config_context": c.Name}
+		// The lab has no OpenShift Route publishing the endpoint.
+		urls[c.Name] = spires[i].BundleEndpointURL
 	}
-	data, err := json.Marshal(map[string]any{"kubeconfigs": vars})
+	data, err := json.Marshal(map[string]any{"kubeconfigs": vars, "bundle_endpoint_urls": urls})
 	if err != nil {
 		t.Fatal(err)
 	}
