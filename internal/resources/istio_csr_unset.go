@@ -91,7 +91,7 @@ func istioCSRFieldOwnership(obj *unstructured.Unstructured, manager string) []by
 		}
 		ours := entry.Manager == manager && entry.Operation == "Apply"
 		for _, field := range istioCSRReleasable {
-			node := any(fields["f:spec"])
+			node := fields["f:spec"]
 			for _, name := range strings.Split(field, ".") {
 				m, _ := node.(map[string]any)
 				node = m["f:"+name]

@@ -27,8 +27,8 @@ var gateSchema = schema.Schema{Attributes: map[string]schema.Attribute{
 
 func gateValue(mutable, immutable, output any) tftypes.Value {
 	ctx := context.Background()
-	typ := gateSchema.Type().TerraformType(ctx).(tftypes.Object)
-	nested := typ.AttributeTypes["nested"].(tftypes.Object)
+	typ, _ := gateSchema.Type().TerraformType(ctx).(tftypes.Object)
+	nested, _ := typ.AttributeTypes["nested"].(tftypes.Object)
 	return tftypes.NewValue(typ, map[string]tftypes.Value{
 		"id":      tftypes.NewValue(tftypes.String, "x"),
 		"mutable": tftypes.NewValue(tftypes.String, mutable),
