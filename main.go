@@ -3,12 +3,8 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"log"
 	"os"
-	"path/filepath"
-	"runtime"
-	"runtime/pprof"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
@@ -42,41 +38,6 @@ func main() {
 	stopProfiles()
 	if err != nil {
 		log.Fatal(err.Error())
-	}
-}
-
-// startProfiles profiles the process into $ZT_PPROF_DIR when that is set:
-// cpu-<pid>.pprof for its whole life and heap-<pid>.pprof when Terraform
-// shuts it down. It exists for bench/, which needs to see where a long plan
-// spends CPU and what it keeps alive; unset, it does nothing.
-func startProfiles() (stop func()) {
-	dir := os.Getenv("ZT_PPROF_DIR")
-	if dir == "" {
-		return func() {}
-	}
-	name := func(kind string) string { return filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", kind, os.Getpid())) }
-	cpu, err := os.Create(name("cpu"))
-	if err == nil {
-		err = pprof.StartCPUProfile(cpu)
-	}
-	if err != nil {
-		log.Printf("cpu profile: %v", err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		if cpu != nil {
-			_ = cpu.Close()
-		}
-		heap, err := os.Create(name("heap"))
-		if err != nil {
-			log.Printf("heap profile: %v", err)
-			return
-		}
-		defer heap.Close()
-		runtime.GC() // the profile then shows what is live at the end
-		if err := pprof.Lookup("heap").WriteTo(heap, 0); err != nil {
-			log.Printf("heap profile: %v", err)
-		}
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package acctest runs acceptance tests against real local clusters: one lab
-// of kube-apiservers per test binary, the terraform CLI from scripts/tool.sh,
-// and the provider served in process.
+// of kube-apiservers per test binary, started by the first test that needs
+// it, the terraform CLI from scripts/tool.sh, and the provider served in
+// process.
 package acctest
 
 import (
@@ -36,7 +37,16 @@ var ProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, erro
 }
 
 var (
-	lab *harness.Lab
+	// work lives as long as the test binary; Main creates it.
+	work string
+
+	terraformOnce sync.Once
+	terraformErr  error
+
+	labOnce sync.Once
+	lab     *harness.Lab
+	labErr  error
+	labStop []func() error
 
 	atExitMu sync.Mutex
 	atExit   []func()
@@ -60,13 +70,49 @@ func runAtExit() {
 	atExit = nil
 }
 
-// Lab returns the shared lab (east, west and bare).
+// PreCheck readies the terraform CLI (SetupTerraform) once per test binary,
+// or fails the test with the reason. Every acceptance test must reach it
+// before resource.Test: through Lab, Cluster, ProviderConfig and the other
+// lab helpers, or, for a test that needs no cluster, as the TestCase's
+// PreCheck.
+func PreCheck(t *testing.T) {
+	t.Helper()
+	if work == "" {
+		t.Fatal("acctest: no work directory; call acctest.Main from TestMain")
+	}
+	terraformOnce.Do(func() { _, terraformErr = SetupTerraform(work) })
+	if terraformErr != nil {
+		t.Fatalf("acctest: terraform CLI unavailable: %v", terraformErr)
+	}
+}
+
+// Lab returns the shared lab (east, west and bare), starting it (and the
+// terraform CLI) on first use, so test runs without acceptance tests start
+// nothing. A lab that could not start fails every test that asks for it.
 func Lab(t *testing.T) *harness.Lab {
 	t.Helper()
-	if lab == nil {
-		t.Fatal("acctest: the lab is not running; call acctest.Main from TestMain")
+	PreCheck(t)
+	labOnce.Do(func() { lab, labErr = startLab(work) })
+	if labErr != nil {
+		t.Fatalf("acctest: %v", labErr)
 	}
 	return lab
+}
+
+func startLab(work string) (*harness.Lab, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	crdLab, err := harness.Start(ctx, harness.Options{Names: []string{East, West}, Dir: filepath.Join(work, "lab")})
+	if err != nil {
+		return nil, fmt.Errorf("cannot start the test clusters: %w", err)
+	}
+	bareLab, err := harness.Start(ctx, harness.Options{Names: []string{Bare}, Dir: filepath.Join(work, "bare"), SkipCRDs: true})
+	if err != nil {
+		_ = crdLab.Stop()
+		return nil, fmt.Errorf("cannot start the bare test cluster: %w", err)
+	}
+	labStop = []func() error{crdLab.Stop, bareLab.Stop}
+	return &harness.Lab{Dir: work, Clusters: append(crdLab.Clusters, bareLab.Clusters...)}, nil
 }
 
 // WorkDir is a directory that lives as long as the test binary.
@@ -74,46 +120,40 @@ func WorkDir(t *testing.T) string {
 	return Lab(t).Dir
 }
 
-// Main starts the shared lab, runs the tests and stops the lab. A component
-// that cannot start fails the whole run with the reason: acceptance tests
-// are never skipped for lack of a real cluster.
+// Main runs the tests and then stops whatever they started. Nothing starts
+// before a test asks for it (see PreCheck and Lab), so `make unit` runs no
+// tool. A component that cannot start fails the tests that need it with the
+// reason: acceptance tests are never skipped for lack of a real cluster.
 func Main(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
-	work, err := os.MkdirTemp("", "zerotrust-acc-")
+	var err error
+	work, err = os.MkdirTemp("", "zerotrust-acc-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "acctest:", err)
 		return 1
 	}
 	defer os.RemoveAll(work)
-	if _, err := SetupTerraform(work); err != nil {
-		fmt.Fprintln(os.Stderr, "acctest: terraform CLI unavailable:", err)
-		return 1
+	// TF_ACC makes resource.Test run instead of skipping; until PreCheck
+	// resolves the real CLI, the terraform path names the missing call, so a
+	// test that forgot it fails loudly rather than finding terraform on PATH.
+	for k, v := range map[string]string{
+		"TF_ACC":                "1",
+		"TF_ACC_TERRAFORM_PATH": filepath.Join(work, "no-terraform-call-acctest.PreCheck-first"),
+	} {
+		if err := os.Setenv(k, v); err != nil {
+			fmt.Fprintln(os.Stderr, "acctest:", err)
+			return 1
+		}
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	crdLab, err := harness.Start(ctx, harness.Options{Names: []string{East, West}, Dir: filepath.Join(work, "lab")})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "acctest: cannot start the test clusters:", err)
-		return 1
-	}
-	bareLab, err := harness.Start(ctx, harness.Options{Names: []string{Bare}, Dir: filepath.Join(work, "bare"), SkipCRDs: true})
-	if err != nil {
-		_ = crdLab.Stop()
-		fmt.Fprintln(os.Stderr, "acctest: cannot start the bare test cluster:", err)
-		return 1
-	}
-	lab = &harness.Lab{Dir: work, Clusters: append(crdLab.Clusters, bareLab.Clusters...)}
 	code := m.Run()
 	runAtExit()
-	if err := crdLab.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "acctest: stopping clusters:", err)
-	}
-	if err := bareLab.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "acctest: stopping bare cluster:", err)
+	for _, stop := range labStop {
+		if err := stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "acctest: stopping clusters:", err)
+		}
 	}
 	return code
 }
@@ -172,10 +212,7 @@ func SetupTerraform(work string) (string, error) {
 // Cluster returns a cluster of the shared lab.
 func Cluster(t *testing.T, name string) *harness.Cluster {
 	t.Helper()
-	if lab == nil {
-		t.Fatal("acctest: the lab is not running; call acctest.Main from TestMain")
-	}
-	c := lab.Cluster(name)
+	c := Lab(t).Cluster(name)
 	if c == nil {
 		t.Fatalf("acctest: no cluster %q in the lab", name)
 	}

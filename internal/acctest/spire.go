@@ -87,7 +87,7 @@ func Spire(t *testing.T, clusterName string) *harness.Spire {
 func ExtraCluster(t *testing.T, name string) *harness.Cluster {
 	t.Helper()
 	work := WorkDir(t)
-	if lab.Cluster(name) != nil {
+	if Lab(t).Cluster(name) != nil {
 		t.Fatalf("acctest: %q is a cluster of the shared lab; use Cluster", name)
 	}
 	c, err := extraClusters.get(name, func() (*harness.Cluster, error) {

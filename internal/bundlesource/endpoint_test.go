@@ -57,7 +57,7 @@ func endpointFor(tb testing.TB, s *harness.Spire) (bundlesource.Endpoint, spiffe
 	}, td
 }
 
-func TestEndpointAgainstSpire(t *testing.T) {
+func TestAccEndpointAgainstSpire(t *testing.T) {
 	ctx := context.Background()
 	spiffeServer := standaloneSpire(t, "spiffe.endpoint.test", false)
 	webServer := standaloneSpire(t, "web.endpoint.test", true)

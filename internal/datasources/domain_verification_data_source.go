@@ -31,8 +31,6 @@ const (
 	dvDefaultPoll    = 5 * time.Second
 )
 
-func init() { register(NewDomainVerificationDataSource) }
-
 // NewDomainVerificationDataSource reads a DomainVerification and asks every
 // authoritative DNS server for its TXT record.
 func NewDomainVerificationDataSource() datasource.DataSource {

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
@@ -26,17 +27,27 @@ const dvData = "data.zerotrust_domain_verification.this"
 // dvToken waits for the stand-in controller's token on the cluster.
 func dvToken(t *testing.T, cluster, apiVersion, name string) string {
 	t.Helper()
-	ri := acctest.Dynamic(t, cluster).Resource(domainverification.Kind(apiVersion).GVR())
+	tok, err := waitToken(acctest.Dynamic(t, cluster), cluster, apiVersion, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// waitToken is dvToken for goroutines other than the test's, which must not
+// fail the test themselves: it returns the error instead.
+func waitToken(d dynamic.Interface, cluster, apiVersion, name string) (string, error) {
+	ri := d.Resource(domainverification.Kind(apiVersion).GVR())
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		obj, err := ri.Get(context.Background(), name, metav1.GetOptions{})
 		if err == nil {
 			if tok := domainverification.StatusOf(obj).Token; tok != "" {
-				return tok
+				return tok, nil
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: DomainVerification %s has no token after 30s (last error %v)", cluster, name, err)
+			return "", fmt.Errorf("%s: DomainVerification %s has no token after 30s (last error %v)", cluster, name, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -98,6 +109,9 @@ func TestAccDomainVerificationDataSource_waitsForRecord(t *testing.T) {
 	domain := acctest.UniqueName("wait") + "." + acctest.DNSZone
 	addrs := acctest.DNS(t).Addrs()
 	var token string
+	// The publishing goroutine reports here; a state check reads it on the
+	// test's goroutine.
+	published := make(chan error, 1)
 
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
@@ -131,15 +145,15 @@ func TestAccDomainVerificationDataSource_waitsForRecord(t *testing.T) {
 			{
 				// Published 2s into a wait of up to a minute.
 				PreConfig: func() {
+					dns := acctest.DNS(t)
 					go func() {
 						time.Sleep(2 * time.Second)
-						if err := acctest.DNS(t).AddTXT(acctest.DNSZone, domain, token); err != nil {
-							t.Error(err)
-						}
+						published <- dns.AddTXT(acctest.DNSZone, domain, token)
 					}()
 				},
 				Config: dvConfig(t, domain, "  wait = true\n  timeout = \"60s\""),
 				ConfigStateChecks: []statecheck.StateCheck{
+					tbCheck(func() error { return <-published }),
 					statecheck.ExpectKnownValue(dvData, tfjsonpath.New("present"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(dvData, tfjsonpath.New("verified"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(dvData, tfjsonpath.New("token"), knownvalue.StringFunc(func(v string) error {
@@ -416,21 +430,27 @@ data "zerotrust_domain_verification" "this" {
 }
 `, domain, acctest.NameserversHCL(t))
 
+	// The publishing goroutine reports here; a state check reads it on the
+	// test's goroutine.
+	published := make(chan error, 1)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			// The record goes in while the data source waits (it is read at
 			// apply, after the resource is created).
 			PreConfig: func() {
+				d, dns := acctest.Dynamic(t, acctest.West), acctest.DNS(t)
 				go func() {
-					token := dvToken(t, acctest.West, "v1alpha1", domain)
-					if err := acctest.DNS(t).AddTXT(acctest.DNSZone, domain, token); err != nil {
-						t.Error(err)
+					token, err := waitToken(d, acctest.West, "v1alpha1", domain)
+					if err == nil {
+						err = dns.AddTXT(acctest.DNSZone, domain, token)
 					}
+					published <- err
 				}()
 			},
 			Config: config,
 			ConfigStateChecks: []statecheck.StateCheck{
+				tbCheck(func() error { return <-published }),
 				statecheck.ExpectKnownValue(dvData, tfjsonpath.New("id"), knownvalue.StringExact("west/"+domain)),
 				statecheck.ExpectKnownValue(dvData, tfjsonpath.New("present"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue(dvData, tfjsonpath.New("verified"), knownvalue.Bool(true)),

@@ -3,13 +3,13 @@ package datasources
 
 import "github.com/hashicorp/terraform-plugin-framework/datasource"
 
-var registry []func() datasource.DataSource
-
-// register adds a data source constructor; each data source file calls it
-// from init, so adding one touches no shared list.
-func register(f func() datasource.DataSource) { registry = append(registry, f) }
-
-// All returns every data source constructor of the provider.
+// All returns every data source constructor of the provider, sorted by name.
+// A new data source is added here, so this list is the one place that says
+// what the provider serves.
 func All() []func() datasource.DataSource {
-	return append([]func() datasource.DataSource(nil), registry...)
+	return []func() datasource.DataSource{
+		NewDomainVerificationDataSource,
+		NewSpireServerDataSource,
+		NewTrustBundleDataSource,
+	}
 }

@@ -16,8 +16,6 @@ import (
 
 var _ datasource.DataSourceWithConfigure = (*spireServerDataSource)(nil)
 
-func init() { register(NewSpireServerDataSource) }
-
 // NewSpireServerDataSource reads the facts of one cluster's SPIRE installation.
 func NewSpireServerDataSource() datasource.DataSource {
 	return &spireServerDataSource{}

@@ -39,8 +39,6 @@ const (
 	tbDefaultConfigMap = "spire-bundle"
 )
 
-func init() { register(NewTrustBundleDataSource) }
-
 // NewTrustBundleDataSource reads one trust domain's SPIFFE bundle.
 func NewTrustBundleDataSource() datasource.DataSource {
 	return &trustBundleDataSource{}

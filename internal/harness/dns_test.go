@@ -35,10 +35,10 @@ func lookupTXT(t *testing.T, addrs []string, name string) *dnscheck.Result {
 	return res
 }
 
-// TestDNSServesDynamicUpdates starts two independent Knot primaries and
+// TestAccDNSServesDynamicUpdates starts two independent Knot primaries and
 // changes their zones at run time through RFC 2136 updates, on both or on
 // one only.
-func TestDNSServesDynamicUpdates(t *testing.T) {
+func TestAccDNSServesDynamicUpdates(t *testing.T) {
 	d := startDNS(t, DNSOptions{Zones: []string{"dv.test", "alias.test"}, Servers: 2})
 	if len(d.Addrs()) != 2 || d.Addrs()[0] == d.Addrs()[1] {
 		t.Fatalf("want two servers on distinct ports, got %v", d.Addrs())

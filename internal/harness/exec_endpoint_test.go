@@ -31,12 +31,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestSpireDetachedExecEndpoint starts SPIRE as `ztlab up --spire` does, with
+// TestAccSpireDetachedExecEndpoint starts SPIRE as `ztlab up --spire` does, with
 // the exec endpoint as a detached process of its own: pod exec of
 // spire-server-0 through the real API server reaches the real spire-server,
 // the lab's state records the endpoint, its health check passes, and
 // StopFromState stops it with the rest.
-func TestSpireDetachedExecEndpoint(t *testing.T) {
+func TestAccSpireDetachedExecEndpoint(t *testing.T) {
 	dir := t.TempDir()
 	lab := startLab(t, Options{Names: []string{"demoexec"}, Dir: dir})
 	ctx := context.Background()

@@ -58,7 +58,7 @@ func clientset(t *testing.T, c *Cluster) *kubernetes.Clientset {
 	return cs
 }
 
-func TestLabStartsTwoClusters(t *testing.T) {
+func TestAccLabStartsTwoClusters(t *testing.T) {
 	lab := startLab(t, Options{Names: []string{"east", "west"}, SkipCRDs: true})
 	ctx := context.Background()
 	east, west := lab.Cluster("east"), lab.Cluster("west")
@@ -142,7 +142,7 @@ func TestLabStartsTwoClusters(t *testing.T) {
 	}
 }
 
-func TestAPIServerRestart(t *testing.T) {
+func TestAccAPIServerRestart(t *testing.T) {
 	lab := startLab(t, Options{Names: []string{"solo"}, SkipCRDs: true, AuditLog: true})
 	ctx := context.Background()
 	c := lab.Clusters[0]
@@ -204,7 +204,7 @@ func TestAPIServerRestart(t *testing.T) {
 	}
 }
 
-func TestStartFailureNamesComponent(t *testing.T) {
+func TestAccStartFailureNamesComponent(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -226,7 +226,7 @@ func TestStartFailureNamesComponent(t *testing.T) {
 	}
 }
 
-func TestDetachedLabStopFromState(t *testing.T) {
+func TestAccDetachedLabStopFromState(t *testing.T) {
 	dir := t.TempDir()
 	lab := startLab(t, Options{Names: []string{"demo"}, Dir: dir, SkipCRDs: true, Detach: true})
 	state := filepath.Join(dir, "lab.json")
@@ -353,7 +353,7 @@ func readFixture(path string) (*fixture, error) {
 	return f, nil
 }
 
-func TestCRDsAcceptValidAndRejectInvalid(t *testing.T) {
+func TestAccCRDsAcceptValidAndRejectInvalid(t *testing.T) {
 	const testdata = "crds/testdata"
 	entries, err := os.ReadDir(testdata)
 	if err != nil {

@@ -129,7 +129,7 @@ func waitFederated(ctx context.Context, t *testing.T, s *Spire, want ...string) 
 	}
 }
 
-func TestSpireFederatesTwoClusters(t *testing.T) {
+func TestAccSpireFederatesTwoClusters(t *testing.T) {
 	lab := startLab(t, Options{Names: []string{"east", "west"}})
 	ctx := context.Background()
 	east := startSpire(t, lab.Cluster("east"), SpireOptions{TrustDomain: "east.zt.test", ControllerManager: true})
@@ -283,10 +283,10 @@ func checkSpireServerObject(ctx context.Context, t *testing.T, s *Spire) {
 	}
 }
 
-// TestSpireDetachedStopFromState starts SPIRE as `ztlab up --spire` does:
+// TestAccSpireDetachedStopFromState starts SPIRE as `ztlab up --spire` does:
 // processes in sessions of their own, no exec endpoint, recorded in the
 // lab's state, and stopped from that state by another process's code path.
-func TestSpireDetachedStopFromState(t *testing.T) {
+func TestAccSpireDetachedStopFromState(t *testing.T) {
 	dir := t.TempDir()
 	lab := startLab(t, Options{Names: []string{"demo"}, Dir: dir})
 	ctx := context.Background()
@@ -361,7 +361,7 @@ func procSession(t *testing.T, pid int) int {
 	return sid
 }
 
-func TestSpireStandaloneWebProfileRestart(t *testing.T) {
+func TestAccSpireStandaloneWebProfileRestart(t *testing.T) {
 	ctx := context.Background()
 	s := startSpire(t, nil, SpireOptions{TrustDomain: "web.zt.test", Standalone: true, WebProfile: true})
 	if s.Namespace != "" || s.PodName != "" || s.BundleConfigMap != "" {

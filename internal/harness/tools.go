@@ -163,9 +163,9 @@ func fileTail(path string, n int) string {
 		return fmt.Sprintf("(cannot read %s: %v)", path, err)
 	}
 	defer f.Close()
-	const max = 64 << 10
-	if st, err := f.Stat(); err == nil && st.Size() > max {
-		if _, err := f.Seek(st.Size()-max, 0); err != nil {
+	const tailBytes = 64 << 10
+	if st, err := f.Stat(); err == nil && st.Size() > tailBytes {
+		if _, err := f.Seek(st.Size()-tailBytes, 0); err != nil {
 			return fmt.Sprintf("(cannot read %s: %v)", path, err)
 		}
 	}

@@ -310,7 +310,8 @@ func (c *Client) crdAbsent(ctx context.Context, kind Kind, typeErr error) error 
 			} `json:"versions"`
 		} `json:"spec"`
 	}
-	if err := json.Unmarshal(body, &crd); err != nil {
+	// Unreadable: wait out the grace window, as when the CRD cannot be read.
+	if decoded := json.Unmarshal(body, &crd) == nil; !decoded {
 		return nil
 	}
 	var served []string

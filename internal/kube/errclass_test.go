@@ -158,14 +158,14 @@ type permanentCase struct {
 	detail  []string // substrings the diagnostic's detail must contain
 }
 
-// TestErrorClassesAgainstAPIServer sends requests to a real kube-apiserver
+// TestAccErrorClassesAgainstAPIServer sends requests to a real kube-apiserver
 // with the operators' published CRDs. Permanent answers (a field the schema
 // does not declare, a value outside its limits, a CEL rule, RBAC, a field
 // owned by another manager, a CRD that is not installed) must come back
 // after exactly one request, within a moment, with a diagnostic naming the
 // field, the object and the cluster. Throttling, server errors and lost
 // connections must be retried until the request gets through.
-func TestErrorClassesAgainstAPIServer(t *testing.T) {
+func TestAccErrorClassesAgainstAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	var (
@@ -173,14 +173,16 @@ func TestErrorClassesAgainstAPIServer(t *testing.T) {
 		lab, bare      *harness.Lab
 		labErr, bareEr error
 	)
+	// t.TempDir may fail the test, which only the test's goroutine may do.
+	labDir, bareDir := t.TempDir(), t.TempDir()
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		lab, labErr = harness.Start(ctx, harness.Options{Names: []string{"errs"}, Dir: t.TempDir()})
+		lab, labErr = harness.Start(ctx, harness.Options{Names: []string{"errs"}, Dir: labDir})
 	}()
 	go func() {
 		defer wg.Done()
-		bare, bareEr = harness.Start(ctx, harness.Options{Names: []string{"errs-bare"}, Dir: t.TempDir(), SkipCRDs: true})
+		bare, bareEr = harness.Start(ctx, harness.Options{Names: []string{"errs-bare"}, Dir: bareDir, SkipCRDs: true})
 	}()
 	wg.Wait()
 	for _, l := range []*harness.Lab{lab, bare} {

@@ -14,10 +14,10 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
 
-// TestExecThroughAPIServer runs commands in the SPIRE server Pod of a real
+// TestAccExecThroughAPIServer runs commands in the SPIRE server Pod of a real
 // local cluster: the API server forwards them to the harness exec endpoint,
 // which runs the real spire-server binary.
-func TestExecThroughAPIServer(t *testing.T) {
+func TestAccExecThroughAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	lab, err := harness.Start(ctx, harness.Options{Names: []string{"exec"}, Dir: t.TempDir()})

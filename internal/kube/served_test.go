@@ -9,10 +9,10 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// TestServedAgainstAPIServer asks a real API server's discovery documents
+// TestAccServedAgainstAPIServer asks a real API server's discovery documents
 // whether kinds are served: an installed CRD, a core kind, a missing kind in
 // a served group, and a group that does not exist (404 from the API server).
-func TestServedAgainstAPIServer(t *testing.T) {
+func TestAccServedAgainstAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	lab, err := harness.Start(ctx, harness.Options{Names: []string{"served"}, Dir: t.TempDir()})

@@ -89,6 +89,7 @@ func TestAccProvider_invalidConfigurationFailsAtPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+				PreCheck:                 func() { acctest.PreCheck(t) },
 				Steps: []resource.TestStep{{
 					Config:      "provider \"zerotrust\" {\n  " + tc.provider + "\n}\n" + webCFTD("x.test"),
 					PlanOnly:    true,
@@ -103,6 +104,7 @@ func TestAccProvider_invalidConfigurationFailsAtPlan(t *testing.T) {
 func TestAccFunctions(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		Steps: []resource.TestStep{
 			{
 				Config: `

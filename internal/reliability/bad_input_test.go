@@ -211,10 +211,10 @@ func block(kind, typ string, attrs, overrides map[string]string) string {
 	return b.String()
 }
 
-// TestBadInputCorpus plans every invalid configuration of the corpus, each
+// TestAccBadInputCorpus plans every invalid configuration of the corpus, each
 // on its own, as a dedicated identity, and then reads the apiserver audit
 // logs: that identity must have made zero write requests on any cluster.
-func TestBadInputCorpus(t *testing.T) {
+func TestAccBadInputCorpus(t *testing.T) {
 	setup := cluster(t, east)
 	// East's own trust domain, for the self-federation case (read at plan).
 	acctest.ApplyAs(t, setup, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(ownTrustDomain, "east"))

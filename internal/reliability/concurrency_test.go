@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// TestParallelApplyOnThreeClusters applies 150 ClusterFederatedTrustDomains,
+// TestAccParallelApplyOnThreeClusters applies 150 ClusterFederatedTrustDomains,
 // 50 on each of three clusters, at -parallelism=50 as identities outside
 // system:masters (so the apiserver's priority and fairness limits apply to
 // them): no throttling error may surface, the plan after apply is empty, and
 // destroy leaves nothing behind.
-func TestParallelApplyOnThreeClusters(t *testing.T) {
+func TestAccParallelApplyOnThreeClusters(t *testing.T) {
 	const perCluster = 50
 	names := []string{east, west, north}
 	who := map[string]identity{}

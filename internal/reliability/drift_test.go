@@ -49,12 +49,12 @@ func (e expectOnlyChanged) CheckPlan(_ context.Context, req plancheck.CheckPlanR
 	resp.Error = fmt.Errorf("%s: not in the plan", e.address)
 }
 
-// TestDriftIsPlannedBackAndOthersFieldsKept: another field manager edits a
+// TestAccDriftIsPlannedBackAndOthersFieldsKept: another field manager edits a
 // field the provider owns and adds labels, annotations and a spec field the
 // provider does not set. The next plan changes exactly that one attribute
 // back; applying it (force_conflicts, since the field is now shared) keeps
 // every field of the other manager, and the plan after is empty.
-func TestDriftIsPlannedBackAndOthersFieldsKept(t *testing.T) {
+func TestAccDriftIsPlannedBackAndOthersFieldsKept(t *testing.T) {
 	c := cluster(t, west)
 	who := map[string]identity{west: newIdentity(t, c, "drift")}
 	name := acctest.UniqueName("drift")

@@ -20,6 +20,7 @@ import (
 // not disturb the other tests) and stops them when the binary exits.
 func startExtraLab(t *testing.T, name string, opts harness.Options) *harness.Lab {
 	t.Helper()
+	setup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	opts.Dir = filepath.Join(work, name)
@@ -102,7 +103,7 @@ func checkStateMatchesCluster(t *testing.T, d *tfDir, c *harness.Cluster, prefix
 	return orphans
 }
 
-// TestApplySurvivesAPIServerKill kills (SIGKILL) the kube-apiserver while an
+// TestAccApplySurvivesAPIServerKill kills (SIGKILL) the kube-apiserver while an
 // apply of 50 ClusterFederatedTrustDomains is under way, once each at
 // several kill points: when N objects exist on the cluster, as seen by a
 // separate admin client. Rounds cycle through three endings: the apiserver
@@ -112,7 +113,7 @@ func checkStateMatchesCluster(t *testing.T, d *tfDir, c *harness.Cluster, prefix
 // exist but the state never learns of them. Then the apiserver is restarted and the configuration
 // re-applied: state must match the cluster (empty plan, 50 objects, no
 // orphans, no duplicates), and destroy must leave nothing behind.
-func TestApplySurvivesAPIServerKill(t *testing.T) {
+func TestAccApplySurvivesAPIServerKill(t *testing.T) {
 	const objects = 50
 	killPoints := []int{3, 8, 13, 18, 23, 28, 33, 38, 41, 44}
 	l := startExtraLab(t, "faults", harness.Options{Names: []string{"faults"}})
@@ -251,13 +252,13 @@ func TestApplySurvivesAPIServerKill(t *testing.T) {
 	killRuns.Add(1)
 }
 
-// TestApplyThroughThrottling applies 30 objects at -parallelism=20 to an
+// TestAccApplyThroughThrottling applies 30 objects at -parallelism=20 to an
 // apiserver that serves one request at a time and answers 429 to the rest
 // (max in-flight 1, priority and fairness off so the classic limiter
 // answers). The provider's identity is not in system:masters, which that
 // limiter exempts. The apply must succeed through retries, and the audit log
 // must show the 429s really happened.
-func TestApplyThroughThrottling(t *testing.T) {
+func TestAccApplyThroughThrottling(t *testing.T) {
 	const objects = 30
 	l := startExtraLab(t, "throttled", harness.Options{
 		Names:    []string{"throttled"},

@@ -187,6 +187,7 @@ type tfDir struct {
 
 func newTFDir(t *testing.T, name string) *tfDir {
 	t.Helper()
+	setup(t)
 	pdir := providerBinaryDir(t)
 	dir := filepath.Join(work, "tf", name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -29,8 +29,11 @@ const (
 )
 
 var (
+	work string
+
+	setupOnce sync.Once
+	setupErr  error
 	lab       *harness.Lab
-	work      string
 	terraform string
 
 	providerOnce sync.Once
@@ -67,28 +70,45 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(work)
-	if terraform, err = acctest.SetupTerraform(work); err != nil {
-		fmt.Fprintln(os.Stderr, "reliability: terraform CLI unavailable:", err)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	lab, err = harness.Start(ctx, harness.Options{
-		Names:    []string{east, west, north},
-		Dir:      filepath.Join(work, "lab"),
-		AuditLog: true,
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "reliability: cannot start the audited test clusters:", err)
-		return 1
-	}
 	code := m.Run()
 	runAtExit()
-	if err := lab.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "reliability: stopping clusters:", err)
+	if lab != nil {
+		if err := lab.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "reliability: stopping clusters:", err)
+		}
+		fmt.Println(summary())
 	}
-	fmt.Println(summary())
 	return code
+}
+
+// setup readies the terraform CLI and starts the audited lab on first use,
+// so a run that selects none of this package's tests (make unit) starts
+// nothing. Every test calls it, directly or through cluster, newTFDir or
+// startExtraLab, before it runs terraform; a lab that cannot start fails
+// each test with the reason.
+func setup(t *testing.T) {
+	t.Helper()
+	setupOnce.Do(func() {
+		if terraform, setupErr = acctest.SetupTerraform(work); setupErr != nil {
+			setupErr = fmt.Errorf("terraform CLI unavailable: %w", setupErr)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		l, err := harness.Start(ctx, harness.Options{
+			Names:    []string{east, west, north},
+			Dir:      filepath.Join(work, "lab"),
+			AuditLog: true,
+		})
+		if err != nil {
+			setupErr = fmt.Errorf("cannot start the audited test clusters: %w", err)
+			return
+		}
+		lab = l
+	})
+	if setupErr != nil {
+		t.Fatalf("reliability: %v", setupErr)
+	}
 }
 
 func summary() string {
@@ -169,6 +189,7 @@ func providerBinaryDir(t *testing.T) string {
 
 func cluster(t *testing.T, name string) *harness.Cluster {
 	t.Helper()
+	setup(t)
 	c := lab.Cluster(name)
 	if c == nil {
 		t.Fatalf("no cluster %q in the lab", name)

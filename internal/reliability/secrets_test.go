@@ -61,12 +61,12 @@ func pemBody(p []byte) (joined, firstLine string) {
 	return strings.Join(body, ""), body[0]
 }
 
-// TestSecretsStayOutOfLogsAndState applies with TF_LOG=trace through all
+// TestAccSecretsStayOutOfLogsAndState applies with TF_LOG=trace through all
 // three ways of passing credentials (a kubeconfig file, inline attributes,
 // environment variables), then greps the trace log, terraform's output and
 // the state file for every bearer token, the client key and the
 // kubeconfig's credential fields.
-func TestSecretsStayOutOfLogsAndState(t *testing.T) {
+func TestAccSecretsStayOutOfLogsAndState(t *testing.T) {
 	e, w, n := cluster(t, east), cluster(t, west), cluster(t, north)
 	viaKubeconfig := newIdentity(t, e, "secrets-kubeconfig")
 	viaAttrs := newIdentity(t, w, "secrets-attributes")
@@ -200,10 +200,10 @@ resource "zerotrust_federated_trust_domain" "default" {
 	t.Logf("%d secrets absent from %d bytes of trace log, the CLI output and the state", len(secrets), len(trace))
 }
 
-// TestInsecureTLSIsNeverADefault: a cluster entry without a CA certificate
+// TestAccInsecureTLSIsNeverADefault: a cluster entry without a CA certificate
 // (and without insecure = true) must fail TLS verification against the
 // apiserver's self-signed certificate, before anything is written.
-func TestInsecureTLSIsNeverADefault(t *testing.T) {
+func TestAccInsecureTLSIsNeverADefault(t *testing.T) {
 	c := cluster(t, west)
 	who := newIdentity(t, c, "no-ca")
 	name := acctest.UniqueName("noca")

@@ -17,7 +17,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )
 
-// TestUntrustedBundleEndpointRefused fetches a real SPIRE server's bundle
+// TestAccUntrustedBundleEndpointRefused fetches a real SPIRE server's bundle
 // over https_spiffe with credentials that must not be accepted: a bootstrap
 // bundle of the right trust domain whose CA did not sign the server's
 // certificate, the wrong endpoint SPIFFE ID, and a bootstrap bundle whose
@@ -27,7 +27,7 @@ import (
 // an endpoint that is down or comes back mid-wait are covered in
 // internal/datasources (TestAccTrustBundleDataSource_endpointFailures,
 // _webProfile, _endpointComesBack).
-func TestUntrustedBundleEndpointRefused(t *testing.T) {
+func TestAccUntrustedBundleEndpointRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s, err := harness.StartSpire(ctx, nil, harness.SpireOptions{

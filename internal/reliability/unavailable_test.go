@@ -14,12 +14,12 @@ import (
 	"testing"
 )
 
-// TestApplyThroughUnavailable puts a TLS proxy in front of a real apiserver
+// TestAccApplyThroughUnavailable puts a TLS proxy in front of a real apiserver
 // that answers every third request for ClusterFederatedTrustDomains with
 // 503 Service Unavailable (no Retry-After, so client-go does not retry it
 // itself): apply, plan and destroy of 20 objects must succeed through the
 // provider's retries, with no error or warning shown.
-func TestApplyThroughUnavailable(t *testing.T) {
+func TestAccApplyThroughUnavailable(t *testing.T) {
 	const objects = 20
 	c := cluster(t, north)
 	who := newIdentity(t, c, "unavailable")

@@ -35,8 +35,6 @@ const (
 	tokenPollInterval   = 500 * time.Millisecond
 )
 
-func init() { register(NewDomainVerificationResource) }
-
 // NewDomainVerificationResource manages a Kuadrant DomainVerification.
 func NewDomainVerificationResource() resource.Resource {
 	return &domainVerificationResource{}

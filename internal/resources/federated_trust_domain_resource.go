@@ -52,8 +52,6 @@ var (
 	timeoutAttrTypes     = map[string]attr.Type{"create": types.StringType, "update": types.StringType, "delete": types.StringType}
 )
 
-func init() { register(NewFederatedTrustDomainResource) }
-
 // NewFederatedTrustDomainResource manages a SPIRE ClusterFederatedTrustDomain.
 func NewFederatedTrustDomainResource() resource.Resource {
 	return &federatedTrustDomainResource{}

@@ -33,8 +33,6 @@ const (
 	istioCSRPollInterval = 500 * time.Millisecond
 )
 
-func init() { register(NewIstioCSRResource) }
-
 // NewIstioCSRResource manages the IstioCSR of the cert-manager Operator.
 func NewIstioCSRResource() resource.Resource {
 	return &istioCSRResource{}

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 )
@@ -163,8 +166,10 @@ func TestAccIstioCSR_invalidInputFailsAtPlan(t *testing.T) {
 }
 
 // TestAccIstioCSR_validLimitsPlan plans a configuration at every limit
-// (valid-limits-at-maximum.yaml): nothing at a limit may be refused.
+// (valid-limits-at-maximum.yaml): nothing at a limit may be refused, and
+// the plan is a create carrying the configured values.
 func TestAccIstioCSR_validLimitsPlan(t *testing.T) {
+	const addr = "zerotrust_istio_csr.this"
 	attrs := map[string]string{
 		"cluster":   `"east"`,
 		"namespace": `"cert-manager"`,
@@ -188,6 +193,21 @@ func TestAccIstioCSR_validLimitsPlan(t *testing.T) {
 			Config:             hclConfig(t, "zerotrust_istio_csr", attrs),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("cluster"), knownvalue.StringExact("east")),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("namespace"), knownvalue.StringExact("cert-manager")),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("server").AtMapKey("port"), knownvalue.Int64Exact(65535)),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("istiod_tls").AtMapKey("private_key_size"), knownvalue.Int64Exact(384)),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("istiod_tls").AtMapKey("certificate_dns_names"), knownvalue.ListSizeExact(25)),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("istio").AtMapKey("revisions"), knownvalue.ListSizeExact(25)),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("node_selector"), knownvalue.MapSizeExact(50)),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("tolerations"), knownvalue.ListSizeExact(50)),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("log_level"), knownvalue.Int64Exact(5)),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("log_format"), knownvalue.StringExact("json")),
+				},
+			},
 		}},
 	})
 }

@@ -36,8 +36,6 @@ var (
 // must never depend on the cluster.
 const meshLiveReadTimeout = 5 * time.Second
 
-func init() { register(NewMeshTrustDomainResource) }
-
 // NewMeshTrustDomainResource manages the trust domain of an Istio (Kyma or
 // Sail) mesh, or a Kuma MeshTrust.
 func NewMeshTrustDomainResource() resource.Resource {
@@ -575,13 +573,13 @@ func (r *meshTrustDomainResource) apply(ctx context.Context, client *kube.Client
 	}
 	out, err := client.Apply(ctx, kind.kube, obj, m.ForceConflicts.ValueBool())
 	if err != nil {
-		diags.Append(meshApplyDiagnostic(err, kind, mesh, verb+" the trust domain of "+mesh.describe(kind)))
+		diags.Append(meshApplyDiagnostic(err, kind, verb+" the trust domain of "+mesh.describe(kind)))
 		return nil, false
 	}
 	return out, true
 }
 
-func meshApplyDiagnostic(err error, kind meshKind, mesh meshModel, action string) diag.Diagnostic {
+func meshApplyDiagnostic(err error, kind meshKind, action string) diag.Diagnostic {
 	if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
 		return diag.NewAttributeErrorDiagnostic(path.Root("mesh"), "Mesh Object Deleted", fmt.Sprintf(
 			"Could not %s: the object was deleted while Terraform was working on it. %s\n\n%v", action, kind.missingHint, err))

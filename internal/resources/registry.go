@@ -2,11 +2,15 @@ package resources
 
 import "github.com/hashicorp/terraform-plugin-framework/resource"
 
-var registry []func() resource.Resource
-
-// register adds a resource constructor; each resource file calls it from
-// init, so adding a resource touches no shared list.
-func register(f func() resource.Resource) { registry = append(registry, f) }
-
-// All returns every resource constructor of the provider.
-func All() []func() resource.Resource { return append([]func() resource.Resource(nil), registry...) }
+// All returns every resource constructor of the provider, sorted by name. A
+// new resource is added here, so this list is the one place that says what
+// the provider serves.
+func All() []func() resource.Resource {
+	return []func() resource.Resource{
+		NewDomainVerificationResource,
+		NewFederatedTrustDomainResource,
+		NewIstioCSRResource,
+		NewMeshTrustDomainResource,
+		NewSpireFederationResource,
+	}
+}

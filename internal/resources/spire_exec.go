@@ -58,9 +58,11 @@ func (s spireTarget) String() string {
 	return fmt.Sprintf("SPIRE server pod %s/%s (container %s) on cluster %q", s.namespace, s.pod, s.container, s.client.DisplayName())
 }
 
-func (s spireTarget) run(ctx context.Context, args ...string) (string, error) {
-	stdout, _, err := s.client.Exec(ctx, s.namespace, s.pod, s.container, append([]string{"spire-server"}, args...))
-	return string(stdout), err
+// run runs spire-server with args in the pod; only the outcome matters to
+// its callers (the command's own error output is in err).
+func (s spireTarget) run(ctx context.Context, args ...string) error {
+	_, _, err := s.client.Exec(ctx, s.namespace, s.pod, s.container, append([]string{"spire-server"}, args...))
+	return err
 }
 
 // waitForBundle polls until SPIRE holds the bundle of td: the readiness signal
@@ -69,7 +71,7 @@ func (s spireTarget) run(ctx context.Context, args ...string) (string, error) {
 func (s spireTarget) waitForBundle(ctx context.Context, td string) error {
 	var last error
 	for {
-		_, err := s.run(ctx, "bundle", "list", "-id", "spiffe://"+td)
+		err := s.run(ctx, "bundle", "list", "-id", "spiffe://"+td)
 		if err == nil {
 			return nil
 		}
@@ -91,10 +93,10 @@ func (s spireTarget) waitForBundle(ctx context.Context, td string) error {
 func (s spireTarget) deleteBundle(ctx context.Context, td string) error {
 	var last error
 	for {
-		_, err := s.run(ctx, "federation", "show", "-trustDomain", td)
+		err := s.run(ctx, "federation", "show", "-trustDomain", td)
 		switch {
 		case isNotFoundExit(err):
-			_, err = s.run(ctx, "bundle", "delete", "-id", "spiffe://"+td)
+			err = s.run(ctx, "bundle", "delete", "-id", "spiffe://"+td)
 			if err == nil || isNotFoundExit(err) {
 				return nil
 			}

@@ -47,8 +47,6 @@ const planLookupTimeout = 15 * time.Second
 // published, so the plan refuses exactly what the API server would.
 var acmeEmail = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._%+-]*[a-zA-Z0-9]@[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*\.[a-zA-Z]{2,}$`)
 
-func init() { register(NewSpireFederationResource) }
-
 // NewSpireFederationResource manages spec.federation of the SpireServer `cluster`.
 func NewSpireFederationResource() resource.Resource {
 	return &spireFederationResource{}

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
@@ -93,8 +96,15 @@ func TestAccSpireFederation_invalidInputFailsAtPlan(t *testing.T) {
 }
 
 // TestAccSpireFederation_validInputPlans is the control for the cases above:
-// the limits themselves plan.
+// the limits themselves plan, as a create carrying the configured values.
 func TestAccSpireFederation_validInputPlans(t *testing.T) {
+	const addr = "zerotrust_spire_federation.this"
+	// Fresh paths each time: tfjsonpath.Path.AtMapKey appends to a shared
+	// slice, so two paths extended from one stored path overwrite each other.
+	endpoint := func(key string) tfjsonpath.Path { return tfjsonpath.New("bundle_endpoint").AtMapKey(key) }
+	servingCert := func(key string) tfjsonpath.Path {
+		return tfjsonpath.New("bundle_endpoint").AtMapKey("https_web").AtMapKey("serving_cert").AtMapKey(key)
+	}
 	// An exclusive cluster without a SpireServer: the plan reads the
 	// singleton, and the shared lab's may carry another profile (the
 	// harness's SPIRE writes one with https_spiffe).
@@ -116,6 +126,19 @@ resource "zerotrust_spire_federation" "this" {
 `,
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PostApplyPostRefresh: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("cluster"), knownvalue.StringExact(c.Name)),
+						plancheck.ExpectKnownValue(addr, endpoint("profile"), knownvalue.StringExact("https_web")),
+						plancheck.ExpectKnownValue(addr, endpoint("refresh_hint"), knownvalue.Int64Exact(3600)),
+						plancheck.ExpectKnownValue(addr, servingCert("file_sync_interval"), knownvalue.Int64Exact(7776000)),
+						plancheck.ExpectKnownValue(addr, servingCert("external_secret_ref"), knownvalue.StringExact("federation-tls")),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("federates_with"), knownvalue.MapSizeExact(50)),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("federates_with").AtMapKey("peer49.test").AtMapKey("bundle_endpoint_url"),
+							knownvalue.StringExact("https://bundles.peer49.test")),
+					},
+				},
 			}},
 		}
 	})
