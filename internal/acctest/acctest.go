@@ -249,6 +249,27 @@ func ProviderConfig(t *testing.T) string {
 	return b.String()
 }
 
+// LateProviderConfig is a provider block whose cluster "late" reaches c
+// through a host known only after apply (passed through terraform_data), as
+// when the cluster is created in the same apply.
+func LateProviderConfig(c *harness.Cluster) string {
+	return fmt.Sprintf(`
+resource "terraform_data" "cluster" {
+  input = %q
+}
+
+provider "zerotrust" {
+  clusters = {
+    late = {
+      host                   = terraform_data.cluster.output
+      token                  = %q
+      cluster_ca_certificate = %q
+    }
+  }
+}
+`, c.Host, c.Token, string(c.CACertPEM))
+}
+
 // UniqueName returns a lowercase name unique to this test run, usable as a
 // DNS label and trust domain component.
 func UniqueName(prefix string) string {

@@ -13,32 +13,22 @@ import (
 // crdNode is one node of a CRD version's openAPIV3Schema.
 type crdNode map[string]any
 
-// crdSchema returns the openAPIV3Schema of the published CRD name at version.
+// crdSchema returns the openAPIV3Schema of the published CRD name at
+// version, or of the project's own CRD for an API that publishes none.
 func crdSchema(name, version string) (crdNode, error) {
 	crd, err := harness.UpstreamCRD(name)
 	if err != nil {
-		// Only for APIs that publish no CRD: the project's own.
 		own, ownErr := ownCRD(name)
 		if ownErr != nil {
 			return nil, errors.Join(err, ownErr)
 		}
 		crd = own
 	}
-	spec, _ := crd["spec"].(map[string]any)
-	versions, _ := spec["versions"].([]any)
-	for _, v := range versions {
-		m, _ := v.(map[string]any)
-		if m["name"] != version {
-			continue
-		}
-		s, _ := m["schema"].(map[string]any)
-		root, _ := s["openAPIV3Schema"].(map[string]any)
-		if root == nil {
-			return nil, fmt.Errorf("CRD %s %s has no openAPIV3Schema", name, version)
-		}
-		return root, nil
+	root, err := harness.CRDVersionSchema(crd, version)
+	if err != nil {
+		return nil, fmt.Errorf("CRD %s: %w", name, err)
 	}
-	return nil, fmt.Errorf("CRD %s does not serve version %s", name, version)
+	return root, nil
 }
 
 func ownCRD(name string) (map[string]any, error) {
@@ -46,18 +36,7 @@ func ownCRD(name string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range docs {
-		objs, err := harness.SplitYAML(d)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range objs {
-			if md, _ := o["metadata"].(map[string]any); md != nil && md["name"] == name {
-				return o, nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("no own CRD named %s", name)
+	return harness.CRDNamed(docs, name)
 }
 
 // lookup follows a field path such as "spec.federation.federatesWith[].trustDomain".

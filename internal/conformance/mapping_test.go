@@ -338,28 +338,17 @@ func concerns(r transitionRule, fields []mapping) bool {
 
 func requiresReplace(a schema.Attribute) bool {
 	var descs []string
-	ctx := context.Background()
 	switch a := a.(type) {
 	case schema.StringAttribute:
-		for _, m := range a.PlanModifiers {
-			descs = append(descs, m.Description(ctx))
-		}
+		descs = descriptions(a.PlanModifiers)
 	case schema.Int64Attribute:
-		for _, m := range a.PlanModifiers {
-			descs = append(descs, m.Description(ctx))
-		}
+		descs = descriptions(a.PlanModifiers)
 	case schema.BoolAttribute:
-		for _, m := range a.PlanModifiers {
-			descs = append(descs, m.Description(ctx))
-		}
+		descs = descriptions(a.PlanModifiers)
 	case schema.SingleNestedAttribute:
-		for _, m := range a.PlanModifiers {
-			descs = append(descs, m.Description(ctx))
-		}
+		descs = descriptions(a.PlanModifiers)
 	case schema.ListAttribute:
-		for _, m := range a.PlanModifiers {
-			descs = append(descs, m.Description(ctx))
-		}
+		descs = descriptions(a.PlanModifiers)
 	}
 	for _, d := range descs {
 		d = strings.ToLower(d)
@@ -368,6 +357,15 @@ func requiresReplace(a schema.Attribute) bool {
 		}
 	}
 	return false
+}
+
+// descriptions of plan modifiers of any attribute type.
+func descriptions[M interface{ Description(context.Context) string }](mods []M) []string {
+	out := make([]string, 0, len(mods))
+	for _, m := range mods {
+		out = append(out, m.Description(context.Background()))
+	}
+	return out
 }
 
 // validator runs the provider's own config validation (attribute validators

@@ -136,6 +136,11 @@ func UpstreamCRD(name string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return CRDNamed(docs, name)
+}
+
+// CRDNamed finds the CRD named name (plural.group) in docs and decodes it.
+func CRDNamed(docs [][]byte, name string) (map[string]any, error) {
 	for _, d := range docs {
 		objs, err := SplitYAML(d)
 		if err != nil {
@@ -147,7 +152,26 @@ func UpstreamCRD(name string) (map[string]any, error) {
 			}
 		}
 	}
-	return nil, fmt.Errorf("harness: no upstream CRD named %s", name)
+	return nil, fmt.Errorf("harness: no CRD named %s", name)
+}
+
+// CRDVersionSchema returns the openAPIV3Schema of a decoded CRD's served
+// version.
+func CRDVersionSchema(crd map[string]any, version string) (map[string]any, error) {
+	spec, _ := crd["spec"].(map[string]any)
+	versions, _ := spec["versions"].([]any)
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		if m["name"] != version || m["served"] != true {
+			continue
+		}
+		s, _ := m["schema"].(map[string]any)
+		if root, ok := s["openAPIV3Schema"].(map[string]any); ok {
+			return root, nil
+		}
+		return nil, fmt.Errorf("harness: CRD version %s has no openAPIV3Schema", version)
+	}
+	return nil, fmt.Errorf("harness: the CRD does not serve version %s", version)
 }
 
 // EmbeddedCRDDocuments returns only the project's own test CRDs, sorted by file name.

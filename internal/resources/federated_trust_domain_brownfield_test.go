@@ -281,28 +281,14 @@ func TestAccFederatedTrustDomain_duplicateTrustDomainAtPlan(t *testing.T) {
 	wantErr := regexp.MustCompile(`(?s)Duplicate Trust Domain.*trust_domain.*ClusterFederatedTrustDomain\s+"other-` +
 		regexp.QuoteMeta(td) + `"\s+on\s+cluster\s+"` + cluster + `"`)
 	west := acctest.Cluster(t, cluster)
-	lateConfig := fmt.Sprintf(`
-resource "terraform_data" "cluster" {
-  input = %q
-}
-
-provider "zerotrust" {
-  clusters = {
-    late = {
-      host                   = terraform_data.cluster.output
-      token                  = %q
-      cluster_ca_certificate = %q
-    }
-  }
-}
-
+	lateConfig := acctest.LateProviderConfig(west) + fmt.Sprintf(`
 resource "zerotrust_federated_trust_domain" "this" {
   cluster                 = "late"
   trust_domain            = %q
   bundle_endpoint_url     = "https://spire.%s"
   bundle_endpoint_profile = { type = "https_web" }
 }
-`, west.Host, west.Token, string(west.CACertPEM), td, td)
+`, td, td)
 	nothingWritten := func() {
 		if _, err := getCFTD(t, cluster, td); !apierrors.IsNotFound(err) {
 			t.Fatalf("%s: ClusterFederatedTrustDomain %s after the refused run: %v, want none", cluster, td, err)

@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -313,28 +312,9 @@ func recordClassNameWritten(ctx context.Context, private privateState, obj *unst
 // fieldPath of obj (managed fields, not values: a field another manager
 // changed since then is theirs).
 func appliesField(obj *unstructured.Unstructured, manager string, fieldPath ...string) bool {
-	for _, f := range obj.GetManagedFields() {
-		if f.Manager != manager || f.Operation != metav1.ManagedFieldsOperationApply || f.Subresource != "" || f.FieldsV1 == nil {
-			continue
-		}
-		var set map[string]any
-		if err := json.Unmarshal(f.FieldsV1.Raw, &set); err != nil {
-			continue
-		}
-		found := true
-		for _, p := range fieldPath {
-			next, ok := set["f:"+p].(map[string]any)
-			if !ok {
-				found = false
-				break
-			}
-			set = next
-		}
-		if found {
-			return true
-		}
-	}
-	return false
+	return fieldsOwned(obj, func(e metav1.ManagedFieldsEntry) bool {
+		return e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
+	}, fieldPath)
 }
 
 // planCheckUnique runs the duplicate checks of Create at plan time, when the

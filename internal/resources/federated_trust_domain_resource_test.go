@@ -431,28 +431,14 @@ func TestAccFederatedTrustDomain_missingCRD(t *testing.T) {
 func TestAccFederatedTrustDomain_unknownHost(t *testing.T) {
 	td := acctest.UniqueName("late") + ".test"
 	west := acctest.Cluster(t, "west")
-	config := fmt.Sprintf(`
-resource "terraform_data" "cluster" {
-  input = %q
-}
-
-provider "zerotrust" {
-  clusters = {
-    late = {
-      host                   = terraform_data.cluster.output
-      token                  = %q
-      cluster_ca_certificate = %q
-    }
-  }
-}
-
+	config := acctest.LateProviderConfig(west) + fmt.Sprintf(`
 resource "zerotrust_federated_trust_domain" "this" {
   cluster                 = "late"
   trust_domain            = %q
   bundle_endpoint_url     = "https://spire.%s"
   bundle_endpoint_profile = { type = "https_web" }
 }
-`, west.Host, west.Token, string(west.CACertPEM), td, td)
+`, td, td)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy:             checkCFTDsGone(t, map[string]string{"west": td}),

@@ -81,23 +81,11 @@ func istioCSRFieldOwnership(obj *unstructured.Unstructured, manager string) []by
 	for _, field := range istioCSRReleasable {
 		found[field] = &owners{}
 	}
-	for _, entry := range obj.GetManagedFields() {
-		if entry.FieldsV1 == nil {
-			continue
-		}
-		var fields map[string]any
-		if err := json.Unmarshal(entry.FieldsV1.Raw, &fields); err != nil {
-			continue
-		}
+	for entry, set := range managedFieldSets(obj) {
 		ours := entry.Manager == manager && entry.Operation == "Apply"
 		for _, field := range istioCSRReleasable {
-			node := fields["f:spec"]
-			for _, name := range strings.Split(field, ".") {
-				m, _ := node.(map[string]any)
-				node = m["f:"+name]
-			}
 			switch {
-			case node == nil:
+			case !holdsField(set, append([]string{"spec"}, strings.Split(field, ".")...)...):
 			case ours:
 				found[field].ours = true
 			default:

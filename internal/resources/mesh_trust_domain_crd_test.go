@@ -111,17 +111,11 @@ func upstreamMeshSchema(t *testing.T, kind string) map[string]any {
 	if scoped := spec["scope"] == "Namespaced"; scoped != meshKinds[kind].kube.Namespaced {
 		t.Errorf("%s scope %v, the provider treats it as namespaced=%v", want.name, spec["scope"], meshKinds[kind].kube.Namespaced)
 	}
-	versions, _ := spec["versions"].([]any)
-	for _, v := range versions {
-		version, _ := v.(map[string]any)
-		if version["name"] == want.version && version["served"] == true {
-			s, _ := version["schema"].(map[string]any)
-			root, _ := s["openAPIV3Schema"].(map[string]any)
-			return root
-		}
+	root, err := harness.CRDVersionSchema(crd, want.version)
+	if err != nil {
+		t.Fatalf("%s: %v", want.name, err)
 	}
-	t.Fatalf("%s does not serve %s", want.name, want.version)
-	return nil
+	return root
 }
 
 func child(node map[string]any, name string) map[string]any {

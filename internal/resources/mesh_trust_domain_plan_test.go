@@ -380,7 +380,7 @@ func TestOthersOwnAny(t *testing.T) {
 	if othersOwnAny(obj, "operator", []string{"metadata", "labels", kumaMeshLabel}) {
 		t.Error("nobody owns the kuma.io/mesh label")
 	}
-	if !fieldsOwned(obj, func(m string) bool { return m == "zerotrust" }, kumaMeshLabelPath, kumaCABundlesPath) {
+	if !fieldsOwned(obj, func(e metav1.ManagedFieldsEntry) bool { return e.Manager == "zerotrust" }, kumaMeshLabelPath, kumaCABundlesPath) {
 		t.Error("zerotrust's share of spec.caBundles was not seen")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -894,7 +895,7 @@ func parseMeshKey(key string) (meshModel, error) {
 // othersOwnAny reports whether a field manager other than manager owns any
 // of the fields at paths.
 func othersOwnAny(obj *unstructured.Unstructured, manager string, paths ...[]string) bool {
-	return fieldsOwned(obj, func(m string) bool { return m != manager }, paths...)
+	return fieldsOwned(obj, func(e metav1.ManagedFieldsEntry) bool { return e.Manager != manager }, paths...)
 }
 
 // managesAny reports whether manager holds any field of obj.
@@ -902,31 +903,6 @@ func managesAny(obj *unstructured.Unstructured, manager string) bool {
 	for _, entry := range obj.GetManagedFields() {
 		if entry.Manager == manager {
 			return true
-		}
-	}
-	return false
-}
-
-// fieldsOwned reports whether a field manager that matches owns any of the
-// fields at paths.
-func fieldsOwned(obj *unstructured.Unstructured, matches func(manager string) bool, paths ...[]string) bool {
-	for _, entry := range obj.GetManagedFields() {
-		if !matches(entry.Manager) || entry.FieldsV1 == nil {
-			continue
-		}
-		var fields map[string]any
-		if err := json.Unmarshal(entry.FieldsV1.Raw, &fields); err != nil {
-			continue
-		}
-		for _, p := range paths {
-			node := any(fields)
-			for _, name := range p {
-				m, _ := node.(map[string]any)
-				node = m["f:"+name]
-			}
-			if node != nil {
-				return true
-			}
 		}
 	}
 	return false
@@ -982,7 +958,7 @@ func readMeshOwnership(ctx context.Context, private meshPrivateGetter, diags *di
 // recordMeshOwnership stores which optional fields manager holds on obj.
 func recordMeshOwnership(ctx context.Context, private meshPrivateSetter, kind meshKind, manager string,
 	obj *unstructured.Unstructured, diags *diag.Diagnostics) {
-	mine := func(m string) bool { return m == manager }
+	mine := func(e metav1.ManagedFieldsEntry) bool { return e.Manager == manager }
 	owned := meshOwnership{TrustDomain: fieldsOwned(obj, mine, kind.trustDomainPath)}
 	if kind.name == meshKindKuma {
 		owned.KumaMesh = fieldsOwned(obj, mine, kumaMeshLabelPath)

@@ -627,21 +627,7 @@ func TestAccSpireFederation_selfFederationAtApply(t *testing.T) {
 		td := acctest.UniqueName("late") + ".test"
 		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
 		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(nil))
-		config := fmt.Sprintf(`
-resource "terraform_data" "cluster" {
-  input = %q
-}
-
-provider "zerotrust" {
-  clusters = {
-    late = {
-      host                   = terraform_data.cluster.output
-      token                  = %q
-      cluster_ca_certificate = %q
-    }
-  }
-}
-
+		config := acctest.LateProviderConfig(c) + fmt.Sprintf(`
 resource "zerotrust_spire_federation" "this" {
   cluster = "late"
   federates_with = {
@@ -652,7 +638,7 @@ resource "zerotrust_spire_federation" "this" {
     }
   }
 }
-`, c.Host, c.Token, string(c.CACertPEM), td, td, td)
+`, td, td, td)
 		return resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 			Steps: []resource.TestStep{{
