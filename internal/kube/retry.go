@@ -121,7 +121,8 @@ func (c *Client) do(ctx context.Context, kind Kind, op func(context.Context) err
 			return nil
 		}
 		var budget time.Duration
-		switch classify(err) {
+		class := classify(err)
+		switch class {
 		case typeMissing:
 			if kind.Plural == "" {
 				return err
@@ -141,7 +142,7 @@ func (c *Client) do(ctx context.Context, kind Kind, op func(context.Context) err
 			return err
 		}
 		if time.Since(start)+wait > budget {
-			if classify(err) == typeMissing {
+			if class == typeMissing {
 				return &CRDNotInstalledError{Kind: kind, Err: err}
 			}
 			return err
