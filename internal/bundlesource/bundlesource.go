@@ -33,6 +33,36 @@ const (
 	ProfileHTTPSWeb    = "https_web"
 )
 
+// The SPIRE server pod and container a bundle is read from (and `spire-server`
+// commands run in) unless configured otherwise: the StatefulSet's first pod.
+const (
+	DefaultServerPod       = "spire-server-0"
+	DefaultServerContainer = "spire-server"
+)
+
+// EndpointSPIFFEIDProblem is the one rule tying a bundle endpoint profile to
+// its endpoint SPIFFE ID: https_spiffe authenticates the endpoint by that ID,
+// so it is required; https_web authenticates with Web PKI, so it must be
+// unset (spire-controller-manager skips such objects). It returns an empty
+// summary when idSet fits the profile, else a diagnostic summary and detail
+// (the caller names the attribute); trustDomain, when known, makes the
+// suggested ID concrete.
+func EndpointSPIFFEIDProblem(profile string, idSet bool, trustDomain string) (summary, detail string) {
+	switch {
+	case profile == ProfileHTTPSSPIFFE && !idSet:
+		if trustDomain == "" {
+			trustDomain = "<trust_domain>"
+		}
+		return "Missing Endpoint SPIFFE ID", "the https_spiffe profile authenticates the bundle endpoint by the SPIFFE ID " +
+			"it presents, so endpoint_spiffe_id is required, usually \"spiffe://" + trustDomain + "/spire/server\"."
+	case profile == ProfileHTTPSWeb && idSet:
+		return "Endpoint SPIFFE ID Not Applicable", "the https_web profile authenticates the bundle endpoint with Web PKI, " +
+			"so endpoint_spiffe_id must not be set (spire-controller-manager skips such objects). Remove it, or use the " +
+			"https_spiffe profile."
+	}
+	return "", ""
+}
+
 // ConfigMap keys SPIRE installations use: SPIFFE bundle JSON, or the PEM
 // X.509 authorities SPIRE's k8sbundle notifier writes by default.
 const (

@@ -141,10 +141,16 @@ func (c *Client) Get(ctx context.Context, kind Kind, namespace, name string) (*u
 
 // List returns every object of the kind (in namespace, for namespaced kinds).
 func (c *Client) List(ctx context.Context, kind Kind, namespace string) ([]unstructured.Unstructured, error) {
+	return c.ListSelected(ctx, kind, namespace, "")
+}
+
+// ListSelected is List restricted by a label selector ("" selects all);
+// namespace "" lists a namespaced kind in every namespace.
+func (c *Client) ListSelected(ctx context.Context, kind Kind, namespace, labelSelector string) ([]unstructured.Unstructured, error) {
 	var out *unstructured.UnstructuredList
 	err := c.do(ctx, kind, func(ctx context.Context) error {
 		var err error
-		out, err = c.resource(kind, namespace).List(ctx, metav1.ListOptions{})
+		out, err = c.resource(kind, namespace).List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
 		return err
 	})
 	if err != nil {

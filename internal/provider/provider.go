@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -149,6 +150,11 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 
 func (p *zerotrustProvider) Resources(context.Context) []func() resource.Resource {
 	return resources.All()
+}
+
+// ListResources serves `list` blocks (Terraform >= 1.14, `terraform query`).
+func (p *zerotrustProvider) ListResources(context.Context) []func() list.ListResource {
+	return resources.Lists()
 }
 
 func (p *zerotrustProvider) DataSources(context.Context) []func() datasource.DataSource {

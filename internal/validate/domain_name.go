@@ -81,7 +81,7 @@ func (domainNameValidator) ValidateString(_ context.Context, req validator.Strin
 	}
 	value := req.ConfigValue.ValueString()
 	if problems := DomainNameProblems(value); len(problems) > 0 {
-		addAttributeError(&resp.Diagnostics, req.Path, "Invalid Domain Name", fmt.Sprintf(
+		AttributeError(&resp.Diagnostics, req.Path, "Invalid Domain Name", fmt.Sprintf(
 			"The value must be %s.\n\n%q: %s.", strings.ReplaceAll(DomainNameRules, "`", ""), value, strings.Join(problems, "; ")))
 	}
 }
@@ -134,7 +134,7 @@ func (nameserverAddressValidator) ValidateString(_ context.Context, req validato
 	}
 	value := req.ConfigValue.ValueString()
 	if problems := NameserverAddressProblems(value); len(problems) > 0 {
-		addAttributeError(&resp.Diagnostics, req.Path, "Invalid Nameserver Address", fmt.Sprintf(
+		AttributeError(&resp.Diagnostics, req.Path, "Invalid Nameserver Address", fmt.Sprintf(
 			"The value must be %s.\n\n%q: %s.", nameserverAddressRule, value, strings.Join(problems, "; ")))
 	}
 }

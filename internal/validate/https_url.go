@@ -33,7 +33,7 @@ func (httpsURLValidator) ValidateString(_ context.Context, req validator.StringR
 	}
 	value := req.ConfigValue.ValueString()
 	if problems := httpsURLProblems(value); len(problems) > 0 {
-		addAttributeError(&resp.Diagnostics, req.Path, "Invalid HTTPS URL", fmt.Sprintf(
+		AttributeError(&resp.Diagnostics, req.Path, "Invalid HTTPS URL", fmt.Sprintf(
 			"The value must be an absolute https:// URL with a host, without user credentials or a fragment, "+
 				"for example \"https://spire.example.org:8443\".\n\n%q: %s.", value, strings.Join(problems, "; ")))
 	}

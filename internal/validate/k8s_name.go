@@ -53,7 +53,7 @@ func (v dnsNameValidator) ValidateString(_ context.Context, req validator.String
 	}
 	value := req.ConfigValue.ValueString()
 	if messages := v.check(value); len(messages) > 0 {
-		addAttributeError(&resp.Diagnostics, req.Path, v.summary, fmt.Sprintf(
+		AttributeError(&resp.Diagnostics, req.Path, v.summary, fmt.Sprintf(
 			"The value must be %s.\n\n%q: %s.", v.rule, value, strings.Join(messages, "; ")))
 	}
 }

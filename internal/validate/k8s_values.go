@@ -125,7 +125,7 @@ func (v funcValidator) ValidateString(_ context.Context, req validator.StringReq
 	}
 	value := req.ConfigValue.ValueString()
 	if problems := v.check(value); len(problems) > 0 {
-		addAttributeError(&resp.Diagnostics, req.Path, v.summary, fmt.Sprintf(
+		AttributeError(&resp.Diagnostics, req.Path, v.summary, fmt.Sprintf(
 			"The value must be %s.\n\n%q: %s.", v.rule, value, strings.TrimSuffix(strings.Join(problems, "; "), ".")))
 	}
 }
@@ -186,7 +186,7 @@ func (noDuplicatesValidator) ValidateList(_ context.Context, req validator.ListR
 		seen[key] = true
 	}
 	if len(repeated) > 0 {
-		addAttributeError(&resp.Diagnostics, req.Path, "Duplicate List Value", fmt.Sprintf(
+		AttributeError(&resp.Diagnostics, req.Path, "Duplicate List Value", fmt.Sprintf(
 			"The list is a set: each value may appear once. Repeated: %s.", strings.Join(repeated, ", ")))
 	}
 }

@@ -69,7 +69,7 @@ func (v pemCertificatesValidator) ValidateString(ctx context.Context, req valida
 	}
 	bundle, err := trustbundle.ParsePEM(td, []byte(req.ConfigValue.ValueString()))
 	if err != nil {
-		addAttributeError(&resp.Diagnostics, req.Path, "Invalid PEM Certificates", detail+"\n\n"+capitalize(err.Error())+".")
+		AttributeError(&resp.Diagnostics, req.Path, "Invalid PEM Certificates", detail+"\n\n"+capitalize(err.Error())+".")
 		return
 	}
 	warnings, err := trustbundle.Check(td, bundle, v.now())
@@ -79,11 +79,11 @@ func (v pemCertificatesValidator) ValidateString(ctx context.Context, req valida
 		warnings, err = checkValidity(bundle.X509Authorities(), v.now())
 	}
 	if err != nil {
-		addAttributeError(&resp.Diagnostics, req.Path, "Unusable PEM Certificates", detail+"\n\n"+capitalize(err.Error())+".")
+		AttributeError(&resp.Diagnostics, req.Path, "Unusable PEM Certificates", detail+"\n\n"+capitalize(err.Error())+".")
 		return
 	}
 	for _, warning := range warnings {
-		addAttributeWarning(&resp.Diagnostics, req.Path, "Expired CA Certificate", fmt.Sprintf(
+		AttributeWarning(&resp.Diagnostics, req.Path, "Expired CA Certificate", fmt.Sprintf(
 			"Another certificate of the value is valid, but this one has expired and no longer helps: %s.",
 			strings.TrimSuffix(warning, ".")))
 	}

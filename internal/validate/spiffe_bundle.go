@@ -63,7 +63,7 @@ func (v spiffeBundleValidator) ValidateString(ctx context.Context, req validator
 		"or read by the zerotrust_trust_bundle data source."
 	bundle, err := trustbundle.Parse(td, []byte(req.ConfigValue.ValueString()))
 	if err != nil {
-		addAttributeError(&resp.Diagnostics, req.Path, "Invalid SPIFFE Bundle", detail+"\n\n"+capitalize(err.Error())+".")
+		AttributeError(&resp.Diagnostics, req.Path, "Invalid SPIFFE Bundle", detail+"\n\n"+capitalize(err.Error())+".")
 		return
 	}
 	if !found {
@@ -72,13 +72,13 @@ func (v spiffeBundleValidator) ValidateString(ctx context.Context, req validator
 
 	warnings, err := trustbundle.Check(td, bundle, v.now())
 	if err != nil {
-		addAttributeError(&resp.Diagnostics, req.Path, "Unusable SPIFFE Bundle", fmt.Sprintf(
+		AttributeError(&resp.Diagnostics, req.Path, "Unusable SPIFFE Bundle", fmt.Sprintf(
 			"The bundle cannot serve as the trust bundle of %q: read a current bundle from that trust domain's SPIRE server, "+
 				"for example with the zerotrust_trust_bundle data source.\n\n%s.", td.Name(), capitalize(err.Error())))
 		return
 	}
 	for _, warning := range warnings {
-		addAttributeWarning(&resp.Diagnostics, req.Path, "Expired SPIFFE Bundle Authority", fmt.Sprintf(
+		AttributeWarning(&resp.Diagnostics, req.Path, "Expired SPIFFE Bundle Authority", fmt.Sprintf(
 			"The bundle for %q still has a valid X.509 authority, but one has expired and no longer helps: %s. "+
 				"SPIRE drops expired authorities from its bundle by itself; a fresher copy of the bundle avoids this warning.",
 			td.Name(), strings.TrimSuffix(warning, ".")))

@@ -27,6 +27,6 @@ func (spiffeIDValidator) ValidateString(_ context.Context, req validator.StringR
 		return
 	}
 	if _, err := ParseSPIFFEID(req.ConfigValue.ValueString()); err != nil {
-		addAttributeError(&resp.Diagnostics, req.Path, "Invalid SPIFFE ID", SPIFFEIDRules+"\n\n"+capitalize(err.Error())+".")
+		AttributeError(&resp.Diagnostics, req.Path, "Invalid SPIFFE ID", SPIFFEIDRules+"\n\n"+capitalize(err.Error())+".")
 	}
 }

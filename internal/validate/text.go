@@ -17,13 +17,14 @@ func capitalize(text string) string {
 	return string(unicode.ToUpper(first)) + text[size:]
 }
 
-// addAttributeError names the attribute in the detail too: Terraform points
+// AttributeError names the attribute in the detail too: Terraform points
 // at the attribute's line only for top-level attributes, and inside an object
 // value (a nested attribute) it can only show the enclosing block.
-func addAttributeError(diags *diag.Diagnostics, p path.Path, summary, detail string) {
+func AttributeError(diags *diag.Diagnostics, p path.Path, summary, detail string) {
 	diags.AddAttributeError(p, summary, "Attribute "+p.String()+": "+detail)
 }
 
-func addAttributeWarning(diags *diag.Diagnostics, p path.Path, summary, detail string) {
+// AttributeWarning is AttributeError's twin for warnings.
+func AttributeWarning(diags *diag.Diagnostics, p path.Path, summary, detail string) {
 	diags.AddAttributeWarning(p, summary, "Attribute "+p.String()+": "+detail)
 }

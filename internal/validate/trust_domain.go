@@ -27,6 +27,6 @@ func (trustDomainValidator) ValidateString(_ context.Context, req validator.Stri
 		return
 	}
 	if _, err := ParseTrustDomain(req.ConfigValue.ValueString()); err != nil {
-		addAttributeError(&resp.Diagnostics, req.Path, "Invalid Trust Domain", TrustDomainRules+"\n\n"+capitalize(err.Error())+".")
+		AttributeError(&resp.Diagnostics, req.Path, "Invalid Trust Domain", TrustDomainRules+"\n\n"+capitalize(err.Error())+".")
 	}
 }

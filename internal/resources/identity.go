@@ -1,0 +1,143 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+)
+
+// objectIdentity is what names one object the provider manages, the same for
+// every resource: the provider's cluster key ("" for the `kubernetes`
+// connection), the mesh kind (zerotrust_mesh_trust_domain only), the
+// namespace (namespaced kinds only) and the name. It is the resource identity
+// Terraform >= 1.12 stores and imports by, the key list resources return, and
+// what the legacy import ID string parses into.
+type objectIdentity struct {
+	Cluster   string
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// identityShape says which identity attributes a resource has.
+type identityShape struct {
+	kind       bool // the mesh kind (mesh_trust_domain)
+	namespaced bool
+}
+
+func (s identityShape) schema() identityschema.Schema {
+	attrs := map[string]identityschema.Attribute{
+		"cluster": identityschema.StringAttribute{
+			OptionalForImport: true,
+			Description: "Key of the provider's `clusters` map; unset (null) for the provider's `kubernetes` " +
+				"connection.",
+		},
+		"name": identityschema.StringAttribute{
+			RequiredForImport: true,
+			Description:       "Name of the Kubernetes object.",
+		},
+	}
+	if s.namespaced {
+		attrs["namespace"] = identityschema.StringAttribute{
+			RequiredForImport: true,
+			Description:       "Namespace of the Kubernetes object.",
+		}
+	}
+	if s.kind {
+		attrs["kind"] = identityschema.StringAttribute{
+			RequiredForImport: true,
+			Description:       "Mesh kind, as the resource's `mesh.kind` names it.",
+		}
+	}
+	return identityschema.Schema{Attributes: attrs}
+}
+
+// identitySchemaResponse fills an IdentitySchema response; every resource's
+// IdentitySchema method is one call to it.
+func (s identityShape) respond(resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = s.schema()
+}
+
+// clusterValue is the `cluster` attribute value for a cluster key.
+func clusterValue(key string) types.String {
+	if key == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(key)
+}
+
+// set writes the identity into a response's Identity (nil when the client
+// does not support identities: Terraform < 1.12 and OpenTofu).
+func (id objectIdentity) set(ctx context.Context, s identityShape, ri *tfsdk.ResourceIdentity) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if ri == nil {
+		return diags
+	}
+	diags.Append(ri.SetAttribute(ctx, path.Root("cluster"), clusterValue(id.Cluster))...)
+	diags.Append(ri.SetAttribute(ctx, path.Root("name"), types.StringValue(id.Name))...)
+	if s.namespaced {
+		diags.Append(ri.SetAttribute(ctx, path.Root("namespace"), types.StringValue(id.Namespace))...)
+	}
+	if s.kind {
+		diags.Append(ri.SetAttribute(ctx, path.Root("kind"), types.StringValue(id.Kind))...)
+	}
+	return diags
+}
+
+// readIdentity reads an identity an import block or a list result gave.
+func readIdentity(ctx context.Context, s identityShape, ri *tfsdk.ResourceIdentity) (objectIdentity, diag.Diagnostics) {
+	var id objectIdentity
+	var diags diag.Diagnostics
+	get := func(name string, into *string) {
+		var v types.String
+		diags.Append(ri.GetAttribute(ctx, path.Root(name), &v)...)
+		*into = v.ValueString()
+	}
+	get("cluster", &id.Cluster)
+	get("name", &id.Name)
+	if s.namespaced {
+		get("namespace", &id.Namespace)
+	}
+	if s.kind {
+		get("kind", &id.Kind)
+	}
+	return id, diags
+}
+
+// importTarget is the shared prologue of every ImportState: it takes the
+// object's identity from the import block's `identity` (Terraform >= 1.12) or
+// parses the import ID string with parseID, whose error is shown with
+// idFormat (the accepted forms), and checks that the cluster key names a
+// configured cluster. ok is false when a diagnostic was added.
+func importTarget(ctx context.Context, data *providerdata.Data, s identityShape, req resource.ImportStateRequest,
+	diags *diag.Diagnostics, idFormat string, parseID func(string) (objectIdentity, error),
+) (objectIdentity, bool) {
+	var id objectIdentity
+	if req.ID == "" && req.Identity != nil && !req.Identity.Raw.IsNull() {
+		var d diag.Diagnostics
+		id, d = readIdentity(ctx, s, req.Identity)
+		diags.Append(d...)
+		if diags.HasError() {
+			return id, false
+		}
+	} else {
+		var err error
+		id, err = parseID(req.ID)
+		if err != nil {
+			diags.AddError("Invalid Import ID", fmt.Sprintf("Expected %s. Got %q: %v.", idFormat, req.ID, err))
+			return id, false
+		}
+	}
+	if data != nil && !data.CheckCluster(clusterValue(id.Cluster), path.Root("cluster"), diags) {
+		return id, false
+	}
+	return id, true
+}

@@ -1,0 +1,171 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/list"
+	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+)
+
+// listScope is the part of every list block that says where to look: one
+// cluster of the provider or all of them, and which labels the objects carry.
+// A list resource's config model embeds it (tfsdk fields are promoted).
+type listScope struct {
+	Cluster       types.String `tfsdk:"cluster"`
+	LabelSelector types.String `tfsdk:"label_selector"`
+}
+
+// listScopeAttributes are the list block attributes for listScope; a list
+// resource adds its own filters to the map.
+func listScopeAttributes() map[string]listschema.Attribute {
+	return map[string]listschema.Attribute{
+		"cluster": listschema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Key of the provider's `clusters` map to list in. Unset lists every cluster of the " +
+				"provider: each key of `clusters`, and the `kubernetes` connection when it is configured.",
+		},
+		"label_selector": listschema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Kubernetes label selector (for example `team=platform,env!=dev`); only objects " +
+				"whose labels match are listed.",
+		},
+	}
+}
+
+// listTarget is one cluster a list covers.
+type listTarget struct {
+	key    string // "" for the `kubernetes` connection
+	client *kube.Client
+}
+
+// targets resolves the scope into clients. A connection Terraform does not
+// know yet cannot be listed: it is skipped with a warning.
+func (s listScope) targets(data *providerdata.Data, diags *diag.Diagnostics) []listTarget {
+	if data == nil {
+		diags.AddError("Provider Not Configured", "The provider was not configured before listing.")
+		return nil
+	}
+	if !s.LabelSelector.IsNull() {
+		if _, err := labels.Parse(s.LabelSelector.ValueString()); err != nil {
+			diags.AddAttributeError(path.Root("label_selector"), "Invalid Label Selector",
+				fmt.Sprintf("Attribute label_selector: %q is not a Kubernetes label selector (%v). Valid forms: "+
+					"\"key=value\", \"key!=value\", \"key in (a,b)\", \"key\", \"!key\", comma-separated.",
+					s.LabelSelector.ValueString(), err))
+			return nil
+		}
+	}
+	var keys []string
+	switch {
+	case !s.Cluster.IsNull():
+		if !data.CheckCluster(s.Cluster, path.Root("cluster"), diags) {
+			return nil
+		}
+		keys = []string{s.Cluster.ValueString()}
+	default:
+		if data.Clusters.Known(kube.DefaultKey) {
+			keys = append(keys, kube.DefaultKey)
+		}
+		keys = append(keys, data.Clusters.Keys()...)
+	}
+	var out []listTarget
+	for _, key := range keys {
+		if data.Clusters.IsUnknown(key) {
+			diags.AddWarning("Cluster Not Listed", fmt.Sprintf("The connection of cluster %q is not known yet "+
+				"(it depends on values computed during apply), so its objects are not listed.", key))
+			continue
+		}
+		client, err := data.Clusters.Client(key)
+		if err != nil {
+			diags.AddError("Cluster Connection Unavailable", fmt.Sprintf("Cannot list cluster %q: %v", key, err))
+			continue
+		}
+		out = append(out, listTarget{key: key, client: client})
+	}
+	return out
+}
+
+// listedObject is what a list resource makes of one Kubernetes object.
+type listedObject struct {
+	id      objectIdentity
+	display string
+	// state is the resource model (what ImportState would store), set when
+	// the request includes resource objects.
+	state any
+}
+
+// listConverter turns one object into a listedObject; skip leaves it out
+// (it does not match the list's filters).
+type listConverter func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (
+	lo listedObject, skip bool, diags diag.Diagnostics)
+
+// streamObjects is the List body every list resource shares: for each
+// target cluster and each kind, list the objects (namespace "" lists every
+// namespace), convert them and push results until Terraform's limit. A
+// kind the cluster does not serve is not an error for a list: there is
+// nothing of that kind to adopt.
+func streamObjects(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream, data *providerdata.Data,
+	shape identityShape, scope listScope, kinds []kube.Kind, convert listConverter,
+) {
+	stream.Results = func(push func(list.ListResult) bool) {
+		var diags diag.Diagnostics
+		targets := scope.targets(data, &diags)
+		if diags.HasError() {
+			push(list.ListResult{Diagnostics: diags})
+			return
+		}
+		warned := len(diags) == 0
+		var sent int64
+		for _, t := range targets {
+			for _, kind := range kinds {
+				objs, err := t.client.ListSelected(ctx, kind, "", scope.LabelSelector.ValueString())
+				if err != nil {
+					if served, serr := t.client.Served(ctx, kind); serr == nil && !served {
+						continue
+					}
+					var d diag.Diagnostics
+					d.Append(kube.Diagnostic(err, "list "+kind.Kind+" objects"))
+					if !push(list.ListResult{Diagnostics: d}) {
+						return
+					}
+					continue
+				}
+				for i := range objs {
+					if req.Limit > 0 && sent >= req.Limit {
+						return
+					}
+					lo, skip, d := convert(ctx, t, &objs[i], req.IncludeResource)
+					if skip && !d.HasError() {
+						continue
+					}
+					result := req.NewListResult(ctx)
+					if !warned {
+						result.Diagnostics.Append(diags...)
+						warned = true
+					}
+					result.Diagnostics.Append(d...)
+					result.DisplayName = lo.display
+					result.Diagnostics.Append(lo.id.set(ctx, shape, result.Identity)...)
+					if req.IncludeResource && lo.state != nil {
+						result.Diagnostics.Append(result.Resource.Set(ctx, lo.state)...)
+					}
+					sent++
+					if !push(result) {
+						return
+					}
+				}
+			}
+		}
+		if !warned {
+			push(list.ListResult{Diagnostics: diags})
+		}
+	}
+}
