@@ -3,8 +3,8 @@
 #   1. `terraform fmt -check -recursive examples/`;
 #   2. `terraform validate` of every root example directory, and of every
 #      doc snippet directory (examples/resources/<type>, data-sources/<type>,
-#      functions/<name>, provider) wrapped with a terraform block and, where
-#      it has none, a provider block;
+#      actions/<type>, functions/<name>, provider) wrapped with a terraform
+#      block and, where it has none, a provider block;
 # with the provider built from this checkout and selected through a CLI
 # configuration with dev_overrides, so nothing is downloaded.
 #
@@ -85,7 +85,7 @@ validate() {
 while IFS= read -r dir; do
 	rel=${dir#examples/}
 	case $rel in
-	resources/* | data-sources/* | functions/* | provider) continue ;;
+	resources/* | data-sources/* | actions/* | functions/* | provider) continue ;;
 	esac
 	scratch=$work/roots
 	rm -rf "$scratch" && mkdir -p "$scratch"
@@ -116,7 +116,7 @@ done < <(find examples -name '*.tf' -not -path '*/.terraform/*' -printf '%h\n' |
 
 # Doc snippets: fragments, validated with a terraform block (and a provider
 # block unless they are the provider example).
-for dir in examples/provider examples/resources/* examples/data-sources/* examples/functions/*; do
+for dir in examples/provider examples/resources/* examples/data-sources/* examples/actions/* examples/functions/*; do
 	[[ -d $dir ]] || continue
 	scratch=$work/snippet
 	rm -rf "$scratch" && mkdir -p "$scratch"

@@ -30,12 +30,17 @@
 # terraform is the newest release the module proxy serves (the tests' default);
 # terraform-1.11 the oldest release the tests still cover. A terraform on PATH
 # is used instead of a build only when it reports the pinned version.
+# terraform-exp is the same pin (tools/terraform) built as a dev version with
+# experiments allowed, which release builds forbid: only such a build accepts
+# 'plan -allow-deferral' (deferred actions). It is never taken from PATH.
+# spire-agent has a wrapper of its own (the agent needs modules the server
+# does not) that must pin the spire version tools/spire-server pins.
 #
 # Note: callers that run with a temporary HOME (tests do) should resolve tool
 # paths before changing HOME, or set ZT_CACHE_DIR, or they get a cold cache.
 set -euo pipefail
 
-readonly ALL_TOOLS=(etcd kube-apiserver spire-controller-manager spire-server golangci-lint tfplugindocs terraform terraform-1.11 tofu)
+readonly ALL_TOOLS=(etcd kube-apiserver spire-controller-manager spire-server spire-agent golangci-lint tfplugindocs terraform terraform-1.11 terraform-exp tofu)
 readonly BENCH_TOOLS=(terraform-provider-kubernetes terraform-provider-kubectl)
 readonly RELEASE_TOOLS=(goreleaser)
 
@@ -85,10 +90,20 @@ module_version() {
 	' "$1"
 }
 
+# wrapper TOOL: the tools/ directory that pins TOOL. terraform-exp is a
+# second build of the terraform pin, so the two cannot drift apart.
+wrapper() {
+	case $1 in
+	terraform-exp) printf 'terraform\n' ;;
+	*) printf '%s\n' "$1" ;;
+	esac
+}
+
 # recipe TOOL: sets main_mod, pkg, cgo and ldflags for TOOL. Versions baked
 # into ldflags come from the wrapper's go.mod, so a pin lives in one place.
 recipe() {
-	local tool=$1 gomod=$tools_src/$1/go.mod v
+	local tool=$1 gomod v
+	gomod=$tools_src/$(wrapper "$tool")/go.mod
 	[[ -f $gomod ]] || fail "$tool" "reading the pin" "$gomod not found (unknown tool? known: ${ALL_TOOLS[*]} ${BENCH_TOOLS[*]} ${RELEASE_TOOLS[*]})"
 	cgo=0
 	ldflags="-s -w"
@@ -106,11 +121,15 @@ recipe() {
 		pkg=github.com/spiffe/spire/cmd/spire-server
 		cgo=1 # sqlite3 datastore
 		;;
+	spire-agent)
+		main_mod=github.com/spiffe/spire
+		pkg=github.com/spiffe/spire/cmd/spire-agent
+		;;
 	spire-controller-manager)
 		main_mod=github.com/spiffe/spire-controller-manager
 		pkg=github.com/spiffe/spire-controller-manager/cmd
 		;;
-	terraform | terraform-1.11)
+	terraform | terraform-1.11 | terraform-exp)
 		main_mod=github.com/hashicorp/terraform
 		pkg=github.com/hashicorp/terraform
 		;;
@@ -145,6 +164,12 @@ recipe() {
 	version=$(module_version "$gomod" "$main_mod")
 	[[ -n $version ]] || fail "$tool" "reading the pin" "$gomod does not require $main_mod"
 	v=${version#v}
+	if [[ $tool == spire-agent ]]; then
+		local server_version
+		server_version=$(module_version "$tools_src/spire-server/go.mod" "$main_mod")
+		[[ $version == "$server_version" ]] ||
+			fail "$tool" "reading the pin" "tools/spire-agent pins spire $version but tools/spire-server pins $server_version; pin both to one version"
+	fi
 	case $tool in
 	kube-apiserver)
 		local major=${v%%.*} rest=${v#*.} minor p
@@ -153,12 +178,19 @@ recipe() {
 			ldflags+=" -X $p.gitVersion=$version -X $p.gitMajor=$major -X $p.gitMinor=$minor"
 		done
 		;;
-	spire-server)
+	spire-server | spire-agent)
 		# No leading "v": spire parses this as a semver and panics otherwise.
 		ldflags+=" -X github.com/spiffe/spire/pkg/common/version.gittag=$v"
 		;;
 	terraform | terraform-1.11)
 		ldflags+=" -X github.com/hashicorp/terraform/version.dev=no"
+		;;
+	terraform-exp)
+		# main.experimentsAllowed: see experiments.go in the terraform module.
+		# Left a dev build (reports v1.16.0-dev): terraform-exec, and so
+		# terraform-plugin-testing, passes -allow-deferral only to alpha and
+		# dev versions.
+		ldflags+=" -X main.experimentsAllowed=yes"
 		;;
 	tofu)
 		ldflags+=" -X github.com/opentofu/opentofu/version.dev=no"
@@ -206,11 +238,12 @@ tool_path() {
 	local tool=$1
 	local main_mod pkg cgo ldflags version
 	recipe "$tool"
-	if [[ $tool == terraform* && ${ZT_FORCE_BUILD_TERRAFORM:-} != 1 ]]; then
+	if [[ ($tool == terraform || $tool == terraform-1.11) && ${ZT_FORCE_BUILD_TERRAFORM:-} != 1 ]]; then
 		terraform_on_path "$version" && return 0
 	fi
 
-	local src=$tools_src/$tool f
+	local src f
+	src=$tools_src/$(wrapper "$tool")
 	for f in go.mod go.sum tools.go; do
 		[[ -f $src/$f ]] || fail "$tool" "reading the pin" "$src/$f not found"
 	done

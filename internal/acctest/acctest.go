@@ -159,7 +159,7 @@ func run(m *testing.M) int {
 }
 
 // TerraformCLIs are the CLIs the acceptance tests run on (ZT_TERRAFORM).
-var TerraformCLIs = []string{"terraform", "terraform-1.11", "tofu"}
+var TerraformCLIs = []string{"terraform", "terraform-1.11", "terraform-exp", "tofu"}
 
 // SetupTerraform points terraform-plugin-testing (and any terraform run from
 // os/exec) at a terraform binary that needs no network, keeps every tool's
@@ -167,8 +167,10 @@ var TerraformCLIs = []string{"terraform", "terraform-1.11", "tofu"}
 // own TestMain (internal/reliability) call it directly.
 //
 // ZT_TERRAFORM picks the CLI: "terraform" (the default, the newest release the
-// module proxy serves), "terraform-1.11" (the oldest release we test) or
-// "tofu" (OpenTofu); make test-compat runs a smoke subset on the last two.
+// module proxy serves), "terraform-1.11" (the oldest release we test),
+// "terraform-exp" (the default built with experiments allowed, see
+// ExperimentalTerraform) or "tofu" (OpenTofu); make test-compat runs a smoke
+// subset on terraform-1.11 and tofu.
 func SetupTerraform(work string) (string, error) {
 	tool := cmp.Or(os.Getenv("ZT_TERRAFORM"), "terraform")
 	if !slices.Contains(TerraformCLIs, tool) {
@@ -207,6 +209,22 @@ func SetupTerraform(work string) (string, error) {
 		}
 	}
 	return tf, nil
+}
+
+// ExperimentalTerraform runs t's terraform-plugin-testing steps on
+// terraform-exp, whatever ZT_TERRAFORM says: the only build that accepts
+// -allow-deferral (resource.AdditionalCLIOptions). It sets the environment,
+// so t must not be parallel.
+func ExperimentalTerraform(t *testing.T) {
+	t.Helper()
+	PreCheck(t)
+	tf, err := harness.Tool("terraform-exp")
+	if err != nil {
+		t.Fatalf("acctest: terraform-exp unavailable: %v", err)
+	}
+	t.Setenv("TF_ACC_TERRAFORM_PATH", tf)
+	// Undo SetupTerraform's OpenTofu registry host under ZT_TERRAFORM=tofu.
+	t.Setenv("TF_ACC_PROVIDER_HOST", "registry.terraform.io")
 }
 
 // Cluster returns a cluster of the shared lab.

@@ -2,8 +2,10 @@ package datasources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -16,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8swait "k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/dnscheck"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
@@ -30,6 +33,9 @@ const (
 	dvDefaultTimeout = 5 * time.Minute
 	dvDefaultPoll    = 5 * time.Second
 )
+
+// errDVStop ends the polling after a diagnostic was added.
+var errDVStop = errors.New("stopped with a diagnostic")
 
 // NewDomainVerificationDataSource reads a DomainVerification and asks every
 // authoritative DNS server for its TXT record.
@@ -62,23 +68,38 @@ type domainVerificationDataSourceModel struct {
 	Servers        types.List   `tfsdk:"servers"`
 }
 
-var dvServerAttrTypes = map[string]attr.Type{
-	"server":  types.StringType,
-	"name":    types.StringType,
-	"present": types.BoolType,
-	"status":  types.StringType,
-	"values":  types.ListType{ElemType: types.StringType},
-	"cnames":  types.ListType{ElemType: types.StringType},
-	"answer":  types.StringType,
-	"error":   types.StringType,
+// dvServerModel is one element of `servers`.
+type dvServerModel struct {
+	Server  types.String `tfsdk:"server"`
+	Name    types.String `tfsdk:"name"`
+	Present types.Bool   `tfsdk:"present"`
+	Status  types.String `tfsdk:"status"`
+	Values  types.List   `tfsdk:"values"`
+	CNAMEs  types.List   `tfsdk:"cnames"`
+	Answer  types.String `tfsdk:"answer"`
+	Error   types.String `tfsdk:"error"`
 }
+
+// dvServerType is the element type of `servers`, read from the schema once so
+// that it cannot drift from it.
+var dvServerType = sync.OnceValue(func() attr.Type {
+	t, ok := domainVerificationDataSourceSchema().Attributes["servers"].GetType().(attr.TypeWithElementType)
+	if !ok {
+		panic("domain_verification data source: servers is not a list")
+	}
+	return t.ElementType()
+})
 
 func (d *domainVerificationDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_domain_verification"
 }
 
 func (d *domainVerificationDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	resp.Schema = schema.Schema{
+	resp.Schema = domainVerificationDataSourceSchema()
+}
+
+func domainVerificationDataSourceSchema() schema.Schema {
+	return schema.Schema{
 		MarkdownDescription: "Reads a Kuadrant `DomainVerification` and asks every authoritative DNS server of the " +
 			"domain's zone, directly, whether it serves the token as a TXT record at the domain. No caching " +
 			"resolver is in the way, so a record that was just published is seen at once, and a server that has " +
@@ -243,8 +264,8 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 	if !d.Data.CheckCluster(cfg.Cluster, path.Root("cluster"), &resp.Diagnostics) {
 		return
 	}
-	timeout := dvDurationOr(cfg.Timeout, dvDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
-	poll := dvDurationOr(cfg.PollInterval, dvDefaultPoll, path.Root("poll_interval"), &resp.Diagnostics)
+	timeout := durationOr(cfg.Timeout, dvDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
+	poll := durationOr(cfg.PollInterval, dvDefaultPoll, path.Root("poll_interval"), &resp.Diagnostics)
 	var nameservers []string
 	if !cfg.Nameservers.IsNull() {
 		resp.Diagnostics.Append(cfg.Nameservers.ElementsAs(ctx, &nameservers, false)...)
@@ -266,40 +287,39 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 	checker := dnscheck.New(dnscheck.Options{Resolver: d.Data.DNSResolver, Timeout: d.Data.DNSTimeout, Nameservers: nameservers})
 	wait := cfg.Wait.ValueBool()
 
-	pollCtx := ctx
-	if wait {
-		var cancel context.CancelFunc
-		pollCtx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
 	var o dvObservation
-	for {
-		o = d.observe(pollCtx, client, kind, name, domain, checker)
-		// While waiting, a missing object may still be on its way.
+	// look is one observation; it returns errDVStop once it has added a
+	// diagnostic. While waiting, a missing object may still be on its way.
+	look := func(ctx context.Context) (bool, error) {
+		o = d.observe(ctx, client, kind, name, domain, checker)
 		if o.objErr != nil && (!wait || !kube.IsNotFound(o.objErr)) {
 			resp.Diagnostics.Append(kube.Diagnostic(o.objErr, "read the DomainVerification "+name))
-			return
+			return false, errDVStop
 		}
 		if o.obj != nil && domainverification.Domain(o.obj) != domain {
 			resp.Diagnostics.AddAttributeError(path.Root("domain"), "Domain Mismatch",
 				fmt.Sprintf("DomainVerification %q on cluster %q verifies %q, not %q. Set name to the object for %q.",
 					name, client.DisplayName(), domainverification.Domain(o.obj), domain, domain))
-			return
+			return false, errDVStop
 		}
-		if !wait || o.complete {
-			break
-		}
-		select {
-		case <-pollCtx.Done():
-			if ctx.Err() != nil {
-				resp.Diagnostics.AddError("Domain Verification Read Interrupted", ctx.Err().Error())
-				return
-			}
-			resp.Diagnostics.AddError("Timed Out Waiting For Domain Verification",
-				dvTimeoutDetail(domain, name, client.DisplayName(), timeout, o))
-			return
-		case <-time.After(poll):
-		}
+		return !wait || o.complete, nil
+	}
+	var err error
+	if wait {
+		err = k8swait.PollUntilContextTimeout(ctx, poll, timeout, true, look)
+	} else {
+		_, err = look(ctx)
+	}
+	switch {
+	case errors.Is(err, errDVStop):
+		return
+	case err != nil && ctx.Err() != nil:
+		resp.Diagnostics.AddError("Domain Verification Read Interrupted", ctx.Err().Error())
+		return
+	case err != nil:
+		resp.Diagnostics.AddError("Timed Out Waiting For Domain Verification",
+			dvTimeoutDetail(domain, name, client.DisplayName(), timeout, o))
+		return
 	}
 	if o.dnsErr != nil {
 		resp.Diagnostics.AddError("Cannot Find Authoritative DNS Servers",
@@ -309,16 +329,16 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 	}
 
 	state := cfg
-	state.ID = types.StringValue(dvID(cfg.Cluster, name))
+	state.ID = types.StringValue(providerdata.ResourceID(cfg.Cluster, name))
 	state.Name = types.StringValue(name)
 	state.APIVersion = types.StringValue(apiVersion)
 	state.TXTRecordName = types.StringValue(domain)
-	state.Token = dvOptionalString(o.status.Token)
+	state.Token = providerdata.OptionalString(o.status.Token)
 	state.TXTRecordValue = state.Token
 	state.Verified = types.BoolPointerValue(o.status.Verified)
-	state.LastChecked = dvOptionalString(o.status.LastChecked)
-	state.Message = dvOptionalString(o.status.Message)
-	state.Zone = dvOptionalString(o.dns.Zone)
+	state.LastChecked = providerdata.OptionalString(o.status.LastChecked)
+	state.Message = providerdata.OptionalString(o.status.Message)
+	state.Zone = providerdata.OptionalString(o.dns.Zone)
 	state.Present = types.BoolValue(o.status.Token != "" && o.dns.AllHave(o.status.Token))
 	servers, diags := dvServersValue(o.dns, o.status.Token)
 	resp.Diagnostics.Append(diags...)
@@ -386,36 +406,34 @@ func dvTimeoutDetail(domain, name, cluster string, timeout time.Duration, o dvOb
 }
 
 func dvServersValue(res *dnscheck.Result, token string) (types.List, diag.Diagnostics) {
-	objType := types.ObjectType{AttrTypes: dvServerAttrTypes}
+	ctx := context.Background()
 	var diags diag.Diagnostics
-	elems := make([]attr.Value, 0, len(res.Servers))
+	servers := make([]dvServerModel, 0, len(res.Servers))
 	for _, s := range res.Servers {
-		values, d := types.ListValueFrom(context.Background(), types.StringType, dvNonNil(s.Values))
+		values, d := types.ListValueFrom(ctx, types.StringType, dvNonNil(s.Values))
 		diags.Append(d...)
 		cnames := make([]string, len(s.CNAMEs))
 		for i, c := range s.CNAMEs {
 			cnames[i] = strings.TrimSuffix(c, ".")
 		}
-		cnameList, d := types.ListValueFrom(context.Background(), types.StringType, cnames)
+		cnameList, d := types.ListValueFrom(ctx, types.StringType, cnames)
 		diags.Append(d...)
 		errText := types.StringNull()
 		if s.Err != nil {
 			errText = types.StringValue(s.Err.Error())
 		}
-		obj, d := types.ObjectValue(dvServerAttrTypes, map[string]attr.Value{
-			"server":  types.StringValue(s.Server.Addr),
-			"name":    dvOptionalString(strings.TrimSuffix(s.Server.Name, ".")),
-			"present": types.BoolValue(token != "" && s.Has(token)),
-			"status":  types.StringValue(string(s.Status)),
-			"values":  values,
-			"cnames":  cnameList,
-			"answer":  types.StringValue(s.Answer()),
-			"error":   errText,
+		servers = append(servers, dvServerModel{
+			Server:  types.StringValue(s.Server.Addr),
+			Name:    providerdata.OptionalString(strings.TrimSuffix(s.Server.Name, ".")),
+			Present: types.BoolValue(token != "" && s.Has(token)),
+			Status:  types.StringValue(string(s.Status)),
+			Values:  values,
+			CNAMEs:  cnameList,
+			Answer:  types.StringValue(s.Answer()),
+			Error:   errText,
 		})
-		diags.Append(d...)
-		elems = append(elems, obj)
 	}
-	list, d := types.ListValue(objType, elems)
+	list, d := types.ListValueFrom(ctx, dvServerType(), servers)
 	diags.Append(d...)
 	return list, diags
 }
@@ -425,31 +443,4 @@ func dvNonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// dvDurationOr parses an optional duration attribute (validated at plan time).
-func dvDurationOr(v types.String, def time.Duration, p path.Path, diags *diag.Diagnostics) time.Duration {
-	if v.IsNull() || v.IsUnknown() {
-		return def
-	}
-	d, err := time.ParseDuration(v.ValueString())
-	if err != nil || d <= 0 {
-		diags.AddAttributeError(p, "Invalid Duration", fmt.Sprintf("Attribute %s: %q is not a positive duration.", p, v.ValueString()))
-		return def
-	}
-	return d
-}
-
-func dvOptionalString(s string) types.String {
-	if s == "" {
-		return types.StringNull()
-	}
-	return types.StringValue(s)
-}
-
-func dvID(cluster types.String, name string) string {
-	if cluster.IsNull() || cluster.ValueString() == "" {
-		return name
-	}
-	return cluster.ValueString() + "/" + name
 }

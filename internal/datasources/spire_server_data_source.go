@@ -127,12 +127,7 @@ func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 	// Empty means unset in these CRDs.
-	optionalString := func(s string) types.String {
-		if s == "" {
-			return types.StringNull()
-		}
-		return types.StringValue(s)
-	}
+	optionalString := providerdata.OptionalString
 	m.TrustDomain = types.StringValue(td)
 	m.ClusterName = optionalString(facts.ClusterName())
 	m.BundleConfigMap = types.StringValue(facts.BundleConfigMap())

@@ -4,19 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
-	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
@@ -33,9 +28,7 @@ var (
 )
 
 const (
-	tbDefaultTimeout   = "2m"
-	tbDefaultPod       = "spire-server-0"
-	tbDefaultContainer = "spire-server"
+	tbDefaultTimeout   = 2 * time.Minute
 	tbDefaultConfigMap = "spire-bundle"
 )
 
@@ -48,195 +41,12 @@ type trustBundleDataSource struct {
 	providerdata.DataSourceBase
 }
 
-type trustBundleModel struct {
-	TrustDomain types.String `tfsdk:"trust_domain"`
-	Cluster     types.String `tfsdk:"cluster"`
-	Timeout     types.String `tfsdk:"timeout"`
-	Endpoint    types.Object `tfsdk:"endpoint"`
-	ConfigMap   types.Object `tfsdk:"config_map"`
-	SpireServer types.Object `tfsdk:"spire_server"`
-
-	SPIFFEBundle           types.String `tfsdk:"spiffe_bundle"`
-	X509AuthoritiesPEM     types.String `tfsdk:"x509_authorities_pem"`
-	JWTAuthorities         types.Map    `tfsdk:"jwt_authorities"`
-	RefreshHint            types.Int64  `tfsdk:"refresh_hint"`
-	SequenceNumber         types.Int64  `tfsdk:"sequence_number"`
-	X509FingerprintsSHA256 types.List   `tfsdk:"x509_fingerprints_sha256"`
-	ExpiresAt              types.String `tfsdk:"expires_at"`
-}
-
-type trustBundleEndpointModel struct {
-	URL              types.String `tfsdk:"url"`
-	Profile          types.String `tfsdk:"profile"`
-	EndpointSPIFFEID types.String `tfsdk:"endpoint_spiffe_id"`
-	BootstrapBundle  types.String `tfsdk:"bootstrap_bundle"`
-	CACertificates   types.String `tfsdk:"ca_certificates"`
-}
-
-type trustBundleConfigMapModel struct {
-	Namespace types.String `tfsdk:"namespace"`
-	Name      types.String `tfsdk:"name"`
-	Key       types.String `tfsdk:"key"`
-}
-
-type trustBundleSpireServerModel struct {
-	Namespace types.String `tfsdk:"namespace"`
-	Pod       types.String `tfsdk:"pod"`
-	Container types.String `tfsdk:"container"`
-}
-
 func (d *trustBundleDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_trust_bundle"
 }
 
 func (d *trustBundleDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	resp.Schema = schema.Schema{
-		MarkdownDescription: "Reads the SPIFFE trust bundle of one trust domain from exactly one source: the trust domain's " +
-			"federation bundle endpoint (`endpoint`), the bundle ConfigMap its SPIRE server keeps current (`config_map`), " +
-			"or the SPIRE server itself through pod exec of `spire-server bundle show -format spiffe` (`spire_server`). " +
-			"This is how peers get each other's bundles without copying them by hand: pass `spiffe_bundle` to " +
-			"`zerotrust_federated_trust_domain.trust_domain_bundle` on the other clusters.\n\n" +
-			"The source is retried with backoff until `timeout` (a SPIRE server restarting after a federation change is " +
-			"normal). The bundle is then checked: a bundle of another trust domain, or one whose X.509 authorities have all " +
-			"expired, is an error. `spiffe_bundle` is normalised (stable key and key-set order), so reading an unchanged " +
-			"bundle again never shows a difference in a plan.\n\n" +
-			"What each source carries: the endpoint serves the full bundle with its refresh hint; `bundle show` and a " +
-			"`bundle.spiffe` ConfigMap key carry authorities and sequence number but no refresh hint; a `bundle.crt` " +
-			"(PEM) ConfigMap key carries only the X.509 authorities.",
-		Attributes: map[string]schema.Attribute{
-			"trust_domain": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "The trust domain whose bundle to read, e.g. `west.example.org` (no `spiffe://`). " +
-					"The bundle read must belong to it.",
-				Validators: []validator.String{validate.TrustDomain()},
-			},
-			"cluster": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Key of the provider's `clusters` map naming the cluster that `config_map` or " +
-					"`spire_server` is read from. Unset means the provider's `kubernetes` connection. Not used by `endpoint`.",
-			},
-			"timeout": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "How long to keep retrying the source before failing, as a duration such as `30s` or " +
-					"`5m`. Defaults to `" + tbDefaultTimeout + "`.",
-				Validators: []validator.String{validate.Duration()},
-			},
-			"endpoint": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Read the bundle from the trust domain's SPIFFE federation bundle endpoint.",
-				Attributes: map[string]schema.Attribute{
-					"url": schema.StringAttribute{
-						Required:            true,
-						MarkdownDescription: "The bundle endpoint URL, e.g. `https://spire-bundle.west.example.org:8443`.",
-						Validators:          []validator.String{validate.HTTPSURL()},
-					},
-					"profile": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "How the endpoint authenticates: `https_spiffe` (default; it presents an " +
-							"X.509-SVID for `endpoint_spiffe_id`, checked against `bootstrap_bundle`) or `https_web` (a Web PKI " +
-							"certificate, checked against `ca_certificates` or the system roots).",
-						Validators: []validator.String{stringvalidator.OneOf(bundlesource.ProfileHTTPSSPIFFE, bundlesource.ProfileHTTPSWeb)},
-					},
-					"endpoint_spiffe_id": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "SPIFFE ID the endpoint must present, usually `spiffe://<trust_domain>/spire/server`. " +
-							"Required for `https_spiffe`, refused for `https_web`.",
-						Validators: []validator.String{validate.SPIFFEID()},
-					},
-					"bootstrap_bundle": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "A SPIFFE bundle (JSON) of the endpoint SPIFFE ID's trust domain that verifies the " +
-							"endpoint's certificate, for example an earlier read of this data source from another source. " +
-							"Required for `https_spiffe`, refused for `https_web`.",
-					},
-					"ca_certificates": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "PEM CA certificates that verify an `https_web` endpoint. Unset means the system " +
-							"roots. Refused for `https_spiffe`.",
-						Validators: []validator.String{validate.PEMCertificates()},
-					},
-				},
-			},
-			"config_map": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "Read the bundle from the ConfigMap the SPIRE server publishes it in (its `k8sbundle` " +
-					"notifier, or the operator). `config_map = {}` reads the defaults.",
-				Attributes: map[string]schema.Attribute{
-					"namespace": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Namespace of the ConfigMap. Defaults to the provider's `spire.namespace`.",
-						Validators:          []validator.String{validate.DNSLabel()},
-					},
-					"name": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Name of the ConfigMap. Defaults to `" + tbDefaultConfigMap + "`.",
-						Validators:          []validator.String{validate.K8sName()},
-					},
-					"key": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "Key holding the bundle, as SPIFFE bundle JSON or PEM certificates (detected from " +
-							"the content). Defaults to `" + bundlesource.KeySPIFFE + "` when the ConfigMap has it, else `" +
-							bundlesource.KeyPEM + "`.",
-						Validators: []validator.String{validate.ConfigMapKey()},
-					},
-				},
-			},
-			"spire_server": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "Ask the SPIRE server itself: pod exec of `spire-server bundle show -format spiffe` " +
-					"through the API server (the credentials need `create` on `pods/exec`). `spire_server = {}` reads the defaults.",
-				Attributes: map[string]schema.Attribute{
-					"namespace": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Namespace of the SPIRE server pod. Defaults to the provider's `spire.namespace`.",
-						Validators:          []validator.String{validate.DNSLabel()},
-					},
-					"pod": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Name of the SPIRE server pod. Defaults to `" + tbDefaultPod + "`.",
-						Validators:          []validator.String{validate.K8sName()},
-					},
-					"container": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Container running `spire-server`. Defaults to `" + tbDefaultContainer + "`.",
-						Validators:          []validator.String{validate.DNSLabel()},
-					},
-				},
-			},
-			"spiffe_bundle": schema.StringAttribute{
-				Computed: true,
-				MarkdownDescription: "The bundle as SPIFFE bundle JSON, normalised (members sorted, keys ordered by use, key " +
-					"ID and certificate), ready for `zerotrust_federated_trust_domain.trust_domain_bundle`.",
-			},
-			"x509_authorities_pem": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The X.509 authorities as PEM certificates, oldest first.",
-			},
-			"jwt_authorities": schema.MapAttribute{
-				Computed:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "The JWT authorities: key ID to PEM public key.",
-			},
-			"refresh_hint": schema.Int64Attribute{
-				Computed: true,
-				MarkdownDescription: "How often, in seconds, the bundle's publisher asks peers to refresh it; null when the " +
-					"source does not say (only bundle endpoints do).",
-			},
-			"sequence_number": schema.Int64Attribute{
-				Computed:            true,
-				MarkdownDescription: "The bundle's sequence number (it grows with each change); null when the source does not say.",
-			},
-			"x509_fingerprints_sha256": schema.ListAttribute{
-				Computed:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Lowercase hex SHA-256 fingerprints of the X.509 authorities, sorted.",
-			},
-			"expires_at": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "When the first X.509 authority expires (RFC 3339, UTC).",
-			},
-		},
-	}
+	resp.Schema = trustBundleSchema()
 }
 
 func (d *trustBundleDataSource) ConfigValidators(context.Context) []datasource.ConfigValidator {
@@ -258,26 +68,23 @@ func (d *trustBundleDataSource) ValidateConfig(ctx context.Context, req datasour
 	if resp.Diagnostics.HasError() || e.Profile.IsUnknown() {
 		return
 	}
-	at := func(name string) path.Path { return path.Root("endpoint").AtName(name) }
 	attrError := func(name, summary, detail string) {
-		resp.Diagnostics.AddAttributeError(at(name), summary, "Attribute "+at(name).String()+": "+detail)
+		validate.AttributeError(&resp.Diagnostics, path.Root("endpoint").AtName(name), summary, detail)
 	}
-	if tbEndpointProfile(e) == bundlesource.ProfileHTTPSWeb {
-		if !e.EndpointSPIFFEID.IsNull() {
-			attrError("endpoint_spiffe_id", "Endpoint SPIFFE ID Not Applicable",
-				"an https_web endpoint authenticates with Web PKI, not a SPIFFE ID. Remove endpoint_spiffe_id, or use profile = \"https_spiffe\".")
-		}
+	profile, trustDomain := tbEndpointProfile(e), ""
+	if !m.TrustDomain.IsNull() && !m.TrustDomain.IsUnknown() {
+		trustDomain = m.TrustDomain.ValueString()
+	}
+	if summary, detail := bundlesource.EndpointSPIFFEIDProblem(profile, !e.EndpointSPIFFEID.IsNull(), trustDomain); summary != "" {
+		attrError("endpoint_spiffe_id", summary, detail)
+	}
+	if profile == bundlesource.ProfileHTTPSWeb {
 		if !e.BootstrapBundle.IsNull() {
 			attrError("bootstrap_bundle", "Bootstrap Bundle Not Applicable",
 				"an https_web endpoint is verified with ca_certificates (or the system roots), not a SPIFFE bundle. "+
 					"Remove bootstrap_bundle, or use profile = \"https_spiffe\".")
 		}
 		return
-	}
-	if e.EndpointSPIFFEID.IsNull() {
-		attrError("endpoint_spiffe_id", "Missing Endpoint SPIFFE ID",
-			"the https_spiffe profile authenticates the endpoint by the SPIFFE ID it presents, so endpoint_spiffe_id is "+
-				"required, usually \"spiffe://<trust_domain>/spire/server\".")
 	}
 	if e.BootstrapBundle.IsNull() {
 		attrError("bootstrap_bundle", "Missing Bootstrap Bundle",
@@ -314,14 +121,7 @@ func (d *trustBundleDataSource) ValidateConfig(ctx context.Context, req datasour
 	}
 }
 
-func tbEndpointProfile(e trustBundleEndpointModel) string {
-	if e.Profile.IsNull() {
-		return bundlesource.ProfileHTTPSSPIFFE
-	}
-	return e.Profile.ValueString()
-}
-
-// bootstrapTrustDomain is the trust domain the bootstrap bundle must belong
+// tbBootstrapTrustDomain is the trust domain the bootstrap bundle must belong
 // to: that of the endpoint's SPIFFE ID (which may differ from the trust
 // domain being read), else the trust domain being read.
 func tbBootstrapTrustDomain(trustDomain, endpointID types.String) (spiffeid.TrustDomain, bool) {
@@ -350,14 +150,8 @@ func (d *trustBundleDataSource) Read(ctx context.Context, req datasource.ReadReq
 		resp.Diagnostics.AddAttributeError(path.Root("trust_domain"), "Invalid Trust Domain", err.Error())
 		return
 	}
-	timeoutText := tbDefaultTimeout
-	if !m.Timeout.IsNull() {
-		timeoutText = m.Timeout.ValueString()
-	}
-	timeout, err := time.ParseDuration(timeoutText)
-	if err != nil || timeout <= 0 {
-		resp.Diagnostics.AddAttributeError(path.Root("timeout"), "Invalid Duration",
-			fmt.Sprintf("%q is not a positive duration such as \"30s\" or \"2m\".", timeoutText))
+	timeout := durationOr(m.Timeout, tbDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	src, srcPath := d.source(ctx, m, &resp.Diagnostics)
@@ -410,8 +204,8 @@ func (d *trustBundleDataSource) source(ctx context.Context, m trustBundleModel, 
 		}
 		return bundlesource.ConfigMap{
 			Client:    client,
-			Namespace: tbDefault(c.Namespace, d.Data.SpireNamespace),
-			Name:      tbDefault(c.Name, tbDefaultConfigMap),
+			Namespace: providerdata.StringOr(c.Namespace, d.Data.SpireNamespace),
+			Name:      providerdata.StringOr(c.Name, tbDefaultConfigMap),
 			Key:       c.Key.ValueString(),
 		}, path.Root("config_map")
 	case !m.SpireServer.IsNull():
@@ -423,9 +217,9 @@ func (d *trustBundleDataSource) source(ctx context.Context, m trustBundleModel, 
 		}
 		return bundlesource.SpireServer{
 			Client:    client,
-			Namespace: tbDefault(s.Namespace, d.Data.SpireNamespace),
-			Pod:       tbDefault(s.Pod, tbDefaultPod),
-			Container: tbDefault(s.Container, tbDefaultContainer),
+			Namespace: providerdata.StringOr(s.Namespace, d.Data.SpireNamespace),
+			Pod:       providerdata.StringOr(s.Pod, bundlesource.DefaultServerPod),
+			Container: providerdata.StringOr(s.Container, bundlesource.DefaultServerContainer),
 		}, path.Root("spire_server")
 	}
 	diags.AddError("No Trust Bundle Source", "Set exactly one of endpoint, config_map or spire_server.")
@@ -461,7 +255,7 @@ func tbEndpointSource(m trustBundleModel, e trustBundleEndpointModel, diags *dia
 	return src
 }
 
-// readFailure explains why no bundle was read, with what to check for the
+// tbReadFailure explains why no bundle was read, with what to check for the
 // kind of source.
 func tbReadFailure(err error, td spiffeid.TrustDomain, src bundlesource.Source, at path.Path) diag.Diagnostic {
 	var hint string
@@ -488,47 +282,4 @@ func tbReadFailure(err error, td spiffeid.TrustDomain, src bundlesource.Source, 
 	}
 	return diag.NewAttributeErrorDiagnostic(at, "Cannot Read the Trust Bundle", fmt.Sprintf(
 		"Could not read the trust bundle of %q from %s. %s\n\n%v", td.Name(), src, hint, err))
-}
-
-// setBundleOutputs fills the computed attributes from b.
-func tbSetOutputs(ctx context.Context, m *trustBundleModel, b *spiffebundle.Bundle) diag.Diagnostics {
-	var diags diag.Diagnostics
-	normalized, err := trustbundle.Normalize(b)
-	if err != nil {
-		diags.AddError("Cannot Render the Trust Bundle", err.Error())
-		return diags
-	}
-	m.SPIFFEBundle = types.StringValue(normalized)
-	m.X509AuthoritiesPEM = types.StringValue(trustbundle.X509AuthoritiesPEM(b))
-	jwt, d := types.MapValueFrom(ctx, types.StringType, trustbundle.JWTAuthorities(b))
-	diags.Append(d...)
-	m.JWTAuthorities = jwt
-	fingerprints, d := types.ListValueFrom(ctx, types.StringType, trustbundle.FingerprintsSHA256(b))
-	diags.Append(d...)
-	m.X509FingerprintsSHA256 = fingerprints
-	m.RefreshHint = types.Int64Null()
-	if hint, ok := b.RefreshHint(); ok {
-		m.RefreshHint = types.Int64Value(int64(hint / time.Second))
-	}
-	m.SequenceNumber = types.Int64Null()
-	if seq, ok := b.SequenceNumber(); ok {
-		if seq > math.MaxInt64 {
-			diags.AddWarning("Sequence Number Out of Range",
-				fmt.Sprintf("The bundle's sequence number %d does not fit a Terraform number exactly; sequence_number is null.", seq))
-		} else {
-			m.SequenceNumber = types.Int64Value(int64(seq))
-		}
-	}
-	m.ExpiresAt = types.StringNull()
-	if expiry, ok := trustbundle.EarliestExpiry(b); ok {
-		m.ExpiresAt = types.StringValue(expiry.UTC().Format(time.RFC3339))
-	}
-	return diags
-}
-
-func tbDefault(v types.String, def string) string {
-	if v.IsNull() || v.IsUnknown() || v.ValueString() == "" {
-		return def
-	}
-	return v.ValueString()
 }

@@ -107,7 +107,7 @@ func copyExamples(t *testing.T, dirs ...string) string {
 				}
 				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 			}
-			if !strings.HasSuffix(path, ".tf") && !strings.HasSuffix(path, ".tftest.hcl") {
+			if !strings.HasSuffix(path, ".tf") && !strings.HasSuffix(path, ".tftest.hcl") && !strings.HasSuffix(path, ".tfquery.hcl") {
 				return nil
 			}
 			data, err := os.ReadFile(path)

@@ -33,17 +33,40 @@ func New(p provider.Provider) func() (tfprotov6.ProviderServer, error) {
 }
 
 // Release wraps inner so that no request's context outlives its request
-// inside inner. It serves exactly tfprotov6.ProviderServer: the optional
-// server interfaces the framework also implements (list resources, actions,
-// state stores) are not forwarded, and this provider defines none of them;
-// Terraform then gets "unimplemented" for those RPCs, as from any provider
-// without them. A ProviderServer method added by a newer terraform-plugin-go
-// passes through the embedded interface unwrapped until it is listed here.
+// inside inner. It serves tfprotov6.ProviderServer and the optional list
+// resource and action servers (inner must implement them, as the
+// framework's server does); state stores are not forwarded, and this
+// provider defines none. A ProviderServer method added by a newer
+// terraform-plugin-go passes through the embedded interface unwrapped until
+// it is listed here.
 func Release(inner tfprotov6.ProviderServer) tfprotov6.ProviderServer {
 	return releasing{inner}
 }
 
+// full returns the wrapped server's optional RPCs; a server without them is
+// a bug in New's caller (the framework's server has them all).
+func (s releasing) full() inner {
+	full, ok := s.ProviderServer.(inner)
+	if !ok {
+		panic("protoserver: the wrapped server implements no list resource or action RPCs")
+	}
+	return full
+}
+
 type releasing struct{ tfprotov6.ProviderServer }
+
+var (
+	_ tfprotov6.ProviderServerWithActions      = releasing{}
+	_ tfprotov6.ProviderServerWithListResource = releasing{}
+)
+
+// inner is the framework's server with the optional interfaces Release
+// forwards.
+type inner interface {
+	tfprotov6.ProviderServer
+	tfprotov6.ActionServer
+	tfprotov6.ListResourceServer
+}
 
 // call runs one RPC against a request-scoped context that is released as
 // soon as the RPC returns.
@@ -181,4 +204,51 @@ func (s releasing) ValidateProviderConfig(ctx context.Context, req *tfprotov6.Va
 
 func (s releasing) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
 	return call(ctx, req, s.ProviderServer.ValidateResourceConfig)
+}
+
+func (s releasing) ValidateActionConfig(ctx context.Context, req *tfprotov6.ValidateActionConfigRequest) (*tfprotov6.ValidateActionConfigResponse, error) {
+	return call(ctx, req, s.full().ValidateActionConfig)
+}
+
+func (s releasing) PlanAction(ctx context.Context, req *tfprotov6.PlanActionRequest) (*tfprotov6.PlanActionResponse, error) {
+	return call(ctx, req, s.full().PlanAction)
+}
+
+// InvokeAction keeps the request context until the stream is drained: the
+// framework runs the action while Terraform reads its events, with the
+// context given here.
+func (s releasing) InvokeAction(ctx context.Context, req *tfprotov6.InvokeActionRequest) (*tfprotov6.InvokeActionServerStream, error) {
+	rctx, release := detach(ctx)
+	stream, err := s.full().InvokeAction(rctx, req)
+	if err != nil || stream == nil || stream.Events == nil {
+		release()
+		return stream, err
+	}
+	events := stream.Events
+	stream.Events = func(push func(tfprotov6.InvokeActionEvent) bool) {
+		defer release()
+		events(push)
+	}
+	return stream, nil
+}
+
+func (s releasing) ValidateListResourceConfig(ctx context.Context, req *tfprotov6.ValidateListResourceConfigRequest) (*tfprotov6.ValidateListResourceConfigResponse, error) {
+	return call(ctx, req, s.full().ValidateListResourceConfig)
+}
+
+// ListResource keeps the request context until the results are drained, as
+// InvokeAction does.
+func (s releasing) ListResource(ctx context.Context, req *tfprotov6.ListResourceRequest) (*tfprotov6.ListResourceServerStream, error) {
+	rctx, release := detach(ctx)
+	stream, err := s.full().ListResource(rctx, req)
+	if err != nil || stream == nil || stream.Results == nil {
+		release()
+		return stream, err
+	}
+	results := stream.Results
+	stream.Results = func(push func(tfprotov6.ListResourceResult) bool) {
+		defer release()
+		results(push)
+	}
+	return stream, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -21,15 +22,18 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/actions"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/datasources"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/resources"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
 var (
 	_ provider.Provider              = (*zerotrustProvider)(nil)
 	_ provider.ProviderWithFunctions = (*zerotrustProvider)(nil)
+	_ provider.ProviderWithActions   = (*zerotrustProvider)(nil)
 )
 
 type zerotrustProvider struct {
@@ -58,7 +62,7 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 	}
 
 	settings := kube.Settings{
-		FieldManager: stringOr(cfg.FieldManager, defaultFieldManager),
+		FieldManager: providerdata.StringOr(cfg.FieldManager, defaultFieldManager),
 		QPS:          float32(defaultQPS),
 		Burst:        defaultBurst,
 		UserAgent:    "terraform-provider-zerotrust/" + p.version,
@@ -82,8 +86,15 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 	if !defConn.IsEmpty() || defUnknown {
 		clusters.Add(kube.DefaultKey, defConn, defUnknown)
 	}
+	connectionUnknown := defUnknown
 
 	if cfg.Clusters.IsUnknown() {
+		if req.ClientCapabilities.DeferralAllowed {
+			// Without keys no resource can be matched to a cluster: defer
+			// all of them (see the deferral at the end).
+			resp.Deferred = &provider.Deferred{Reason: provider.DeferredReasonProviderConfigUnknown}
+			return
+		}
 		resp.Diagnostics.AddAttributeError(path.Root("clusters"), "Cluster Map Not Known at Plan Time",
 			"The keys of `clusters` must be known when planning, because resources are matched to clusters by key. "+
 				"Values inside each cluster (host, token, certificates) may be unknown; build the map with known keys.")
@@ -103,7 +114,9 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 		if !obj.IsUnknown() && !obj.IsNull() {
 			resp.Diagnostics.Append(obj.As(ctx, &m, basetypes.ObjectAsOptions{})...)
 		}
-		clusters.Add(key, connectionFromModel(ctx, m, p, &resp.Diagnostics), obj.IsUnknown() || hasUnknown(obj))
+		unknown := obj.IsUnknown() || hasUnknown(obj)
+		connectionUnknown = connectionUnknown || unknown
+		clusters.Add(key, connectionFromModel(ctx, m, p, &resp.Diagnostics), unknown)
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -133,19 +146,35 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 	}
 	d, err := time.ParseDuration(timeout)
 	if err != nil || d <= 0 {
-		resp.Diagnostics.AddAttributeError(path.Root("dns").AtName("timeout"), "Invalid DNS Timeout",
-			fmt.Sprintf("Attribute dns.timeout: %q is not a positive Go duration such as \"5s\" or \"1m\".", timeout))
+		validate.AttributeError(&resp.Diagnostics, path.Root("dns").AtName("timeout"), "Invalid DNS Timeout",
+			fmt.Sprintf("%q is not a positive Go duration such as \"5s\" or \"1m\".", timeout))
 		return
 	}
 	data.DNSTimeout = d
 	if cfg.Spire != nil {
-		data.SpireNamespace = stringOr(cfg.Spire.Namespace, defaultSpireNamespace)
+		data.SpireNamespace = providerdata.StringOr(cfg.Spire.Namespace, defaultSpireNamespace)
 		if !cfg.Spire.ClassName.IsNull() && !cfg.Spire.ClassName.IsUnknown() {
 			data.SpireClassName = cfg.Spire.ClassName.ValueString()
 		}
 	}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.ActionData = data
+	resp.ListResourceData = data
+	// While any cluster connection is unknown (a cluster created in the same
+	// run, as in Terraform Stacks) and the client supports deferred actions
+	// (-allow-deferral), defer every resource and data source of the
+	// provider. Clients without that support keep the older answer: resources
+	// on such a cluster plan with unknown values, the others as usual.
+	//
+	// The deferral is the provider-wide one the framework applies by itself,
+	// not a per-resource one (ModifyPlan and Read setting resp.Deferred only
+	// when their own cluster is unknown): that would repeat the check in every
+	// resource, while deferring all costs resources on known clusters only the
+	// one extra plan-and-apply round the unknown cluster needs anyway.
+	if connectionUnknown && req.ClientCapabilities.DeferralAllowed {
+		resp.Deferred = &provider.Deferred{Reason: provider.DeferredReasonProviderConfigUnknown}
+	}
 }
 
 func (p *zerotrustProvider) Resources(context.Context) []func() resource.Resource {
@@ -155,6 +184,11 @@ func (p *zerotrustProvider) Resources(context.Context) []func() resource.Resourc
 // ListResources serves `list` blocks (Terraform >= 1.14, `terraform query`).
 func (p *zerotrustProvider) ListResources(context.Context) []func() list.ListResource {
 	return resources.Lists()
+}
+
+// Actions serves `action` blocks (Terraform >= 1.14).
+func (p *zerotrustProvider) Actions(context.Context) []func() action.Action {
+	return actions.All()
 }
 
 func (p *zerotrustProvider) DataSources(context.Context) []func() datasource.DataSource {
@@ -239,13 +273,6 @@ func setFromEnv(dst *string, name string) {
 	if *dst == "" {
 		*dst = os.Getenv(name)
 	}
-}
-
-func stringOr(v types.String, def string) string {
-	if v.IsNull() || v.IsUnknown() || v.ValueString() == "" {
-		return def
-	}
-	return v.ValueString()
 }
 
 // hasUnknown reports whether v or anything nested in it is unknown.

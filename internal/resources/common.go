@@ -1,16 +1,20 @@
-// Package resources implements the provider's managed resources.
 package resources
 
 import (
 	"context"
+	"errors"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 func clusterAttribute() schema.StringAttribute {
@@ -72,23 +76,12 @@ func (bootstrapOnly) PlanModifyString(_ context.Context, req planmodifier.String
 	}
 }
 
-// optionalString maps "" to null, for fields the API omits when empty.
-func optionalString(s string) types.String {
-	if s == "" {
-		return types.StringNull()
-	}
-	return types.StringValue(s)
-}
-
-// resourceID is "<name>" on the default connection and "<cluster>/<name>"
-// otherwise; it doubles as the import ID. Cluster keys may contain "/", names
-// may not, so the last "/" separates them.
-func resourceID(cluster types.String, name string) string {
-	if cluster.IsNull() || cluster.ValueString() == "" {
-		return name
-	}
-	return cluster.ValueString() + "/" + name
-}
+// optionalString and resourceID are defined in providerdata, which the data
+// sources share; these names keep the package's call sites short.
+var (
+	optionalString = providerdata.OptionalString
+	resourceID     = providerdata.ResourceID
+)
 
 func parseImportID(id string) (types.String, string) {
 	i := strings.LastIndex(id, "/")
@@ -115,4 +108,30 @@ func ownedBy(obj *unstructured.Unstructured, manager string) bool {
 		}
 	}
 	return false
+}
+
+// adoptGuard is the check Create makes against an object that already exists
+// under the name it is about to apply: applying over an object another
+// manager made would silently take it over, so such an object is refused
+// with an "Object Already Exists" error at attribute at, whose detail (which
+// object it is, on which cluster, and how to import it) the caller words.
+// A nil obj (nothing there) and an object manager applied itself (a create
+// whose response never reached the state) pass. It reports whether Create
+// may go on.
+func adoptGuard(obj *unstructured.Unstructured, manager string, at path.Path, detail string, diags *diag.Diagnostics) bool {
+	if obj == nil || ownedBy(obj, manager) {
+		return true
+	}
+	diags.AddAttributeError(at, "Object Already Exists", detail)
+	return false
+}
+
+// parseClusterScopedID parses the import ID of a cluster-scoped object:
+// "<name>" on the default connection, "<cluster>/<name>" otherwise.
+func parseClusterScopedID(id string) (objectIdentity, error) {
+	cluster, name := parseImportID(id)
+	if name == "" {
+		return objectIdentity{}, errors.New("the name is empty")
+	}
+	return objectIdentity{Cluster: cluster.ValueString(), Name: name}, nil
 }

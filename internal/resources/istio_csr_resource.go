@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
@@ -22,6 +23,7 @@ import (
 
 var (
 	_ resource.ResourceWithConfigure      = (*istioCSRResource)(nil)
+	_ resource.ResourceWithIdentity       = (*istioCSRResource)(nil)
 	_ resource.ResourceWithImportState    = (*istioCSRResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*istioCSRResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*istioCSRResource)(nil)
@@ -32,6 +34,14 @@ const (
 	// istioCSRPollInterval paces the wait for the operator's conditions.
 	istioCSRPollInterval = 500 * time.Millisecond
 )
+
+// istioCSRIdentity: the IstioCSR is namespaced, and always named "default".
+var istioCSRIdentity = identityShape{namespaced: true}
+
+// istioCSRObjectIdentity names the IstioCSR of namespace ns.
+func istioCSRObjectIdentity(cluster types.String, ns string) objectIdentity {
+	return objectIdentity{Cluster: cluster.ValueString(), Namespace: ns, Name: istioCSRName}
+}
 
 // NewIstioCSRResource manages the IstioCSR of the cert-manager Operator.
 func NewIstioCSRResource() resource.Resource {
@@ -46,164 +56,8 @@ func (r *istioCSRResource) Metadata(_ context.Context, req resource.MetadataRequ
 	resp.TypeName = req.ProviderTypeName + "_istio_csr"
 }
 
-// ValidateConfig applies the Kubernetes rules for the agent's pod settings.
-// The CRD's cross-field rules on istiod_tls run in ModifyPlan, on planned
-// values: an unset attribute takes the object's value or the CRD default,
-// which only the plan knows.
-func (r *istioCSRResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var tolerations types.List
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("tolerations"), &tolerations)...)
-	if !resp.Diagnostics.HasError() && !tolerations.IsNull() && !tolerations.IsUnknown() {
-		for i, item := range tolerations.Elements() {
-			if obj, ok := item.(types.Object); ok && !obj.IsNull() && !obj.IsUnknown() {
-				validateToleration(path.Root("tolerations").AtListIndex(i), obj.Attributes(), &resp.Diagnostics)
-			}
-		}
-	}
-	// resources.claims is a list map keyed by name in the CRD.
-	var claims types.List
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("resources").AtName("claims"), &claims)...)
-	if !resp.Diagnostics.HasError() && !claims.IsNull() && !claims.IsUnknown() {
-		seen := map[string]bool{}
-		for i, item := range claims.Elements() {
-			obj, ok := item.(types.Object)
-			if !ok || obj.IsNull() || obj.IsUnknown() {
-				continue
-			}
-			name, _ := obj.Attributes()["name"].(types.String)
-			if name.IsNull() || name.IsUnknown() {
-				continue
-			}
-			if seen[name.ValueString()] {
-				errorAt(&resp.Diagnostics, path.Root("resources").AtName("claims").AtListIndex(i).AtName("name"), "Duplicate Resource Claim",
-					fmt.Sprintf("The claim %q is listed twice: the CRD keys resources.claims by name.", name.ValueString()))
-			}
-			seen[name.ValueString()] = true
-		}
-	}
-}
-
-// validateIstiodTLS applies the CRD's key size rule and the duration
-// ordering the operator relies on but the CRD does not check, to the planned
-// values (what the object will hold, defaults included); configured tells
-// which of them the configuration sets.
-func validateIstiodTLS(attrs, configured map[string]attr.Value, diags *diag.Diagnostics) {
-	tlsPath := path.Root("istiod_tls")
-	algorithm, algorithmKnown := stringOrDefault(attrs["private_key_algorithm"], istioCSRDefaultKeyAlgorithm)
-	size, sizeKnown := int64OrDefault(attrs["private_key_size"], istioCSRDefaultKeySize)
-	if algorithmKnown && sizeKnown {
-		allowed := istioCSRRSAKeySizes
-		if algorithm == istioCSRKeyAlgorithmECDSA {
-			allowed = istioCSRECDSAKeySizes
-		}
-		if !containsInt64(allowed, size) {
-			detail := fmt.Sprintf("privateKeySize must match with configured privateKeyAlgorithm: %s keys are %s bits, not %d.",
-				algorithm, joinInt64s(allowed), size)
-			if v, ok := configured["private_key_size"].(types.Int64); (!ok || v.IsNull()) && size == istioCSRDefaultKeySize {
-				detail += fmt.Sprintf(" The size defaults to %d (an RSA size, as in the CRD), so set private_key_size explicitly for %s.",
-					istioCSRDefaultKeySize, algorithm)
-			}
-			errorAt(diags, tlsPath.AtName("private_key_size"), "Key Size Does Not Match Algorithm", detail)
-		}
-	}
-
-	durations := map[string]time.Duration{}
-	for name, def := range map[string]string{
-		"certificate_duration":     istioCSRDefaultDuration,
-		"certificate_renew_before": istioCSRDefaultRenewBefore,
-		"max_certificate_duration": istioCSRDefaultMaxDuration,
-	} {
-		text, known := stringOrDefault(attrs[name], def)
-		if !known {
-			return
-		}
-		d, err := time.ParseDuration(text)
-		if err != nil || d <= 0 {
-			return // the attribute's own validator reports it
-		}
-		durations[name] = d
-	}
-	duration, renew, limit := durations["certificate_duration"], durations["certificate_renew_before"], durations["max_certificate_duration"]
-	if renew >= duration {
-		errorAt(diags, tlsPath.AtName("certificate_renew_before"), "Renewal Not Before Expiry", fmt.Sprintf(
-			"certificate_renew_before (%s) must be shorter than certificate_duration (%s): otherwise istiod's "+
-				"certificate is due for renewal as soon as it is issued. Unset values keep the object's values or take "+
-				"the CRD defaults %s and %s.",
-			renew, duration, istioCSRDefaultRenewBefore, istioCSRDefaultDuration))
-	}
-	if duration > limit {
-		errorAt(diags, tlsPath.AtName("certificate_duration"), "Certificate Duration Above Maximum", fmt.Sprintf(
-			"certificate_duration (%s) must not exceed max_certificate_duration (%s), the longest lifetime istio-csr "+
-				"grants; raise max_certificate_duration too (its default is %s).", duration, limit, istioCSRDefaultMaxDuration))
-	}
-}
-
-// validateToleration applies the Kubernetes API's toleration rules, which
-// would otherwise fail only when the operator creates the agent's Deployment.
-func validateToleration(p path.Path, attrs map[string]attr.Value, diags *diag.Diagnostics) {
-	operator, _ := attrs["operator"].(types.String)
-	value, _ := attrs["value"].(types.String)
-	key, _ := attrs["key"].(types.String)
-	effect, _ := attrs["effect"].(types.String)
-	seconds, _ := attrs["toleration_seconds"].(types.Int64)
-	if operator.ValueString() == "Exists" && value.ValueString() != "" {
-		errorAt(diags, p.AtName("value"), "Toleration Value With Exists",
-			"A toleration with operator Exists matches any value, so value must be unset.")
-	}
-	if key.IsNull() && !operator.IsUnknown() && operator.ValueString() != "Exists" {
-		errorAt(diags, p.AtName("operator"), "Toleration Without Key",
-			"A toleration without key tolerates every taint and needs operator = \"Exists\".")
-	}
-	if !seconds.IsNull() && !effect.IsUnknown() && effect.ValueString() != "NoExecute" {
-		errorAt(diags, p.AtName("toleration_seconds"), "Toleration Seconds Without NoExecute",
-			"toleration_seconds applies only to effect = \"NoExecute\".")
-	}
-}
-
-func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return
-	}
-	var tls, tlsConfig types.Object
-	resp.Diagnostics.Append(resp.Plan.GetAttribute(ctx, path.Root("istiod_tls"), &tls)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("istiod_tls"), &tlsConfig)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !tls.IsNull() && !tls.IsUnknown() {
-		validateIstiodTLS(tls.Attributes(), tlsConfig.Attributes(), &resp.Diagnostics)
-	}
-	keepUnchangedIstioCSR(ctx, req, resp)
-	if r.Data == nil {
-		return
-	}
-	var cluster, namespace types.String
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("cluster"), &cluster)...)
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("namespace"), &namespace)...)
-	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(cluster, path.Root("cluster"), &resp.Diagnostics) {
-		return
-	}
-	if !namespace.IsUnknown() {
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), resourceID(cluster, namespace.ValueString()))...)
-	}
-	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.IstioCSR,
-		Outputs: istioCSROutputs,
-		Object: func() (*unstructured.Unstructured, bool) {
-			// What apply sends: the configuration, with the planned issuer group.
-			var plan, config istioCSRResourceModel
-			if d := resp.Plan.Get(ctx, &plan); d.HasError() {
-				return nil, false
-			}
-			if d := req.Config.Get(ctx, &config); d.HasError() {
-				return nil, false
-			}
-			group := types.StringValue(istioCSRDefaultIssuerGroup)
-			if plan.CertManager != nil && plan.CertManager.IssuerRef != nil {
-				group = plan.CertManager.IssuerRef.Group
-			}
-			obj, err := istioCSRObject(&config, group)
-			return obj, err == nil
-		}})
+func (r *istioCSRResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	istioCSRIdentity.respond(resp)
 }
 
 func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -225,17 +79,20 @@ func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateReques
 	// configuration; it has to be imported instead.
 	existing, err := client.Get(ctx, kube.IstioCSR, ns, istioCSRName)
 	switch {
-	case err == nil && !ownedBy(existing, client.FieldManager):
-		resp.Diagnostics.AddAttributeError(path.Root("namespace"), "Object Already Exists", fmt.Sprintf(
-			"Namespace %q of cluster %q already has the IstioCSR %q, not created by this provider. Import it "+
-				"(terraform import ... %s) to manage it, or delete it first.", ns, client.DisplayName(), istioCSRName, importHint(client.Name, ns)))
-		return
-	case err != nil && !kube.IsNotFound(err):
+	case kube.IsNotFound(err):
+		existing = nil
+	case err != nil:
 		resp.Diagnostics.Append(istioCSRDiagnostic(err, "create the IstioCSR "+ns+"/"+istioCSRName, ns))
 		return
 	}
+	if !adoptGuard(existing, client.FieldManager, path.Root("namespace"), fmt.Sprintf(
+		"Namespace %q of cluster %q already has the IstioCSR %q, not created by this provider. Import it "+
+			"(terraform import ... %s) to manage it, or delete it first.", ns, client.DisplayName(), istioCSRName,
+		importHint(client.Name, ns)), &resp.Diagnostics) {
+		return
+	}
 
-	r.apply(ctx, client, &plan, &config, timeout, "create", &resp.State, resp.Private, &resp.Diagnostics)
+	r.apply(ctx, client, &plan, &config, timeout, "create", &resp.State, resp.Identity, resp.Private, &resp.Diagnostics)
 }
 
 func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -251,7 +108,7 @@ func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateReques
 	if client == nil || resp.Diagnostics.HasError() {
 		return
 	}
-	r.apply(ctx, client, &plan, &config, timeout, "update", &resp.State, resp.Private, &resp.Diagnostics)
+	r.apply(ctx, client, &plan, &config, timeout, "update", &resp.State, resp.Identity, resp.Private, &resp.Diagnostics)
 }
 
 // apply sends the configuration, then waits for the operator to report
@@ -259,15 +116,11 @@ func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateReques
 // fails, so Terraform knows the object exists (a failed create is tainted
 // and replaced by the next apply).
 func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan, config *istioCSRResourceModel, timeout time.Duration,
-	verb string, state *tfsdk.State, private istioCSRPrivateSetter, diags *diag.Diagnostics) {
+	verb string, state *tfsdk.State, identity *tfsdk.ResourceIdentity, private istioCSRPrivateSetter, diags *diag.Diagnostics) {
 	ns := plan.Namespace.ValueString()
-	group := types.StringValue(istioCSRDefaultIssuerGroup)
-	if plan.CertManager != nil && plan.CertManager.IssuerRef != nil {
-		group = plan.CertManager.IssuerRef.Group
-	}
-	obj, err := istioCSRObject(config, group)
-	if err != nil {
-		diags.AddAttributeError(path.Root("affinity"), "Invalid Affinity", err.Error())
+	obj, d := istioCSRObject(ctx, config, plan.issuerGroup(ctx, diags))
+	diags.Append(d...)
+	if diags.HasError() {
 		return
 	}
 	out, err := client.Apply(ctx, kube.IstioCSR, obj, plan.ForceConflicts.ValueBool())
@@ -282,8 +135,9 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan,
 	if final == nil {
 		final = out
 	}
-	diags.Append(setIstioCSRFromObject(plan, final)...)
+	diags.Append(setIstioCSRFromObject(ctx, plan, final)...)
 	diags.Append(state.Set(ctx, plan)...)
+	diags.Append(istioCSRObjectIdentity(plan.Cluster, ns).set(ctx, istioCSRIdentity, identity)...)
 	diags.Append(setIstioCSRPrivate(ctx, private, final, client.FieldManager)...)
 
 	var degraded *istioCSRDegradedError
@@ -303,40 +157,6 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan,
 			ns, istioCSRName, client.DisplayName(), timeout, describeConditions(final)))
 	default:
 		diags.Append(istioCSRDiagnostic(werr, "wait for the IstioCSR "+ns+"/"+istioCSRName+" to become Ready", ns))
-	}
-}
-
-// istioCSROutputs are the attributes only the cluster sets.
-var istioCSROutputs = []string{"grpc_endpoint", "image", "service_account", "cluster_role", "cluster_role_binding", "conditions"}
-
-// keepUnchangedIstioCSR plans the prior state when every attribute the
-// provider sends is planned as it is. Terraform proposes null for an unset
-// Optional+Computed attribute whose prior value holds fields that are not
-// computed (an imported list of tolerations, say), inferring they came from
-// the configuration; the framework then marks every computed value unknown,
-// and although the attribute's plan modifier plans the prior value back,
-// the unknown status values alone would show an update that changes nothing.
-func keepUnchangedIstioCSR(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.State.Raw.IsNull() || resp.Plan.Raw.Equal(req.State.Raw) {
-		return
-	}
-	candidate := resp.Plan
-	for _, name := range append([]string{"id"}, istioCSROutputs...) {
-		p := path.Root(name)
-		if name == "conditions" {
-			var v types.Map
-			if req.State.GetAttribute(ctx, p, &v).HasError() || candidate.SetAttribute(ctx, p, v).HasError() {
-				return
-			}
-			continue
-		}
-		var v types.String
-		if req.State.GetAttribute(ctx, p, &v).HasError() || candidate.SetAttribute(ctx, p, v).HasError() {
-			return
-		}
-	}
-	if candidate.Raw.Equal(req.State.Raw) {
-		resp.Plan = candidate
 	}
 }
 
@@ -391,8 +211,9 @@ func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, r
 		resp.Diagnostics.Append(kube.Diagnostic(err, "read the IstioCSR "+ns+"/"+istioCSRName))
 		return
 	}
-	resp.Diagnostics.Append(setIstioCSRFromObject(&state, obj)...)
+	resp.Diagnostics.Append(setIstioCSRFromObject(ctx, &state, obj)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(istioCSRObjectIdentity(state.Cluster, ns).set(ctx, istioCSRIdentity, resp.Identity)...)
 	resp.Diagnostics.Append(setIstioCSRPrivate(ctx, resp.Private, obj, client.FieldManager)...)
 }
 
@@ -422,49 +243,64 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	for {
-		_, err := client.Get(waitCtx, kube.IstioCSR, ns, istioCSRName)
-		if kube.IsNotFound(err) {
-			return
+	var getErr error
+	werr := wait.PollUntilContextCancel(waitCtx, istioCSRPollInterval, true, func(ctx context.Context) (bool, error) {
+		_, getErr = client.Get(ctx, kube.IstioCSR, ns, istioCSRName)
+		switch {
+		case kube.IsNotFound(getErr):
+			return true, nil
+		case getErr != nil && ctx.Err() == nil:
+			return false, getErr
 		}
-		if err != nil && waitCtx.Err() == nil {
-			resp.Diagnostics.Append(kube.Diagnostic(err, "wait for the IstioCSR "+ns+"/"+istioCSRName+" to be deleted"))
-			return
-		}
-		select {
-		case <-waitCtx.Done():
-			resp.Diagnostics.AddError("IstioCSR Not Deleted", fmt.Sprintf(
-				"The IstioCSR %s/%s on cluster %q still exists %s after it was deleted: a finalizer of the cert-manager "+
-					"Operator is holding it. Check that the operator is running.", ns, istioCSRName, client.DisplayName(), timeout))
-			return
-		case <-time.After(istioCSRPollInterval):
-		}
+		return false, nil
+	})
+	switch {
+	case werr == nil:
+	case getErr != nil && waitCtx.Err() == nil:
+		resp.Diagnostics.Append(kube.Diagnostic(getErr, "wait for the IstioCSR "+ns+"/"+istioCSRName+" to be deleted"))
+	default:
+		resp.Diagnostics.AddError("IstioCSR Not Deleted", fmt.Sprintf(
+			"The IstioCSR %s/%s on cluster %q still exists %s after it was deleted: a finalizer of the cert-manager "+
+				"Operator is holding it. Check that the operator is running.", ns, istioCSRName, client.DisplayName(), timeout))
 	}
 }
 
-func (r *istioCSRResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	cluster, ns := parseImportID(req.ID)
+// istioCSRImportFormat is the import ID string, the IstioCSR's namespace.
+const istioCSRImportFormat = "\"<namespace>\" (default connection) or \"<cluster>/<namespace>\": the namespace of the IstioCSR \"" +
+	istioCSRName + "\""
+
+func parseIstioCSRImportID(id string) (objectIdentity, error) {
+	cluster, ns := parseImportID(id)
 	if ns == "" {
-		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf(
-			"Expected \"<namespace>\" (default connection) or \"<cluster>/<namespace>\": the namespace of the IstioCSR "+
-				"%q. Got %q.", istioCSRName, req.ID))
+		return objectIdentity{}, errors.New("the namespace is empty")
+	}
+	return istioCSRObjectIdentity(cluster, ns), nil
+}
+
+func (r *istioCSRResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id, ok := importTarget(ctx, r.Data, istioCSRIdentity, req, &resp.Diagnostics, istioCSRImportFormat, parseIstioCSRImportID)
+	if !ok {
 		return
 	}
-	if !cluster.IsNull() && r.Data != nil && !r.Data.CheckCluster(cluster, path.Root("cluster"), &resp.Diagnostics) {
+	if id.Name != istioCSRName {
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Invalid Import Identity", fmt.Sprintf(
+			"An IstioCSR is always named %q (the CRD accepts no other name); the identity names %q.", istioCSRName, id.Name))
 		return
 	}
+	cluster := clusterValue(id.Cluster)
 	client := r.Data.Client(cluster, &resp.Diagnostics)
 	if client == nil {
 		return
 	}
-	obj, err := client.Get(ctx, kube.IstioCSR, ns, istioCSRName)
+	obj, err := client.Get(ctx, kube.IstioCSR, id.Namespace, istioCSRName)
 	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "import the IstioCSR "+ns+"/"+istioCSRName))
+		resp.Diagnostics.Append(kube.Diagnostic(err, "import the IstioCSR "+id.Namespace+"/"+istioCSRName))
 		return
 	}
-	state := istioCSRResourceModel{Cluster: cluster, Timeouts: istioCSRTimeoutsNull()}
-	resp.Diagnostics.Append(setIstioCSRFromObject(&state, obj)...)
+	state, d := istioCSRStateFromObject(ctx, cluster, obj)
+	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(id.set(ctx, istioCSRIdentity, resp.Identity)...)
 	resp.Diagnostics.Append(setIstioCSRPrivate(ctx, resp.Private, obj, client.FieldManager)...)
 }
 
@@ -481,50 +317,41 @@ func istioCSRDiagnostic(err error, action, namespace string) diag.Diagnostic {
 	return kube.Diagnostic(err, action)
 }
 
-func stringOrDefault(v attr.Value, def string) (string, bool) {
-	s, ok := v.(types.String)
-	switch {
-	case !ok || s.IsNull():
-		return def, true
-	case s.IsUnknown():
-		return "", false
+// describeConditions renders status conditions for an error message, Ready
+// and Degraded first: "Ready=False (InProgress): waiting for ...".
+func describeConditions(obj *unstructured.Unstructured) string {
+	if obj == nil {
+		return "the object could not be read"
 	}
-	return s.ValueString(), true
-}
-
-func int64OrDefault(v attr.Value, def int64) (int64, bool) {
-	i, ok := v.(types.Int64)
-	switch {
-	case !ok || i.IsNull():
-		return def, true
-	case i.IsUnknown():
-		return 0, false
+	items, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	if len(items) == 0 {
+		return "the operator has reported no conditions yet (is the cert-manager Operator running, with istio-csr support enabled?)"
 	}
-	return i.ValueInt64(), true
-}
-
-func containsInt64(values []int64, v int64) bool {
-	for _, x := range values {
-		if x == v {
-			return true
+	rank := map[string]int{"Ready": 0, "Degraded": 1}
+	lines := make([]string, 0, len(items))
+	sort.SliceStable(items, func(i, j int) bool {
+		a, _ := items[i].(map[string]any)
+		b, _ := items[j].(map[string]any)
+		ra, oka := rank[objText(a["type"])]
+		rb, okb := rank[objText(b["type"])]
+		if !oka {
+			ra = 2
 		}
+		if !okb {
+			rb = 2
+		}
+		return ra < rb
+	})
+	for _, item := range items {
+		c, _ := item.(map[string]any)
+		line := fmt.Sprintf("%s=%s", objText(c["type"]), objText(c["status"]))
+		if reason := objText(c["reason"]); reason != "" {
+			line += " (" + reason + ")"
+		}
+		if msg := objText(c["message"]); msg != "" {
+			line += ": " + msg
+		}
+		lines = append(lines, "  - "+line)
 	}
-	return false
-}
-
-func joinInt64s(values []int64) string {
-	parts := make([]string, len(values))
-	for i, v := range values {
-		parts[i] = fmt.Sprint(v)
-	}
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
-}
-
-// errorAt adds an error for one attribute, naming it in the detail too:
-// inside a nested object Terraform can only point at the enclosing block.
-func errorAt(diags *diag.Diagnostics, p path.Path, summary, detail string) {
-	diags.AddAttributeError(p, summary, "Attribute "+p.String()+": "+detail)
+	return "\n" + strings.Join(lines, "\n")
 }

@@ -687,3 +687,66 @@ func TestAccIstioCSR_missingNamespaceAndCRD(t *testing.T) {
 		},
 	})
 }
+
+// TestAccIstioCSR_unknownNested: nested values known only after apply (the
+// output of another resource) plan as unknown, at create and at update,
+// and apply.
+func TestAccIstioCSR_unknownNested(t *testing.T) {
+	acctest.IstioCSRStandIn(t, acctest.East)
+	ns := meshTestNamespace(t, acctest.East, "csrunk")
+	acctest.CertManagerIssuer(t, acctest.East, ns, "istio-ca", true)
+	const addr = "zerotrust_istio_csr.this"
+	get := func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }
+	config := func(revisions string) string {
+		return fmt.Sprintf(`
+resource "terraform_data" "istio" {
+  input = { namespace = "istio-system", team = "mesh" }
+}
+
+resource "terraform_data" "revisions" {
+  input = %s
+}
+`, revisions) + istioCSRConfig(t, acctest.East, ns, `
+  cert_manager      = { issuer_ref = { name = "istio-ca", kind = "Issuer" } }
+  istiod_tls        = { trust_domain = "cluster.local", certificate_dns_names = ["istiod.${terraform_data.istio.output.namespace}.svc"] }
+  istio             = { namespace = terraform_data.istio.output.namespace, revisions = terraform_data.revisions.output }
+  controller_config = { labels = { team = terraform_data.istio.output.team } }`)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		Steps: []resource.TestStep{
+			{
+				Config: config(`["default", "canary"]`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+						plancheck.ExpectUnknownValue(addr, tfjsonpath.New("istio").AtMapKey("namespace")),
+						plancheck.ExpectUnknownValue(addr, tfjsonpath.New("istio").AtMapKey("revisions")),
+						plancheck.ExpectUnknownValue(addr, tfjsonpath.New("istiod_tls").AtMapKey("certificate_dns_names").AtSliceIndex(0)),
+						plancheck.ExpectUnknownValue(addr, tfjsonpath.New("controller_config").AtMapKey("labels").AtMapKey("team")),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkObjectFields(t, get, map[string]any{
+					"spec.istioCSRConfig.istio":                               map[string]any{"namespace": "istio-system", "revisions": []any{"default", "canary"}},
+					"spec.istioCSRConfig.istiodTLSConfig.certificateDNSNames": []any{"istiod.istio-system.svc"},
+					"spec.controllerConfig.labels":                            map[string]any{"team": "mesh"},
+				}),
+			},
+			{
+				Config: config(`["default"]`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectUnknownValue(addr, tfjsonpath.New("istio").AtMapKey("revisions")),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: checkObjectFields(t, get, map[string]any{
+					"spec.istioCSRConfig.istio.revisions": []any{"default"},
+				}),
+			},
+		},
+	})
+}

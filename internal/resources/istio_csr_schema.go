@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -66,16 +65,14 @@ var (
 
 	tolerationOperators = []string{string(corev1.TolerationOpExists), string(corev1.TolerationOpEqual)}
 	tolerationEffects   = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}
-
-	istioCSRServerAttrTypes = map[string]attr.Type{"cluster_id": types.StringType, "port": types.Int64Type}
-	conditionAttrTypes      = map[string]attr.Type{
-		"status": types.StringType, "reason": types.StringType, "message": types.StringType,
-		"last_transition_time": types.StringType, "observed_generation": types.Int64Type,
-	}
 )
 
 func (r *istioCSRResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schema.Schema{
+	resp.Schema = istioCSRSchema(ctx)
+}
+
+func istioCSRSchema(ctx context.Context) schema.Schema {
+	return schema.Schema{
 		MarkdownDescription: "The `IstioCSR` of the cert-manager Operator for Red Hat OpenShift " +
 			"(`operator.openshift.io/v1alpha1`, namespaced, always named `default`): the operator runs cert-manager's " +
 			"istio-csr agent, which signs the certificates of istiod and of the mesh's workloads with a cert-manager " +
@@ -502,21 +499,4 @@ func istioCSRControllerConfigSchema() schema.SingleNestedAttribute {
 			},
 		},
 	}
-}
-
-// The CRD's rule for these fields is `oldSelf == 0 || self == oldSelf` (or
-// `oldSelf == ”`): a value may be set where there was none (an object made
-// without the field, then imported), but never changed once set.
-const replaceOnceSetDescription = "Changing the value once it is set replaces the object."
-
-func replaceOnceSetInt64() planmodifier.Int64 {
-	return int64planmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.Int64Request, resp *int64planmodifier.RequiresReplaceIfFuncResponse) {
-		resp.RequiresReplace = !req.StateValue.IsNull() && !req.StateValue.IsUnknown() && req.StateValue.ValueInt64() != 0
-	}, replaceOnceSetDescription, replaceOnceSetDescription)
-}
-
-func replaceOnceSetString() planmodifier.String {
-	return stringplanmodifier.RequiresReplaceIf(func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
-		resp.RequiresReplace = !req.StateValue.IsNull() && !req.StateValue.IsUnknown() && req.StateValue.ValueString() != ""
-	}, replaceOnceSetDescription, replaceOnceSetDescription)
 }

@@ -61,7 +61,7 @@ func TestUnsetIstioCSRFieldDecide(t *testing.T) {
 		def: types.ListValueMust(types.StringType, []attr.Value{types.StringValue("default")})}
 	group := unsetString("", "cert-manager.io")
 	canary := types.ListValueMust(types.StringType, []attr.Value{types.StringValue("canary")})
-	serverValue := types.ObjectValueMust(istioCSRServerAttrTypes, map[string]attr.Value{
+	serverValue := types.ObjectValueMust(istioCSRAttrTypes("server"), map[string]attr.Value{
 		"cluster_id": types.StringValue("east"), "port": types.Int64Value(443),
 	})
 	for _, tc := range []struct {

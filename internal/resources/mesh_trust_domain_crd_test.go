@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -45,12 +46,12 @@ func fullMeshModel(t *testing.T, kind string) (meshTrustDomainResourceModel, mes
 		m.PreviousTrustDomains = strList("old.example")
 		m.EffectiveTrustDomainAliases = strList("cluster.local", "old.example")
 		entry := func(pemValue, url string) attr.Value {
-			return types.ObjectValueMust(caCertificateAttrTypes, map[string]attr.Value{
+			return types.ObjectValueMust(caCertificateAttrTypes(), map[string]attr.Value{
 				"pem": optionalString(pemValue), "spiffe_bundle_url": optionalString(url),
 				"trust_domains": strList("peer.example"), "cert_signers": strList("clusterissuers.cert-manager.io/ca"),
 			})
 		}
-		m.CACertificates = types.ListValueMust(types.ObjectType{AttrTypes: caCertificateAttrTypes},
+		m.CACertificates = types.ListValueMust(types.ObjectType{AttrTypes: caCertificateAttrTypes()},
 			[]attr.Value{entry(pem, ""), entry("", "https://bundle.peer.example")})
 		m.CAAddress = types.StringValue("istio-csr.cert-manager.svc:443")
 	case meshKindKyma:
@@ -74,7 +75,7 @@ func TestMeshTrustDomainWritesMatchUpstreamCRDs(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			root := upstreamMeshSchema(t, kind)
 			m, mesh := fullMeshModel(t, kind)
-			obj, diags := meshObject(m, meshWrites{trustDomain: true, kumaMesh: true}, meshKinds[kind], mesh)
+			obj, diags := meshObject(context.Background(), m, meshWrites{trustDomain: true, kumaMesh: true}, meshKinds[kind], mesh)
 			if diags.HasError() {
 				t.Fatal(diags)
 			}

@@ -61,7 +61,7 @@ func meshConfig(kind, name, td string, aliases types.List, keep bool) meshTrustD
 	return meshTrustDomainResourceModel{
 		ID: types.StringNull(), Cluster: types.StringNull(), Mesh: meshValue(kind, name, "", ""),
 		TrustDomain: optionalString(td), TrustDomainAliases: aliases, KeepPreviousAsAlias: types.BoolValue(keep),
-		CACertificates: types.ListNull(types.ObjectType{AttrTypes: caCertificateAttrTypes}), CAAddress: types.StringNull(),
+		CACertificates: types.ListNull(types.ObjectType{AttrTypes: caCertificateAttrTypes()}), CAAddress: types.StringNull(),
 		CABundles: types.ListNull(types.StringType), ForceConflicts: types.BoolValue(false),
 		SPIFFEIDPrefix: types.StringNull(), PreviousTrustDomains: types.ListNull(types.StringType),
 		EffectiveTrustDomainAliases: types.ListNull(types.StringType),
@@ -229,7 +229,7 @@ func TestMeshTrustDomainModifyPlan(t *testing.T) {
 // domain, an unset Kuma mesh label) are whatever the object holds, known
 // after the apply; nothing defaults to a value the provider would send.
 func TestMeshTrustDomainModifyPlanDefaults(t *testing.T) {
-	kumaMesh := types.ObjectValueMust(meshAttrTypes, map[string]attr.Value{
+	kumaMesh := types.ObjectValueMust(meshAttrTypes(), map[string]attr.Value{
 		"kind": types.StringValue(meshKindKuma), "name": types.StringValue("west-example-1-com"),
 		"namespace": types.StringValue("kuma-system"), "kuma_mesh": types.StringUnknown(),
 	})
@@ -321,7 +321,7 @@ func withUnknownMeshDefaults(mesh types.Object) types.Object {
 			attrs[k] = types.StringUnknown()
 		}
 	}
-	return types.ObjectValueMust(meshAttrTypes, attrs)
+	return types.ObjectValueMust(meshAttrTypes(), attrs)
 }
 
 func checkMeshPlanDiagnostics(t *testing.T, diags diag.Diagnostics, wantWarning []string) {

@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -73,20 +74,42 @@ var (
 	sailCAAddressPath = []string{"spec", "values", "global", "caAddress"}
 	kumaCABundlesPath = []string{"spec", "caBundles"}
 	kumaMeshLabelPath = []string{"metadata", "labels", kumaMeshLabel}
-
-	meshAttrTypes = map[string]attr.Type{
-		"kind": types.StringType, "name": types.StringType, "namespace": types.StringType, "kuma_mesh": types.StringType,
-	}
-	caCertificateAttrTypes = map[string]attr.Type{
-		"pem": types.StringType, "spiffe_bundle_url": types.StringType,
-		"trust_domains": types.ListType{ElemType: types.StringType}, "cert_signers": types.ListType{ElemType: types.StringType},
-	}
 )
+
+// meshSchemaAttributes is the resource schema's attributes, built once: the
+// attribute types of the nested objects come from it, so the models cannot
+// drift from the schema.
+var meshSchemaAttributes = sync.OnceValue(func() map[string]schema.Attribute {
+	return meshTrustDomainSchema(context.Background()).Attributes
+})
+
+// meshNestedAttrTypes is the attribute types of the nested object of the
+// top-level attribute name (a single nested attribute or the elements of a
+// list nested one).
+func meshNestedAttrTypes(name string) map[string]attr.Type {
+	t := meshSchemaAttributes()[name].GetType()
+	if l, ok := t.(types.ListType); ok {
+		t = l.ElemType
+	}
+	o, _ := t.(types.ObjectType)
+	return o.AttrTypes
+}
+
+// meshAttrTypes is the attribute types of `mesh` (meshModel).
+func meshAttrTypes() map[string]attr.Type { return meshNestedAttrTypes("mesh") }
+
+// caCertificateAttrTypes is the attribute types of one `ca_certificates`
+// entry (caCertificateModel).
+func caCertificateAttrTypes() map[string]attr.Type { return meshNestedAttrTypes("ca_certificates") }
 
 func meshKindNames() []string { return []string{meshKindKyma, meshKindSail, meshKindKuma} }
 
-func (r *meshTrustDomainResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schema.Schema{
+func (r *meshTrustDomainResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = meshTrustDomainSchema(ctx)
+}
+
+func meshTrustDomainSchema(context.Context) schema.Schema {
+	return schema.Schema{
 		MarkdownDescription: "The SPIFFE trust domain of a service mesh, and what it trusts besides.\n\n" +
 			"- `istio_kyma`: the Kyma Istio module's `Istio` (`operator.kyma-project.io/v1alpha2`, default " +
 			"`kyma-system/default`): `spec.config.trustDomain`.\n" +

@@ -10,6 +10,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
 )
 
 type spireFederationResourceModel struct {
@@ -53,33 +57,6 @@ type federationPeerModel struct {
 	EndpointSPIFFEID      types.String `tfsdk:"endpoint_spiffe_id"`
 }
 
-var (
-	federationACMEAttrTypes = map[string]attr.Type{
-		"directory_url": types.StringType,
-		"domain_name":   types.StringType,
-		"email":         types.StringType,
-		"tos_accepted":  types.BoolType,
-	}
-	federationServingCertAttrTypes = map[string]attr.Type{
-		"file_sync_interval":  types.Int64Type,
-		"external_secret_ref": types.StringType,
-	}
-	federationHTTPSWebAttrTypes = map[string]attr.Type{
-		"acme":         types.ObjectType{AttrTypes: federationACMEAttrTypes},
-		"serving_cert": types.ObjectType{AttrTypes: federationServingCertAttrTypes},
-	}
-	federationBundleEndpointAttrTypes = map[string]attr.Type{
-		"profile":      types.StringType,
-		"refresh_hint": types.Int64Type,
-		"https_web":    types.ObjectType{AttrTypes: federationHTTPSWebAttrTypes},
-	}
-	federationPeerAttrTypes = map[string]attr.Type{
-		"bundle_endpoint_url":     types.StringType,
-		"bundle_endpoint_profile": types.StringType,
-		"endpoint_spiffe_id":      types.StringType,
-	}
-)
-
 // The released SpireServer CRD's defaults. The schema defaults to the same
 // values, so a plan shows what the API server will store, but the provider
 // sends a defaulted field only when the configuration sets it: a field the
@@ -120,7 +97,7 @@ type federationPeer struct {
 // profile is the bundle endpoint profile in effect.
 func (s federationSpec) profile() string {
 	if s.Profile == "" {
-		return profileHTTPSSPIFFE
+		return bundlesource.ProfileHTTPSSPIFFE
 	}
 	return s.Profile
 }
@@ -335,49 +312,50 @@ func specFromObject(obj *unstructured.Unstructured) (federationSpec, bool) {
 // null, to match a configuration that wrote `federates_with = {}`.
 func (s federationSpec) setModel(m *spireFederationResourceModel, managePeers, asMap bool) diag.Diagnostics {
 	var diags diag.Diagnostics
-	web := types.ObjectNull(federationHTTPSWebAttrTypes)
+	objTypes := federationTypes()
+	web := types.ObjectNull(objTypes.httpsWeb)
 	if s.ACME != nil || s.ServingCert != nil {
-		acme := types.ObjectNull(federationACMEAttrTypes)
+		acme := types.ObjectNull(objTypes.acme)
 		if a := s.ACME; a != nil {
-			v, d := types.ObjectValue(federationACMEAttrTypes, map[string]attr.Value{
+			v, d := types.ObjectValue(objTypes.acme, map[string]attr.Value{
 				"directory_url": types.StringValue(a.DirectoryURL), "domain_name": types.StringValue(a.DomainName),
 				"email": types.StringValue(a.Email), "tos_accepted": types.BoolValue(a.TOSAccepted != nil && *a.TOSAccepted),
 			})
 			diags.Append(d...)
 			acme = v
 		}
-		cert := types.ObjectNull(federationServingCertAttrTypes)
+		cert := types.ObjectNull(objTypes.servingCert)
 		if c := s.ServingCert; c != nil {
 			interval := int64(defaultFileSyncInterval)
 			if c.FileSyncInterval != nil {
 				interval = *c.FileSyncInterval
 			}
-			v, d := types.ObjectValue(federationServingCertAttrTypes, map[string]attr.Value{
+			v, d := types.ObjectValue(objTypes.servingCert, map[string]attr.Value{
 				"file_sync_interval":  types.Int64Value(interval),
 				"external_secret_ref": optionalString(c.ExternalSecretRef),
 			})
 			diags.Append(d...)
 			cert = v
 		}
-		v, d := types.ObjectValue(federationHTTPSWebAttrTypes, map[string]attr.Value{"acme": acme, "serving_cert": cert})
+		v, d := types.ObjectValue(objTypes.httpsWeb, map[string]attr.Value{"acme": acme, "serving_cert": cert})
 		diags.Append(d...)
 		web = v
 	}
-	be, d := types.ObjectValue(federationBundleEndpointAttrTypes, map[string]attr.Value{
+	be, d := types.ObjectValue(objTypes.bundleEndpoint, map[string]attr.Value{
 		"profile": types.StringValue(s.profile()), "refresh_hint": types.Int64Value(s.refreshHint()), "https_web": web,
 	})
 	diags.Append(d...)
 	m.BundleEndpoint = be
 	m.ManagedRoute = types.BoolValue(s.managedRoute())
 
-	peerType := types.ObjectType{AttrTypes: federationPeerAttrTypes}
+	peerType := types.ObjectType{AttrTypes: objTypes.peer}
 	if !managePeers || (len(s.Peers) == 0 && !asMap) {
 		m.FederatesWith = types.MapNull(peerType)
 		return diags
 	}
 	peers := map[string]attr.Value{}
 	for td, p := range s.Peers {
-		v, d := types.ObjectValue(federationPeerAttrTypes, map[string]attr.Value{
+		v, d := types.ObjectValue(objTypes.peer, map[string]attr.Value{
 			"bundle_endpoint_url": types.StringValue(p.URL), "bundle_endpoint_profile": types.StringValue(p.Profile),
 			"endpoint_spiffe_id": optionalString(p.EndpointSPIFFEID),
 		})
@@ -388,4 +366,39 @@ func (s federationSpec) setModel(m *spireFederationResourceModel, managePeers, a
 	diags.Append(d...)
 	m.FederatesWith = v
 	return diags
+}
+
+// federationState is the state of a SpireServer `cluster` with
+// spec.federation as Terraform first sees it: what ImportState stores and a
+// list result carries, so that adopting by import and by list cannot differ.
+// It manages the federatesWith list when there is one.
+func federationState(ctx context.Context, client *kube.Client, spireNamespace string, cluster types.String,
+	facts *spirefacts.Facts,
+) (spireFederationResourceModel, diag.Diagnostics) {
+	state := spireFederationResourceModel{Cluster: cluster, ForceConflicts: types.BoolValue(false)}
+	spec, _ := specFromObject(facts.SpireServer)
+	diags := spec.setModel(&state, true, false)
+	setFederationComputed(ctx, client, spireNamespace, &state, facts, &diags)
+	return state, diags
+}
+
+// setFederationComputed fills the computed attributes from the cluster's
+// facts; the bundle endpoint URL comes from the federation Route in
+// spireNamespace.
+func setFederationComputed(ctx context.Context, client *kube.Client, spireNamespace string, m *spireFederationResourceModel,
+	facts *spirefacts.Facts, diags *diag.Diagnostics,
+) {
+	td, _ := facts.TrustDomain()
+	m.ID = types.StringValue(resourceID(m.Cluster, spirefacts.ObjectName))
+	m.TrustDomain = optionalString(td)
+	m.EndpointSPIFFEID = optionalString(spirefacts.EndpointSPIFFEID(td))
+	u, err := facts.BundleEndpointURL(ctx, client, spireNamespace)
+	if err != nil {
+		diags.Append(kube.Diagnostic(err, "read the federation Route"))
+		return
+	}
+	m.BundleEndpointURL = optionalString(u)
+	if m.ForceConflicts.IsNull() || m.ForceConflicts.IsUnknown() {
+		m.ForceConflicts = types.BoolValue(false)
+	}
 }

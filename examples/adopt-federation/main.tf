@@ -1,0 +1,131 @@
+# Adopts a federation that already runs, then grows it.
+#
+# The clusters in var.adopted were federated by hand (the runbook: SpireServer
+# federation sections, ClusterFederatedTrustDomains, `spire-server bundle
+# set`). One `terraform query -generate-config-out=adopted.tf` lists their
+# objects (adopt.tfquery.hcl) and writes a resource block and an import block
+# for each; one `terraform apply` imports them all without changing anything
+# on the clusters, and the next plan is empty.
+#
+# From then on the mesh grows from var.clusters: a cluster that is not in
+# var.adopted is federated here with every other cluster, in both directions,
+# so adding a cluster is one more map entry.
+
+terraform {
+  required_providers {
+    zerotrust = {
+      source = "ztfabric/zerotrust"
+    }
+  }
+}
+
+variable "clusters" {
+  description = <<-EOT
+    Every cluster of the mesh, keyed by a name of your choice: a kubeconfig
+    (config_path + config_context) and, where the cluster has no federation
+    Route to read it from, the URL of its SPIRE bundle endpoint.
+  EOT
+  type = map(object({
+    config_path         = string
+    config_context      = string
+    bundle_endpoint_url = optional(string)
+  }))
+}
+
+variable "adopted" {
+  description = "Keys of var.clusters whose federation was adopted with `terraform query` (their blocks are in adopted.tf)."
+  type        = set(string)
+  default     = []
+
+  validation {
+    condition     = length(var.adopted) > 0
+    error_message = "Name the clusters whose federation already runs."
+  }
+}
+
+provider "zerotrust" {
+  clusters = {
+    for name, c in var.clusters : name => {
+      config_path    = c.config_path
+      config_context = c.config_context
+    }
+  }
+}
+
+data "zerotrust_spire_server" "this" {
+  for_each = toset(keys(var.clusters))
+
+  cluster = each.key
+}
+
+data "zerotrust_trust_bundle" "this" {
+  for_each = data.zerotrust_spire_server.this
+
+  cluster      = each.key
+  trust_domain = each.value.trust_domain
+  config_map = {
+    namespace = each.value.namespace
+    name      = each.value.bundle_config_map
+  }
+}
+
+locals {
+  grown = setsubtract(keys(var.clusters), var.adopted)
+
+  bundle_endpoint_urls = {
+    for name, s in data.zerotrust_spire_server.this :
+    name => s.bundle_endpoint_url != null ? s.bundle_endpoint_url : var.clusters[name].bundle_endpoint_url
+  }
+
+  # Ordered pairs with at least one grown cluster: the adopted pairs are in
+  # adopted.tf already. "a->b" means a federates with (trusts) b.
+  pairs = {
+    for pair in setproduct(keys(var.clusters), keys(var.clusters)) :
+    "${pair[0]}->${pair[1]}" => { cluster = pair[0], peer = pair[1] }
+    if pair[0] != pair[1] && (contains(local.grown, pair[0]) || contains(local.grown, pair[1]))
+  }
+}
+
+resource "zerotrust_federated_trust_domain" "grown" {
+  for_each = local.pairs
+
+  cluster             = each.value.cluster
+  trust_domain        = data.zerotrust_spire_server.this[each.value.peer].trust_domain
+  bundle_endpoint_url = local.bundle_endpoint_urls[each.value.peer]
+  bundle_endpoint_profile = {
+    type               = "https_spiffe"
+    endpoint_spiffe_id = data.zerotrust_spire_server.this[each.value.peer].endpoint_spiffe_id
+  }
+  trust_domain_bundle      = data.zerotrust_trust_bundle.this[each.value.peer].spiffe_bundle
+  wait_for_bundle          = true
+  delete_bundle_on_destroy = true
+}
+
+# A grown cluster's SpireServer states whom it federates with; the adopted
+# servers' entries live in adopted.tf (add the new peer there, or leave the
+# ClusterFederatedTrustDomains above to carry the relationship).
+resource "zerotrust_spire_federation" "grown" {
+  for_each = local.grown
+
+  cluster = each.key
+  bundle_endpoint = {
+    profile = "https_spiffe"
+  }
+  federates_with = {
+    for peer in setsubtract(keys(var.clusters), [each.key]) :
+    data.zerotrust_spire_server.this[peer].trust_domain => {
+      bundle_endpoint_url     = local.bundle_endpoint_urls[peer]
+      bundle_endpoint_profile = "https_spiffe"
+      endpoint_spiffe_id      = data.zerotrust_spire_server.this[peer].endpoint_spiffe_id
+    }
+  }
+}
+
+output "federations" {
+  description = "Per cluster, the trust domains it federates with through objects this configuration created."
+  value = {
+    for name in keys(var.clusters) : name => sort([
+      for f in zerotrust_federated_trust_domain.grown : f.trust_domain if f.cluster == name
+    ])
+  }
+}

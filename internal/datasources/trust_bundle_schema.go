@@ -1,0 +1,163 @@
+package datasources
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+// trustBundleSchema is the data source schema; the defaults it states are
+// the ones Read applies.
+func trustBundleSchema() schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "Reads the SPIFFE trust bundle of one trust domain from exactly one source: the trust domain's " +
+			"federation bundle endpoint (`endpoint`), the bundle ConfigMap its SPIRE server keeps current (`config_map`), " +
+			"or the SPIRE server itself through pod exec of `spire-server bundle show -format spiffe` (`spire_server`). " +
+			"This is how peers get each other's bundles without copying them by hand: pass `spiffe_bundle` to " +
+			"`zerotrust_federated_trust_domain.trust_domain_bundle` on the other clusters.\n\n" +
+			"The source is retried with backoff until `timeout` (a SPIRE server restarting after a federation change is " +
+			"normal). The bundle is then checked: a bundle of another trust domain, or one whose X.509 authorities have all " +
+			"expired, is an error. `spiffe_bundle` is normalised (stable key and key-set order), so reading an unchanged " +
+			"bundle again never shows a difference in a plan.\n\n" +
+			"What each source carries: the endpoint serves the full bundle with its refresh hint; `bundle show` and a " +
+			"`bundle.spiffe` ConfigMap key carry authorities and sequence number but no refresh hint; a `bundle.crt` " +
+			"(PEM) ConfigMap key carries only the X.509 authorities.",
+		Attributes: map[string]schema.Attribute{
+			"trust_domain": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "The trust domain whose bundle to read, e.g. `west.example.org` (no `spiffe://`). " +
+					"The bundle read must belong to it.",
+				Validators: []validator.String{validate.TrustDomain()},
+			},
+			"cluster": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Key of the provider's `clusters` map naming the cluster that `config_map` or " +
+					"`spire_server` is read from. Unset means the provider's `kubernetes` connection. Not used by `endpoint`.",
+			},
+			"timeout": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "How long to keep retrying the source before failing, as a duration such as `30s` or " +
+					"`5m`. Defaults to `2m`.",
+				Validators: []validator.String{validate.Duration()},
+			},
+			"endpoint": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Read the bundle from the trust domain's SPIFFE federation bundle endpoint.",
+				Attributes: map[string]schema.Attribute{
+					"url": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "The bundle endpoint URL, e.g. `https://spire-bundle.west.example.org:8443`.",
+						Validators:          []validator.String{validate.HTTPSURL()},
+					},
+					"profile": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "How the endpoint authenticates: `https_spiffe` (default; it presents an " +
+							"X.509-SVID for `endpoint_spiffe_id`, checked against `bootstrap_bundle`) or `https_web` (a Web PKI " +
+							"certificate, checked against `ca_certificates` or the system roots).",
+						Validators: []validator.String{stringvalidator.OneOf(bundlesource.ProfileHTTPSSPIFFE, bundlesource.ProfileHTTPSWeb)},
+					},
+					"endpoint_spiffe_id": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "SPIFFE ID the endpoint must present, usually `spiffe://<trust_domain>/spire/server`. " +
+							"Required for `https_spiffe`, refused for `https_web`.",
+						Validators: []validator.String{validate.SPIFFEID()},
+					},
+					"bootstrap_bundle": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "A SPIFFE bundle (JSON) of the endpoint SPIFFE ID's trust domain that verifies the " +
+							"endpoint's certificate, for example an earlier read of this data source from another source. " +
+							"Required for `https_spiffe`, refused for `https_web`.",
+					},
+					"ca_certificates": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "PEM CA certificates that verify an `https_web` endpoint. Unset means the system " +
+							"roots. Refused for `https_spiffe`.",
+						Validators: []validator.String{validate.PEMCertificates()},
+					},
+				},
+			},
+			"config_map": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Read the bundle from the ConfigMap the SPIRE server publishes it in (its `k8sbundle` " +
+					"notifier, or the operator). `config_map = {}` reads the defaults.",
+				Attributes: map[string]schema.Attribute{
+					"namespace": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Namespace of the ConfigMap. Defaults to the provider's `spire.namespace`.",
+						Validators:          []validator.String{validate.DNSLabel()},
+					},
+					"name": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Name of the ConfigMap. Defaults to `" + tbDefaultConfigMap + "`.",
+						Validators:          []validator.String{validate.K8sName()},
+					},
+					"key": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "Key holding the bundle, as SPIFFE bundle JSON or PEM certificates (detected from " +
+							"the content). Defaults to `" + bundlesource.KeySPIFFE + "` when the ConfigMap has it, else `" +
+							bundlesource.KeyPEM + "`.",
+						Validators: []validator.String{validate.ConfigMapKey()},
+					},
+				},
+			},
+			"spire_server": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Ask the SPIRE server itself: pod exec of `spire-server bundle show -format spiffe` " +
+					"through the API server (the credentials need `create` on `pods/exec`). `spire_server = {}` reads the defaults.",
+				Attributes: map[string]schema.Attribute{
+					"namespace": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Namespace of the SPIRE server pod. Defaults to the provider's `spire.namespace`.",
+						Validators:          []validator.String{validate.DNSLabel()},
+					},
+					"pod": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Name of the SPIRE server pod. Defaults to `" + bundlesource.DefaultServerPod + "`.",
+						Validators:          []validator.String{validate.K8sName()},
+					},
+					"container": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Container running `spire-server`. Defaults to `" + bundlesource.DefaultServerContainer + "`.",
+						Validators:          []validator.String{validate.DNSLabel()},
+					},
+				},
+			},
+			"spiffe_bundle": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The bundle as SPIFFE bundle JSON, normalised (members sorted, keys ordered by use, key " +
+					"ID and certificate), ready for `zerotrust_federated_trust_domain.trust_domain_bundle`.",
+			},
+			"x509_authorities_pem": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The X.509 authorities as PEM certificates, oldest first.",
+			},
+			"jwt_authorities": schema.MapAttribute{
+				Computed:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "The JWT authorities: key ID to PEM public key.",
+			},
+			"refresh_hint": schema.Int64Attribute{
+				Computed: true,
+				MarkdownDescription: "How often, in seconds, the bundle's publisher asks peers to refresh it; null when the " +
+					"source does not say (only bundle endpoints do).",
+			},
+			"sequence_number": schema.Int64Attribute{
+				Computed:            true,
+				MarkdownDescription: "The bundle's sequence number (it grows with each change); null when the source does not say.",
+			},
+			"x509_fingerprints_sha256": schema.ListAttribute{
+				Computed:            true,
+				ElementType:         types.StringType,
+				MarkdownDescription: "Lowercase hex SHA-256 fingerprints of the X.509 authorities, sorted.",
+			},
+			"expires_at": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "When the first X.509 authority expires (RFC 3339, UTC).",
+			},
+		},
+	}
+}

@@ -1,0 +1,68 @@
+package resources
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+)
+
+type domainVerificationResourceModel struct {
+	ID             types.String   `tfsdk:"id"`
+	Cluster        types.String   `tfsdk:"cluster"`
+	Name           types.String   `tfsdk:"name"`
+	Domain         types.String   `tfsdk:"domain"`
+	APIVersion     types.String   `tfsdk:"api_version"`
+	ForceConflicts types.Bool     `tfsdk:"force_conflicts"`
+	Token          types.String   `tfsdk:"token"`
+	TXTRecordName  types.String   `tfsdk:"txt_record_name"`
+	TXTRecordValue types.String   `tfsdk:"txt_record_value"`
+	Verified       types.Bool     `tfsdk:"verified"`
+	LastChecked    types.String   `tfsdk:"last_checked"`
+	Message        types.String   `tfsdk:"message"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+}
+
+// domainVerificationID is the identity of the object m describes.
+func domainVerificationID(m domainVerificationResourceModel) objectIdentity {
+	return objectIdentity{Cluster: providerdata.ClusterKey(m.Cluster), Name: m.Name.ValueString()}
+}
+
+// domainVerificationStateFromObject is the state of an object the resource
+// does not manage yet, what ImportState stores and the list resource returns
+// (one function, so the two cannot differ). The API version is the one the
+// object's spec was written in, read from its managed fields: it is not part
+// of the object itself.
+func domainVerificationStateFromObject(cluster types.String, obj *unstructured.Unstructured) domainVerificationResourceModel {
+	state := domainVerificationResourceModel{
+		Cluster:        cluster,
+		APIVersion:     types.StringValue(domainverification.CreatedWith(obj)),
+		ForceConflicts: types.BoolValue(false),
+		Timeouts:       timeouts.Value{Object: types.ObjectNull(domainVerificationObjectAttrTypes("timeouts"))},
+	}
+	setDomainVerificationFromObject(&state, obj)
+	return state
+}
+
+// setDomainVerificationFromObject copies the object's spec and status into
+// the model.
+func setDomainVerificationFromObject(m *domainVerificationResourceModel, obj *unstructured.Unstructured) {
+	m.Name = types.StringValue(obj.GetName())
+	m.ID = types.StringValue(resourceID(m.Cluster, obj.GetName()))
+	m.Domain = types.StringValue(domainverification.Domain(obj))
+	m.TXTRecordName = m.Domain
+	st := domainverification.StatusOf(obj)
+	m.Token = optionalString(st.Token)
+	m.TXTRecordValue = m.Token
+	m.Verified = types.BoolPointerValue(st.Verified)
+	m.LastChecked = optionalString(st.LastChecked)
+	m.Message = optionalString(st.Message)
+	if m.ForceConflicts.IsNull() || m.ForceConflicts.IsUnknown() {
+		m.ForceConflicts = types.BoolValue(false)
+	}
+	if m.APIVersion.IsNull() || m.APIVersion.IsUnknown() {
+		m.APIVersion = types.StringValue(domainverification.V1)
+	}
+}

@@ -1,0 +1,299 @@
+package resources_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/querycheck"
+	"github.com/hashicorp/terraform-plugin-testing/querycheck/queryfilter"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+)
+
+const ftdAddr = "zerotrust_federated_trust_domain"
+
+// ftdWebConfig is a zerotrust_federated_trust_domain with the https_web
+// profile; cluster "" leaves the attribute out (the default connection).
+func ftdWebConfig(resName, cluster, td string) string {
+	clusterLine := ""
+	if cluster != "" {
+		clusterLine = fmt.Sprintf("  cluster = %q\n", cluster)
+	}
+	return fmt.Sprintf(`
+resource "zerotrust_federated_trust_domain" %q {
+%s  trust_domain            = %q
+  bundle_endpoint_url     = "https://bundles.%s"
+  bundle_endpoint_profile = { type = "https_web" }
+}
+`, resName, clusterLine, td, td)
+}
+
+// TestAccFederatedTrustDomain_identityImport imports by resource identity
+// (an import block with `identity`, Terraform >= 1.12): once on a named
+// cluster, once on the default connection, whose identity has no cluster.
+func TestAccFederatedTrustDomain_identityImport(t *testing.T) {
+	id := acctest.UniqueName("ident")
+	onWest, onDefault := "west-"+id+".test", "dflt-"+id+".test"
+	nameWest, nameDefault := "west-"+id+".test", "dflt-"+id+".test"
+	config := acctest.ProviderConfig(t) + ftdWebConfig("west", acctest.West, onWest) + ftdWebConfig("dflt", "", onDefault)
+
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkCFTDsGone(t, map[string]string{acctest.West: nameWest, acctest.East: nameDefault}),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectIdentity(ftdAddr+".west", map[string]knownvalue.Check{
+						"cluster": knownvalue.StringExact(acctest.West), "name": knownvalue.StringExact(nameWest),
+					}),
+					statecheck.ExpectIdentity(ftdAddr+".dflt", map[string]knownvalue.Check{
+						"cluster": knownvalue.Null(), "name": knownvalue.StringExact(nameDefault),
+					}),
+					statecheck.ExpectIdentityValueMatchesState(ftdAddr+".west", tfjsonpath.New("name")),
+					statecheck.ExpectIdentityValueMatchesState(ftdAddr+".west", tfjsonpath.New("cluster")),
+				},
+			},
+			{
+				Config:          config,
+				ResourceName:    ftdAddr + ".west",
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithResourceIdentity,
+			},
+			{
+				Config:          config,
+				ResourceName:    ftdAddr + ".dflt",
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithResourceIdentity,
+			},
+		},
+	})
+}
+
+// TestAccFederatedTrustDomain_list lists objects another manager created on
+// east and west from one provider block (`terraform query`), filtered by
+// trust domain and class, and leaves out an object the resource would refuse
+// as configuration. Then, with the terraform CLI directly (the testing
+// framework runs no `query -generate-config-out`), it generates the
+// configuration and import blocks for the listed objects, imports them, and
+// expects a plan without changes afterwards.
+func TestAccFederatedTrustDomain_list(t *testing.T) {
+	id := acctest.UniqueName("list")
+	shared, spiffe, invalid := "shared-"+id+".test", "spiffe-"+id+".test", "bad-"+id+".test"
+	class := "cls-" + id
+	objects := []struct{ cluster, name string }{
+		{acctest.East, "east-" + shared}, {acctest.West, "west-" + shared}, {acctest.East, spiffe}, {acctest.West, invalid},
+	}
+	createAsOther(t, acctest.East, cftdGVR, cftdObject("east-"+shared, map[string]any{
+		"trustDomain": shared, "bundleEndpointURL": "https://bundles." + shared,
+		"bundleEndpointProfile": map[string]any{"type": "https_web"}, "className": class,
+	}))
+	createAsOther(t, acctest.West, cftdGVR, cftdObject("west-"+shared, map[string]any{
+		"trustDomain": shared, "bundleEndpointURL": "https://bundles." + shared,
+		"bundleEndpointProfile": map[string]any{"type": "https_web"},
+	}))
+	createAsOther(t, acctest.East, cftdGVR, cftdObject(spiffe, map[string]any{
+		"trustDomain": spiffe, "bundleEndpointURL": "https://spire." + spiffe + ":8443",
+		"bundleEndpointProfile": map[string]any{"type": "https_spiffe", "endpointSPIFFEID": "spiffe://" + spiffe + "/spire/server"},
+		"trustDomainBundle":     testBundle(t, spiffe),
+	}))
+	// spire-controller-manager skips https_web with an endpoint SPIFFE ID,
+	// and the resource refuses it: not listed.
+	createAsOther(t, acctest.West, cftdGVR, cftdObject(invalid, map[string]any{
+		"trustDomain": invalid, "bundleEndpointURL": "https://bundles." + invalid,
+		"bundleEndpointProfile": map[string]any{"type": "https_web", "endpointSPIFFEID": "spiffe://" + invalid + "/spire/server"},
+	}))
+	t.Cleanup(func() {
+		for _, o := range objects {
+			err := acctest.Dynamic(t, o.cluster).Resource(cftdGVR).Delete(context.Background(), o.name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("cleanup: delete %s on %s: %v", o.name, o.cluster, err)
+			}
+		}
+	})
+
+	listBlock := func(name, filters string) string {
+		return fmt.Sprintf("list %q %q {\n  provider         = zerotrust\n  include_resource = true\n  config {\n%s  }\n}\n", ftdAddr, name, filters)
+	}
+	query := listBlock("shared", fmt.Sprintf("    trust_domain = %q\n", shared)) +
+		listBlock("west", fmt.Sprintf("    cluster = %q\n    trust_domain = %q\n", acctest.West, shared)) +
+		listBlock("classed", fmt.Sprintf("    trust_domain = %q\n    class_name = %q\n", shared, class)) +
+		listBlock("classless", fmt.Sprintf("    trust_domain = %q\n    class_name = \"\"\n", shared)) +
+		listBlock("invalid", fmt.Sprintf("    trust_domain = %q\n", invalid))
+	identity := func(cluster, name string) map[string]knownvalue.Check {
+		var c knownvalue.Check = knownvalue.Null()
+		if cluster != "" {
+			c = knownvalue.StringExact(cluster)
+		}
+		return map[string]knownvalue.Check{"cluster": c, "name": knownvalue.StringExact(name)}
+	}
+	westShared := identity(acctest.West, "west-"+shared)
+
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_14_0)},
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: acctest.ProviderConfig(t)},
+			{
+				Query:  true,
+				Config: query,
+				QueryResultChecks: []querycheck.QueryResultCheck{
+					// Unset cluster lists every cluster of the provider.
+					querycheck.ExpectIdentity(ftdAddr+".shared", westShared),
+					querycheck.ExpectIdentity(ftdAddr+".shared", identity(acctest.East, "east-"+shared)),
+					querycheck.ExpectLength(ftdAddr+".west", 1),
+					querycheck.ExpectIdentity(ftdAddr+".west", westShared),
+					querycheck.ExpectResourceDisplayName(ftdAddr+".west", queryfilter.ByResourceIdentity(westShared),
+						knownvalue.StringExact(fmt.Sprintf("west/west-%s (federates with %s)", shared, shared))),
+					querycheck.ExpectResourceKnownValues(ftdAddr+".west", queryfilter.ByResourceIdentity(westShared),
+						[]querycheck.KnownValueCheck{
+							{Path: tfjsonpath.New("id"), KnownValue: knownvalue.StringExact("west/west-" + shared)},
+							{Path: tfjsonpath.New("class_name"), KnownValue: knownvalue.Null()},
+							{Path: tfjsonpath.New("trust_domain_bundle"), KnownValue: knownvalue.Null()},
+						}),
+					querycheck.ExpectIdentity(ftdAddr+".classed", identity(acctest.East, "east-"+shared)),
+					querycheck.ExpectNoIdentity(ftdAddr+".classed", westShared),
+					// class_name = "" lists the objects without a class.
+					querycheck.ExpectLength(ftdAddr+".classless", 1),
+					querycheck.ExpectIdentity(ftdAddr+".classless", westShared),
+					querycheck.ExpectLength(ftdAddr+".invalid", 0),
+				},
+			},
+		},
+	})
+
+	// The generate-config round trip, for one object per cluster.
+	testQueryGenerateConfig(t, acctest.ProviderConfig(t),
+		listBlock("west", fmt.Sprintf("    cluster = %q\n    trust_domain = %q\n", acctest.West, shared))+
+			listBlock("spiffe", fmt.Sprintf("    cluster = %q\n    trust_domain = %q\n", acctest.East, spiffe)), 2)
+}
+
+// TestAccFederatedTrustDomain_stateWithoutIdentity applies with Terraform
+// 1.11, which stores no resource identity, then plans with the current CLI:
+// nothing to change, and a refresh records the identity.
+func TestAccFederatedTrustDomain_stateWithoutIdentity(t *testing.T) {
+	t.Parallel()
+	id := acctest.UniqueName("noident")
+	td := "old-" + id + ".test"
+	dir := t.TempDir()
+	config := ftdRequiredProviders + acctest.ProviderConfig(t) + ftdWebConfig("old", acctest.West, td)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reattach := serveProviderInProcess(t, "registry.terraform.io/ztfabric/zerotrust")
+	old, current := "terraform-1.11", "terraform"
+	t.Cleanup(func() {
+		if out, code := ftdTerraform(t, current, dir, reattach, "destroy", "-auto-approve", "-no-color"); code != 0 {
+			t.Errorf("cleanup: terraform destroy exited %d:\n%s", code, out)
+		}
+		if err := checkCFTDsGone(t, map[string]string{acctest.West: td})(nil); err != nil {
+			t.Error(err)
+		}
+	})
+
+	ftdMustTerraform(t, old, dir, reattach, "init", "-no-color")
+	ftdMustTerraform(t, old, dir, reattach, "apply", "-auto-approve", "-no-color")
+	if got := ftdStateIdentity(t, dir); got != nil {
+		t.Fatalf("identity after apply with %s: %v, want none", old, got)
+	}
+	ftdMustTerraform(t, current, dir, reattach, "init", "-no-color")
+	if out, code := ftdTerraform(t, current, dir, reattach, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+		t.Fatalf("plan with %s on state without identity exited %d, want 0:\n%s", current, code, out)
+	}
+	ftdMustTerraform(t, current, dir, reattach, "apply", "-refresh-only", "-auto-approve", "-no-color")
+	want := map[string]any{"cluster": acctest.West, "name": td}
+	if got := ftdStateIdentity(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("identity after a refresh with %s: %v, want %v", current, got, want)
+	}
+	if out, code := ftdTerraform(t, current, dir, reattach, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+		t.Fatalf("plan after the refresh exited %d, want 0:\n%s", code, out)
+	}
+}
+
+// ftdStateIdentity is the identity terraform.tfstate in dir holds for its one
+// resource instance, nil when there is none.
+func ftdStateIdentity(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state struct {
+		Resources []struct {
+			Instances []struct {
+				Identity map[string]any `json:"identity"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(data, &state); err != nil {
+		t.Fatal(err)
+	}
+	if len(state.Resources) != 1 || len(state.Resources[0].Instances) != 1 {
+		t.Fatalf("terraform.tfstate holds %d resources, want one with one instance:\n%s", len(state.Resources), data)
+	}
+	return state.Resources[0].Instances[0].Identity
+}
+
+// ftdRequiredProviders names the provider source serveProviderInProcess
+// serves.
+const ftdRequiredProviders = `
+terraform {
+  required_providers {
+    zerotrust = { source = "ztfabric/zerotrust" }
+  }
+}
+`
+
+// ftdTerraform runs the CLI tool (a harness.Tool name) in dir against the
+// provider served by this test process (reattach), and returns its output
+// and exit code.
+func ftdTerraform(t *testing.T, tool, dir, reattach string, args ...string) (string, int) {
+	t.Helper()
+	tf, err := harness.Tool(tool)
+	if err != nil {
+		t.Fatalf("%s unavailable: %v", tool, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tf, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TF_REATTACH_PROVIDERS="+reattach, "TF_IN_AUTOMATION=1", "TF_INPUT=0")
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exitErr):
+		return string(out), exitErr.ExitCode()
+	default:
+		t.Fatalf("running %s %v: %v", tool, args, err)
+		return "", -1
+	}
+}
+
+// ftdMustTerraform is ftdTerraform that fails the test unless the command succeeds.
+func ftdMustTerraform(t *testing.T, tool, dir, reattach string, args ...string) string {
+	t.Helper()
+	out, code := ftdTerraform(t, tool, dir, reattach, args...)
+	if code != 0 {
+		t.Fatalf("%s %s exited %d:\n%s", tool, strings.Join(args, " "), code, out)
+	}
+	return out
+}

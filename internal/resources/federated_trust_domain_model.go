@@ -1,0 +1,111 @@
+package resources
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+type federatedTrustDomainResourceModel struct {
+	ID                    types.String   `tfsdk:"id"`
+	Cluster               types.String   `tfsdk:"cluster"`
+	Name                  types.String   `tfsdk:"name"`
+	TrustDomain           types.String   `tfsdk:"trust_domain"`
+	BundleEndpointURL     types.String   `tfsdk:"bundle_endpoint_url"`
+	BundleEndpointProfile types.Object   `tfsdk:"bundle_endpoint_profile"`
+	TrustDomainBundle     types.String   `tfsdk:"trust_domain_bundle"`
+	ClassName             types.String   `tfsdk:"class_name"`
+	ForceConflicts        types.Bool     `tfsdk:"force_conflicts"`
+	WaitForBundle         types.Bool     `tfsdk:"wait_for_bundle"`
+	DeleteBundleOnDestroy types.Bool     `tfsdk:"delete_bundle_on_destroy"`
+	SpireServer           types.Object   `tfsdk:"spire_server"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+}
+
+type bundleEndpointProfileModel struct {
+	Type             types.String `tfsdk:"type"`
+	EndpointSPIFFEID types.String `tfsdk:"endpoint_spiffe_id"`
+}
+
+func federatedTrustDomainObject(ctx context.Context, m federatedTrustDomainResourceModel, withBundle bool) (*unstructured.Unstructured, diag.Diagnostics) {
+	var p bundleEndpointProfileModel
+	diags := m.BundleEndpointProfile.As(ctx, &p, basetypes.ObjectAsOptions{})
+	profile := map[string]any{"type": p.Type.ValueString()}
+	if v := p.EndpointSPIFFEID.ValueString(); v != "" {
+		profile["endpointSPIFFEID"] = v
+	}
+	spec := map[string]any{
+		"trustDomain":           m.TrustDomain.ValueString(),
+		"bundleEndpointURL":     m.BundleEndpointURL.ValueString(),
+		"bundleEndpointProfile": profile,
+	}
+	if v := m.ClassName.ValueString(); v != "" {
+		spec["className"] = v
+	}
+	if v := m.TrustDomainBundle.ValueString(); withBundle && v != "" {
+		spec["trustDomainBundle"] = v
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	obj.SetName(m.Name.ValueString())
+	return obj, diags
+}
+
+// federatedTrustDomainStateFromObject is the state of an adopted object, the
+// one ImportState stores and the list resource returns, so that importing a
+// listed object and the configuration generated from it agree.
+func federatedTrustDomainStateFromObject(ctx context.Context, cluster types.String, obj *unstructured.Unstructured) (federatedTrustDomainResourceModel, diag.Diagnostics) {
+	state := federatedTrustDomainResourceModel{Cluster: cluster, TrustDomainBundle: types.StringNull()}
+	diags := setFromObject(ctx, &state, obj)
+	// The bundle the object still carries, if any, is the best record of how
+	// it was bootstrapped; Read never adopts it later.
+	if v, _, _ := unstructured.NestedString(obj.Object, "spec", "trustDomainBundle"); v != "" {
+		state.TrustDomainBundle = types.StringValue(v)
+	}
+	return state, diags
+}
+
+// setFromObject copies what the cluster holds into the model, so edits made
+// outside Terraform show up as a plan. trust_domain_bundle stays as it is:
+// it is bootstrap input, not a description of the object.
+func setFromObject(_ context.Context, m *federatedTrustDomainResourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
+	var diags diag.Diagnostics
+	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	str := func(fields ...string) string {
+		v, _, _ := unstructured.NestedString(spec, fields...)
+		return v
+	}
+	m.Name = types.StringValue(obj.GetName())
+	m.ID = types.StringValue(resourceID(m.Cluster, obj.GetName()))
+	m.TrustDomain = types.StringValue(str("trustDomain"))
+	m.BundleEndpointURL = types.StringValue(str("bundleEndpointURL"))
+	// "" in the configuration means "no class", which the API stores as absent.
+	if className := str("className"); className != "" || !m.ClassName.Equal(types.StringValue("")) {
+		m.ClassName = optionalString(className)
+	}
+	profile, d := types.ObjectValue(federatedTrustDomainObjectAttrTypes("bundle_endpoint_profile"), map[string]attr.Value{
+		"type":               types.StringValue(str("bundleEndpointProfile", "type")),
+		"endpoint_spiffe_id": optionalString(str("bundleEndpointProfile", "endpointSPIFFEID")),
+	})
+	diags.Append(d...)
+	m.BundleEndpointProfile = profile
+	for _, b := range []*types.Bool{&m.ForceConflicts, &m.WaitForBundle, &m.DeleteBundleOnDestroy} {
+		if b.IsNull() || b.IsUnknown() {
+			*b = types.BoolValue(false)
+		}
+	}
+	if m.Timeouts.IsNull() || m.Timeouts.IsUnknown() {
+		m.Timeouts = timeouts.Value{Object: types.ObjectNull(federatedTrustDomainObjectAttrTypes("timeouts"))}
+	}
+	if m.SpireServer.IsNull() || m.SpireServer.IsUnknown() {
+		m.SpireServer = types.ObjectNull(federatedTrustDomainObjectAttrTypes("spire_server"))
+	}
+	if m.TrustDomainBundle.IsUnknown() {
+		m.TrustDomainBundle = types.StringNull()
+	}
+	return diags
+}

@@ -1,0 +1,154 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+func (r *federatedTrustDomainResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = federatedTrustDomainSchema(ctx)
+}
+
+// federatedTrustDomainSchemaOnce is the schema, built once for the helpers
+// that read it (attribute types, the list's validation).
+var federatedTrustDomainSchemaOnce = sync.OnceValue(func() schema.Schema {
+	return federatedTrustDomainSchema(context.Background())
+})
+
+func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "A SPIRE `ClusterFederatedTrustDomain` (`spire.spiffe.io/v1alpha1`, cluster-scoped): tells " +
+			"spire-controller-manager to federate the cluster's SPIRE server with a peer trust domain, and hands it " +
+			"the peer's bootstrap trust bundle.\n\n" +
+			"`trust_domain_bundle` is a **bootstrap** value: spire-controller-manager reads it only when it first sees " +
+			"the object; afterwards SPIRE refreshes the bundle from the peer's bundle endpoint. So after creation a " +
+			"changed bundle (for example a rotated CA read by `zerotrust_trust_bundle`) plans no change; replace the " +
+			"resource (`terraform apply -replace=...`) to bootstrap again. Updates never send the bundle, because a " +
+			"stale bundle sent with an endpoint change would overwrite the fresher one SPIRE holds.\n\n" +
+			"There is no webhook in many installations, and an invalid object is accepted by the API server and then " +
+			"silently skipped by the controller, so every rule the controller applies is checked at plan time.",
+		Attributes: map[string]schema.Attribute{
+			"id":      idAttribute("`<name>` on the default connection, `<cluster>/<name>` otherwise; also the import ID."),
+			"cluster": clusterAttribute(),
+			"name": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				MarkdownDescription: "Object name. Defaults to the trust domain with `_` replaced by `-` (object names " +
+					"are DNS subdomains). Changing it replaces the object.",
+				Validators:    []validator.String{validate.K8sName()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()},
+			},
+			"trust_domain": schema.StringAttribute{
+				Required: true,
+				MarkdownDescription: "The peer trust domain to federate with, e.g. `west.example.org` (no `spiffe://`). " +
+					"Changing it replaces the object.",
+				Validators:    []validator.String{validate.TrustDomain()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"bundle_endpoint_url": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "The peer's SPIFFE bundle endpoint: an `https://` URL with a host and no user info.",
+				Validators:          []validator.String{validate.HTTPSURL()},
+			},
+			"bundle_endpoint_profile": schema.SingleNestedAttribute{
+				Required:            true,
+				MarkdownDescription: "How the bundle endpoint authenticates itself.",
+				Attributes: map[string]schema.Attribute{
+					"type": schema.StringAttribute{
+						Required: true,
+						MarkdownDescription: "`https_spiffe` (the endpoint presents an SVID checked against the peer's " +
+							"bundle; needs `endpoint_spiffe_id`) or `https_web` (a Web PKI certificate; no `endpoint_spiffe_id`).",
+						Validators: []validator.String{stringvalidator.OneOf(bundlesource.ProfileHTTPSSPIFFE, bundlesource.ProfileHTTPSWeb)},
+					},
+					"endpoint_spiffe_id": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "SPIFFE ID of the bundle endpoint server, usually `spiffe://<trust_domain>/spire/server`. " +
+							"Required for `https_spiffe`, refused for `https_web`.",
+						Validators: []validator.String{validate.SPIFFEID()},
+					},
+				},
+			},
+			"trust_domain_bundle": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				MarkdownDescription: "The peer's SPIFFE trust bundle (JSON, as `zerotrust_trust_bundle.spiffe_bundle` or " +
+					"`spire-server bundle show -format spiffe` print it), validated for `trust_domain` at plan time. " +
+					"Bootstrap only: sent on create, ignored on later changes, removal from the configuration included " +
+					"(see above). Needed for `https_spiffe` unless SPIRE already holds the peer's bundle. Import reads " +
+					"the bundle the object still carries, if any; an object adopted without one whose configuration " +
+					"sets one plans an in-place update that records the value in state and sends nothing.",
+				Validators:    []validator.String{validate.SPIFFEBundleFor(path.MatchRoot("trust_domain"))},
+				PlanModifiers: []planmodifier.String{bootstrapOnly{}},
+			},
+			"class_name": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				MarkdownDescription: "spire-controller-manager class that acts on the object (`spec.className`); `\"\"` " +
+					"means no class. When unset, an object this resource creates gets the provider's `spire.class_name`, " +
+					"and keeps following it while this provider owns the field. An adopted object (imported, or made by " +
+					"someone else) keeps the class it has, none included, and the field is not written, so importing " +
+					"plans no change: set `class_name` to give it one. On OpenShift an object without the operator's " +
+					"class is ignored by its spire-controller-manager.",
+			},
+			"force_conflicts": forceConflictsAttribute(),
+			"wait_for_bundle": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+				MarkdownDescription: "After create and update, wait (up to the `timeouts`) until the cluster's SPIRE server " +
+					"holds the peer's bundle, asked through pod exec of `spire-server bundle list` (see `spire_server`). " +
+					"The object has no status to wait on, and workloads that federate with the peer are refused until " +
+					"SPIRE has its bundle. Defaults to `false`. A create whose wait times out leaves the object in place " +
+					"and the resource tainted, so the next apply replaces it.",
+			},
+			"delete_bundle_on_destroy": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+				MarkdownDescription: "On destroy, also delete the peer's bundle from the SPIRE server (`spire-server bundle " +
+					"delete`, after spire-controller-manager has removed the federation relationship). Without it SPIRE " +
+					"keeps the bundle, as deleting a ClusterFederatedTrustDomain alone does. Defaults to `false`.",
+			},
+			"spire_server": spireServerAttribute(),
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+// federatedTrustDomainAttrTypes are the types of the schema's top-level
+// attributes and blocks, read from the schema once.
+var federatedTrustDomainAttrTypes = sync.OnceValue(func() map[string]attr.Type {
+	t, ok := federatedTrustDomainSchemaOnce().Type().(attr.TypeWithAttributeTypes)
+	if !ok {
+		panic("federated_trust_domain: the schema type is not an object type")
+	}
+	return t.AttributeTypes()
+})
+
+// federatedTrustDomainObjectAttrTypes are the attribute types of the object
+// attribute or block name, for the null and known object values the model
+// builds: derived from the schema, they cannot drift from it.
+func federatedTrustDomainObjectAttrTypes(name string) map[string]attr.Type {
+	t, ok := federatedTrustDomainAttrTypes()[name].(attr.TypeWithAttributeTypes)
+	if !ok {
+		panic(fmt.Sprintf("federated_trust_domain: schema attribute %q is not an object", name))
+	}
+	return t.AttributeTypes()
+}

@@ -1,0 +1,299 @@
+package resources_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/querycheck"
+	"github.com/hashicorp/terraform-plugin-testing/querycheck/queryfilter"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+)
+
+func istioCSRIdentity(cluster, ns string) map[string]knownvalue.Check {
+	var c knownvalue.Check = knownvalue.Null()
+	if cluster != "" {
+		c = knownvalue.StringExact(cluster)
+	}
+	return map[string]knownvalue.Check{
+		"cluster": c, "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("default"),
+	}
+}
+
+// TestAccIstioCSR_identityImport: create and refresh store the identity
+// (cluster, namespace, name), an import block with that identity adopts
+// the object with nothing to change, and the configuration Terraform
+// generates from it plans nothing either.
+func TestAccIstioCSR_identityImport(t *testing.T) {
+	acctest.IstioCSRStandIn(t, acctest.East)
+	ns := meshTestNamespace(t, acctest.East, "csrid")
+	acctest.CertManagerIssuer(t, acctest.East, ns, "istio-ca", true)
+	const addr = "zerotrust_istio_csr.this"
+	config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca")+"\n  log_level = 2")
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		Steps: []resource.TestStep{
+			{
+				Config:            config,
+				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(addr, istioCSRIdentity(acctest.East, ns))},
+			},
+			{
+				Config:          config,
+				ResourceName:    addr,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithResourceIdentity,
+			},
+			{
+				Config:          config,
+				ResourceName:    addr,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				GenerateConfig:  true,
+			},
+		},
+	})
+
+	// The default connection: the identity's cluster is null.
+	t.Run("default connection", func(t *testing.T) {
+		ns, untouched := brownfieldIstioCSR(t, nil)
+		config := istioCSRConfig(t, "", ns, minimalIstioCSRBody("istio-ca"))
+		resource.ParallelTest(t, resource.TestCase{
+			TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+			Steps: []resource.TestStep{{
+				Config: config + fmt.Sprintf("\nimport {\n  to = %s\n  identity = { namespace = %q, name = \"default\" }\n}\n", addr, ns),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectIdentity(addr, istioCSRIdentity("", ns)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(ns)),
+				},
+				Check: untouched,
+			}},
+		})
+	})
+}
+
+// TestAccIstioCSR_list lists IstioCSRs another tool created, checks what
+// the list returns, then runs `terraform query -generate-config-out`,
+// applies the import blocks and configuration it wrote, and expects the
+// next plan to be empty and the objects untouched.
+func TestAccIstioCSR_list(t *testing.T) {
+	acctest.IstioCSRStandIn(t, acctest.East)
+	ns1, untouched1 := brownfieldIstioCSR(t, map[string]any{
+		"logLevel": int64(3), "istio.revisions": []any{"default", "canary"},
+		"tolerations": []any{map[string]any{"key": "infra", "operator": "Exists"}},
+	})
+	ns2, untouched2 := brownfieldIstioCSR(t, nil)
+	query := fmt.Sprintf(`
+list "zerotrust_istio_csr" "one" {
+  provider         = zerotrust
+  include_resource = true
+  config {
+    cluster   = %[3]q
+    namespace = %[1]q
+  }
+}
+
+list "zerotrust_istio_csr" "east" {
+  provider = zerotrust
+  config {
+    cluster = %[3]q
+  }
+}
+
+list "zerotrust_istio_csr" "every_cluster" {
+  provider = zerotrust
+  config {
+    namespace = %[2]q
+  }
+}
+`, ns1, ns2, acctest.East)
+	resource.ParallelTest(t, resource.TestCase{
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_14_0)},
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			// A query runs against the configuration of the step before.
+			{Config: acctest.ProviderConfig(t)},
+			{
+				Query:  true,
+				Config: query,
+				QueryResultChecks: []querycheck.QueryResultCheck{
+					querycheck.ExpectLength("zerotrust_istio_csr.one", 1),
+					querycheck.ExpectIdentity("zerotrust_istio_csr.one", istioCSRIdentity(acctest.East, ns1)),
+					querycheck.ExpectResourceDisplayName("zerotrust_istio_csr.one",
+						queryfilter.ByResourceIdentity(istioCSRIdentity(acctest.East, ns1)), knownvalue.StringExact("east/"+ns1)),
+					querycheck.ExpectResourceKnownValues("zerotrust_istio_csr.one",
+						queryfilter.ByResourceIdentity(istioCSRIdentity(acctest.East, ns1)), []querycheck.KnownValueCheck{
+							{Path: tfjsonpath.New("id"), KnownValue: knownvalue.StringExact("east/" + ns1)},
+							{Path: tfjsonpath.New("log_level"), KnownValue: knownvalue.Int64Exact(3)},
+							{Path: tfjsonpath.New("istio").AtMapKey("revisions"), KnownValue: knownvalue.ListExact([]knownvalue.Check{
+								knownvalue.StringExact("default"), knownvalue.StringExact("canary"),
+							})},
+							{Path: tfjsonpath.New("server"), KnownValue: knownvalue.Null()},
+						}),
+					// Every namespace of east: both objects (and those of
+					// tests running alongside).
+					querycheck.ExpectLengthAtLeast("zerotrust_istio_csr.east", 2),
+					querycheck.ExpectIdentity("zerotrust_istio_csr.east", istioCSRIdentity(acctest.East, ns1)),
+					querycheck.ExpectIdentity("zerotrust_istio_csr.east", istioCSRIdentity(acctest.East, ns2)),
+					// No cluster: every cluster of the provider, the default
+					// connection (east again) included; bare serves no IstioCSR.
+					querycheck.ExpectLength("zerotrust_istio_csr.every_cluster", 2),
+					querycheck.ExpectIdentity("zerotrust_istio_csr.every_cluster", istioCSRIdentity("", ns2)),
+					querycheck.ExpectIdentity("zerotrust_istio_csr.every_cluster", istioCSRIdentity(acctest.East, ns2)),
+				},
+			},
+		},
+	})
+
+	var blocks strings.Builder
+	for i, ns := range []string{ns1, ns2} {
+		fmt.Fprintf(&blocks, `
+list "zerotrust_istio_csr" "brownfield%d" {
+  provider         = zerotrust
+  include_resource = true
+  config {
+    cluster   = %q
+    namespace = %q
+  }
+}
+`, i, acctest.East, ns)
+	}
+	generated := terraformQueryRoundTrip(t, blocks.String())
+	for _, ns := range []string{ns1, ns2} {
+		if !strings.Contains(generated, ns) {
+			t.Errorf("the generated configuration does not name %s:\n%s", ns, generated)
+		}
+	}
+	for _, check := range []resource.TestCheckFunc{untouched1, untouched2} {
+		if err := check(nil); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// terraformQueryRoundTrip runs `terraform query -generate-config-out` on
+// query (list blocks) against the provider served from this process,
+// applies the import and resource blocks it wrote, and fails unless the
+// plan after that is empty. It returns the generated configuration.
+// terraform-plugin-testing's Query steps cannot generate configuration,
+// hence the CLI.
+func terraformQueryRoundTrip(t *testing.T, query string) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.tf", acctest.ProviderConfig(t))
+	write("query.tfquery.hcl", query)
+	env := append(os.Environ(), "TF_REATTACH_PROVIDERS="+serveProviderForCLI(t))
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(os.Getenv("TF_ACC_TERRAFORM_PATH"), append(args, "-no-color")...)
+		cmd.Dir, cmd.Env = dir, env
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	must := func(args ...string) {
+		if out, err := run(args...); err != nil {
+			t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	must("init")
+	must("query", "-generate-config-out=generated.tf")
+	data, err := os.ReadFile(filepath.Join(dir, "generated.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	generated := string(data)
+	if err := os.Remove(filepath.Join(dir, "query.tfquery.hcl")); err != nil {
+		t.Fatal(err)
+	}
+	must("apply", "-auto-approve")
+	out, err := run("plan", "-detailed-exitcode")
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == 2:
+		t.Errorf("the plan after applying the generated configuration is not empty:\n%s\ngenerated:\n%s", out, generated)
+	case err != nil:
+		t.Errorf("terraform plan: %v\n%s", err, out)
+	}
+	return generated
+}
+
+// serveProviderForCLI serves the provider from the test process until the
+// test ends and returns the TF_REATTACH_PROVIDERS value that points
+// terraform at it.
+func serveProviderForCLI(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	reattach := make(chan *plugin.ReattachConfig)
+	closed := make(chan struct{})
+	const address = "registry.terraform.io/hashicorp/zerotrust"
+	go func() {
+		err := tf6server.Serve(address, func() tfprotov6.ProviderServer {
+			server, err := acctest.ProtoV6ProviderFactories["zerotrust"]()
+			if err != nil {
+				panic(err)
+			}
+			return server
+		}, tf6server.WithDebug(ctx, reattach, closed), tf6server.WithoutLogStderrOverride())
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	var config *plugin.ReattachConfig
+	select {
+	case config = <-reattach:
+	case <-time.After(time.Minute):
+		cancel()
+		t.Fatal("the provider server did not start within a minute")
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-closed
+	})
+	type addr struct{ Network, String string }
+	type entry struct {
+		Protocol        string
+		ProtocolVersion int
+		Pid             int
+		Test            bool
+		Addr            addr
+	}
+	data, err := json.Marshal(map[string]entry{address: {
+		Protocol: string(config.Protocol), ProtocolVersion: config.ProtocolVersion, Pid: config.Pid, Test: config.Test,
+		Addr: addr{Network: config.Addr.Network(), String: config.Addr.String()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

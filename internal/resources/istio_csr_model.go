@@ -1,0 +1,494 @@
+package resources
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// istioCSRName is the only name the CRD accepts: the IstioCSR is a
+// singleton per namespace.
+const istioCSRName = "default"
+
+type istioCSRResourceModel struct {
+	ID                              types.String         `tfsdk:"id"`
+	Cluster                         types.String         `tfsdk:"cluster"`
+	Namespace                       types.String         `tfsdk:"namespace"`
+	ForceConflicts                  types.Bool           `tfsdk:"force_conflicts"`
+	LogLevel                        types.Int64          `tfsdk:"log_level"`
+	LogFormat                       types.String         `tfsdk:"log_format"`
+	IstioDataPlaneNamespaceSelector types.String         `tfsdk:"istio_data_plane_namespace_selector"`
+	CertManager                     types.Object         `tfsdk:"cert_manager"` // istioCSRCertManagerModel
+	IstiodTLS                       types.Object         `tfsdk:"istiod_tls"`   // istioCSRIstiodTLSModel
+	Server                          types.Object         `tfsdk:"server"`       // istioCSRServerModel
+	Istio                           types.Object         `tfsdk:"istio"`        // istioCSRIstioModel
+	Resources                       types.Object         `tfsdk:"resources"`    // istioCSRResourcesModel
+	Affinity                        jsontypes.Normalized `tfsdk:"affinity"`
+	Tolerations                     types.List           `tfsdk:"tolerations"`       // of istioCSRTolerationModel
+	NodeSelector                    types.Map            `tfsdk:"node_selector"`     // of string
+	ControllerConfig                types.Object         `tfsdk:"controller_config"` // istioCSRControllerConfigModel
+	GRPCEndpoint                    types.String         `tfsdk:"grpc_endpoint"`
+	Image                           types.String         `tfsdk:"image"`
+	ServiceAccount                  types.String         `tfsdk:"service_account"`
+	ClusterRole                     types.String         `tfsdk:"cluster_role"`
+	ClusterRoleBinding              types.String         `tfsdk:"cluster_role_binding"`
+	Conditions                      types.Map            `tfsdk:"conditions"`
+	Timeouts                        timeouts.Value       `tfsdk:"timeouts"`
+}
+
+type istioCSRCertManagerModel struct {
+	IssuerRef          types.Object `tfsdk:"issuer_ref"`           // istioCSRIssuerRefModel
+	IstioCACertificate types.Object `tfsdk:"istio_ca_certificate"` // istioCSRCACertificateModel
+}
+
+type istioCSRIssuerRefModel struct {
+	Name  types.String `tfsdk:"name"`
+	Kind  types.String `tfsdk:"kind"`
+	Group types.String `tfsdk:"group"`
+}
+
+type istioCSRCACertificateModel struct {
+	Name      types.String `tfsdk:"name"`
+	Namespace types.String `tfsdk:"namespace"`
+	Key       types.String `tfsdk:"key"`
+}
+
+type istioCSRIstiodTLSModel struct {
+	CommonName             types.String `tfsdk:"common_name"`
+	TrustDomain            types.String `tfsdk:"trust_domain"`
+	CertificateDNSNames    types.List   `tfsdk:"certificate_dns_names"`
+	CertificateDuration    types.String `tfsdk:"certificate_duration"`
+	CertificateRenewBefore types.String `tfsdk:"certificate_renew_before"`
+	MaxCertificateDuration types.String `tfsdk:"max_certificate_duration"`
+	PrivateKeyAlgorithm    types.String `tfsdk:"private_key_algorithm"`
+	PrivateKeySize         types.Int64  `tfsdk:"private_key_size"`
+}
+
+type istioCSRServerModel struct {
+	ClusterID types.String `tfsdk:"cluster_id"`
+	Port      types.Int64  `tfsdk:"port"`
+}
+
+type istioCSRIstioModel struct {
+	Namespace types.String `tfsdk:"namespace"`
+	Revisions types.List   `tfsdk:"revisions"`
+}
+
+type istioCSRResourcesModel struct {
+	Limits   types.Map  `tfsdk:"limits"`
+	Requests types.Map  `tfsdk:"requests"`
+	Claims   types.List `tfsdk:"claims"` // of istioCSRClaimModel
+}
+
+type istioCSRClaimModel struct {
+	Name    types.String `tfsdk:"name"`
+	Request types.String `tfsdk:"request"`
+}
+
+type istioCSRTolerationModel struct {
+	Key               types.String `tfsdk:"key"`
+	Operator          types.String `tfsdk:"operator"`
+	Value             types.String `tfsdk:"value"`
+	Effect            types.String `tfsdk:"effect"`
+	TolerationSeconds types.Int64  `tfsdk:"toleration_seconds"`
+}
+
+type istioCSRControllerConfigModel struct {
+	Labels types.Map `tfsdk:"labels"`
+}
+
+// istioCSRType is the resource's schema as a type, the one source of the
+// attribute types of nested objects.
+var istioCSRType = sync.OnceValue(func() attr.Type { return istioCSRSchema(context.Background()).Type() })
+
+// istioCSRAttrTypes are the attribute types of the object at the attribute
+// path names (through list and map elements: "tolerations" gives those of a
+// toleration), as the schema declares them.
+func istioCSRAttrTypes(names ...string) map[string]attr.Type {
+	attrs := istioCSRObjectAttrTypes(istioCSRType())
+	for _, name := range names {
+		attrs = istioCSRObjectAttrTypes(attrs[name])
+	}
+	return attrs
+}
+
+func istioCSRObjectAttrTypes(t attr.Type) map[string]attr.Type {
+	switch t := t.(type) {
+	case attr.TypeWithElementType:
+		return istioCSRObjectAttrTypes(t.ElementType())
+	case attr.TypeWithAttributeTypes:
+		return t.AttributeTypes()
+	}
+	return nil
+}
+
+// istioCSRObjectAs reads a nested object into its tfsdk struct; ok is false
+// for a null or unknown object (nothing to send or read).
+func istioCSRObjectAs[T any](ctx context.Context, v types.Object, diags *diag.Diagnostics) (T, bool) {
+	var out T
+	if v.IsNull() || v.IsUnknown() {
+		return out, false
+	}
+	d := v.As(ctx, &out, basetypes.ObjectAsOptions{})
+	diags.Append(d...)
+	return out, !d.HasError()
+}
+
+// istioCSRObjectFrom builds the nested object at the attribute path names.
+func istioCSRObjectFrom(ctx context.Context, from any, diags *diag.Diagnostics, names ...string) types.Object {
+	v, d := types.ObjectValueFrom(ctx, istioCSRAttrTypes(names...), from)
+	diags.Append(d...)
+	return v
+}
+
+// issuerGroup is the planned issuer group, which apply always sends: the
+// CRD's rules read the group and it has no default.
+func (m *istioCSRResourceModel) issuerGroup(ctx context.Context, diags *diag.Diagnostics) types.String {
+	if cm, ok := istioCSRObjectAs[istioCSRCertManagerModel](ctx, m.CertManager, diags); ok {
+		if ref, ok := istioCSRObjectAs[istioCSRIssuerRefModel](ctx, cm.IssuerRef, diags); ok {
+			return ref.Group
+		}
+	}
+	return types.StringValue(istioCSRDefaultIssuerGroup)
+}
+
+// istioCSRObject is the apply configuration: exactly the fields m, the
+// resource's configuration, sets, so fields dropped from it are released.
+// It is built from the configuration, not from the plan: for an unset
+// attribute the plan holds the object's current value (perhaps another
+// manager's) or the CRD default, and the provider claims neither. The
+// exception is issuerGroup (planned): the CRD's rules read the group and it
+// has no default, so it is always sent.
+func istioCSRObject(ctx context.Context, m *istioCSRResourceModel, issuerGroup types.String) (*unstructured.Unstructured, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	cfg := map[string]any{}
+	objSetInt64(cfg, "logLevel", m.LogLevel)
+	objSetString(cfg, "logFormat", m.LogFormat)
+	objSetString(cfg, "istioDataPlaneNamespaceSelector", m.IstioDataPlaneNamespaceSelector)
+
+	if cm, ok := istioCSRObjectAs[istioCSRCertManagerModel](ctx, m.CertManager, &diags); ok {
+		certManager := map[string]any{}
+		if ref, ok := istioCSRObjectAs[istioCSRIssuerRefModel](ctx, cm.IssuerRef, &diags); ok {
+			issuer := map[string]any{}
+			objSetString(issuer, "name", ref.Name)
+			objSetString(issuer, "kind", ref.Kind)
+			objSetString(issuer, "group", issuerGroup)
+			certManager["issuerRef"] = issuer
+		}
+		if ca, ok := istioCSRObjectAs[istioCSRCACertificateModel](ctx, cm.IstioCACertificate, &diags); ok {
+			ref := map[string]any{}
+			objSetString(ref, "name", ca.Name)
+			objSetString(ref, "namespace", ca.Namespace)
+			objSetString(ref, "key", ca.Key)
+			certManager["istioCACertificate"] = ref
+		}
+		cfg["certManager"] = certManager
+	}
+	if tls, ok := istioCSRObjectAs[istioCSRIstiodTLSModel](ctx, m.IstiodTLS, &diags); ok {
+		out := map[string]any{}
+		objSetString(out, "commonName", tls.CommonName)
+		objSetString(out, "trustDomain", tls.TrustDomain)
+		objSetStrings(out, "certificateDNSNames", istioCSRStrings(tls.CertificateDNSNames))
+		objSetString(out, "certificateDuration", tls.CertificateDuration)
+		objSetString(out, "certificateRenewBefore", tls.CertificateRenewBefore)
+		objSetString(out, "maxCertificateDuration", tls.MaxCertificateDuration)
+		objSetString(out, "privateKeyAlgorithm", tls.PrivateKeyAlgorithm)
+		objSetInt64(out, "privateKeySize", tls.PrivateKeySize)
+		cfg["istiodTLSConfig"] = out
+	}
+	if s, ok := istioCSRObjectAs[istioCSRServerModel](ctx, m.Server, &diags); ok {
+		out := map[string]any{}
+		objSetString(out, "clusterID", s.ClusterID)
+		objSetInt64(out, "port", s.Port)
+		cfg["server"] = out
+	}
+	if i, ok := istioCSRObjectAs[istioCSRIstioModel](ctx, m.Istio, &diags); ok {
+		out := map[string]any{}
+		objSetString(out, "namespace", i.Namespace)
+		objSetStrings(out, "revisions", istioCSRStrings(i.Revisions))
+		cfg["istio"] = out
+	}
+	if res, ok := istioCSRObjectAs[istioCSRResourcesModel](ctx, m.Resources, &diags); ok {
+		out := map[string]any{}
+		objSetStringMap(out, "limits", istioCSRStringMap(res.Limits))
+		objSetStringMap(out, "requests", istioCSRStringMap(res.Requests))
+		if !res.Claims.IsNull() && !res.Claims.IsUnknown() {
+			var claims []istioCSRClaimModel
+			diags.Append(res.Claims.ElementsAs(ctx, &claims, false)...)
+			items := make([]any, 0, len(claims))
+			for _, c := range claims {
+				claim := map[string]any{}
+				objSetString(claim, "name", c.Name)
+				objSetString(claim, "request", c.Request)
+				items = append(items, claim)
+			}
+			out["claims"] = items
+		}
+		cfg["resources"] = out
+	}
+	if !m.Affinity.IsNull() && !m.Affinity.IsUnknown() {
+		var affinity map[string]any
+		if err := json.Unmarshal([]byte(m.Affinity.ValueString()), &affinity); err != nil {
+			diags.AddAttributeError(path.Root("affinity"), "Invalid Affinity", "affinity is not a JSON object: "+err.Error())
+		} else {
+			cfg["affinity"] = affinity
+		}
+	}
+	if !m.Tolerations.IsNull() && !m.Tolerations.IsUnknown() {
+		var tolerations []istioCSRTolerationModel
+		diags.Append(m.Tolerations.ElementsAs(ctx, &tolerations, false)...)
+		items := make([]any, 0, len(tolerations))
+		for _, t := range tolerations {
+			out := map[string]any{}
+			objSetString(out, "key", t.Key)
+			objSetString(out, "operator", t.Operator)
+			objSetString(out, "value", t.Value)
+			objSetString(out, "effect", t.Effect)
+			objSetInt64(out, "tolerationSeconds", t.TolerationSeconds)
+			items = append(items, out)
+		}
+		cfg["tolerations"] = items
+	}
+	objSetStringMap(cfg, "nodeSelector", istioCSRStringMap(m.NodeSelector))
+
+	spec := map[string]any{"istioCSRConfig": cfg}
+	if cc, ok := istioCSRObjectAs[istioCSRControllerConfigModel](ctx, m.ControllerConfig, &diags); ok {
+		out := map[string]any{}
+		objSetStringMap(out, "labels", istioCSRStringMap(cc.Labels))
+		spec["controllerConfig"] = out
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	obj.SetName(istioCSRName)
+	obj.SetNamespace(m.Namespace.ValueString())
+	return obj, diags
+}
+
+// istioCSRStrings is a known list of strings as Go values; nil when the list
+// is null or unknown (nothing is sent).
+func istioCSRStrings(v types.List) []string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := make([]string, 0, len(v.Elements()))
+	for _, e := range v.Elements() {
+		s, _ := e.(types.String)
+		out = append(out, s.ValueString())
+	}
+	return out
+}
+
+// istioCSRStringMap is istioCSRStrings for maps.
+func istioCSRStringMap(v types.Map) map[string]string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := make(map[string]string, len(v.Elements()))
+	for k, e := range v.Elements() {
+		s, _ := e.(types.String)
+		out[k] = s.ValueString()
+	}
+	return out
+}
+
+// istioCSRStringList is the list value of an object's string list; null
+// when the object lacks it.
+func istioCSRStringList(items []string) types.List {
+	if items == nil {
+		return types.ListNull(types.StringType)
+	}
+	values := make([]attr.Value, len(items))
+	for i, s := range items {
+		values[i] = types.StringValue(s)
+	}
+	return types.ListValueMust(types.StringType, values)
+}
+
+// istioCSRStringMapValue is istioCSRStringList for maps.
+func istioCSRStringMapValue(items map[string]string) types.Map {
+	if items == nil {
+		return types.MapNull(types.StringType)
+	}
+	values := make(map[string]attr.Value, len(items))
+	for k, s := range items {
+		values[k] = types.StringValue(s)
+	}
+	return types.MapValueMust(types.StringType, values)
+}
+
+// istioCSRStateFromObject is the state of an object the resource does not
+// hold yet: what ImportState stores and what the list resource returns, so
+// the two cannot differ.
+func istioCSRStateFromObject(ctx context.Context, cluster types.String, obj *unstructured.Unstructured) (istioCSRResourceModel, diag.Diagnostics) {
+	state := istioCSRResourceModel{Cluster: cluster, Timeouts: istioCSRTimeoutsNull()}
+	diags := setIstioCSRFromObject(ctx, &state, obj)
+	return state, diags
+}
+
+// setIstioCSRFromObject copies the object into the model, so changes made
+// outside Terraform show up as a plan. A field the object lacks becomes null.
+func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
+	var diags diag.Diagnostics
+	cfg, _, _ := unstructured.NestedMap(obj.Object, "spec", "istioCSRConfig")
+	m.Namespace = types.StringValue(obj.GetNamespace())
+	m.ID = types.StringValue(resourceID(m.Cluster, obj.GetNamespace()))
+	m.LogLevel = objInt64(cfg, "logLevel")
+	m.LogFormat = objString(cfg, "logFormat")
+	m.IstioDataPlaneNamespaceSelector = objString(cfg, "istioDataPlaneNamespaceSelector")
+
+	m.CertManager = types.ObjectNull(istioCSRAttrTypes("cert_manager"))
+	if cm, ok := objMap(cfg, "certManager"); ok {
+		out := istioCSRCertManagerModel{
+			IssuerRef:          types.ObjectNull(istioCSRAttrTypes("cert_manager", "issuer_ref")),
+			IstioCACertificate: types.ObjectNull(istioCSRAttrTypes("cert_manager", "istio_ca_certificate")),
+		}
+		if ref, ok := objMap(cm, "issuerRef"); ok {
+			out.IssuerRef = istioCSRObjectFrom(ctx, istioCSRIssuerRefModel{
+				Name: objString(ref, "name"), Kind: objString(ref, "kind"), Group: objString(ref, "group"),
+			}, &diags, "cert_manager", "issuer_ref")
+		}
+		if ca, ok := objMap(cm, "istioCACertificate"); ok {
+			out.IstioCACertificate = istioCSRObjectFrom(ctx, istioCSRCACertificateModel{
+				// The CRD allows "" for the IstioCSR's own namespace, as unset.
+				Name: objString(ca, "name"), Namespace: optionalString(objText(ca["namespace"])), Key: objString(ca, "key"),
+			}, &diags, "cert_manager", "istio_ca_certificate")
+		}
+		m.CertManager = istioCSRObjectFrom(ctx, out, &diags, "cert_manager")
+	}
+	m.IstiodTLS = types.ObjectNull(istioCSRAttrTypes("istiod_tls"))
+	if tls, ok := objMap(cfg, "istiodTLSConfig"); ok {
+		m.IstiodTLS = istioCSRObjectFrom(ctx, istioCSRIstiodTLSModel{
+			CommonName:             objString(tls, "commonName"),
+			TrustDomain:            objString(tls, "trustDomain"),
+			CertificateDNSNames:    istioCSRStringList(objStrings(tls, "certificateDNSNames")),
+			CertificateDuration:    objString(tls, "certificateDuration"),
+			CertificateRenewBefore: objString(tls, "certificateRenewBefore"),
+			MaxCertificateDuration: objString(tls, "maxCertificateDuration"),
+			PrivateKeyAlgorithm:    objString(tls, "privateKeyAlgorithm"),
+			PrivateKeySize:         objInt64(tls, "privateKeySize"),
+		}, &diags, "istiod_tls")
+	}
+	m.Server = types.ObjectNull(istioCSRAttrTypes("server"))
+	if s, ok := objMap(cfg, "server"); ok {
+		m.Server = istioCSRObjectFrom(ctx, istioCSRServerModel{ClusterID: objString(s, "clusterID"), Port: objInt64(s, "port")}, &diags, "server")
+	}
+	m.Istio = types.ObjectNull(istioCSRAttrTypes("istio"))
+	if i, ok := objMap(cfg, "istio"); ok {
+		m.Istio = istioCSRObjectFrom(ctx, istioCSRIstioModel{
+			Namespace: objString(i, "namespace"), Revisions: istioCSRStringList(objStrings(i, "revisions")),
+		}, &diags, "istio")
+	}
+	m.Resources = types.ObjectNull(istioCSRAttrTypes("resources"))
+	if res, ok := objMap(cfg, "resources"); ok {
+		out := istioCSRResourcesModel{
+			Limits:   istioCSRStringMapValue(objStringMap(res, "limits")),
+			Requests: istioCSRStringMapValue(objStringMap(res, "requests")),
+			Claims:   types.ListNull(types.ObjectType{AttrTypes: istioCSRAttrTypes("resources", "claims")}),
+		}
+		if items, ok := res["claims"].([]any); ok {
+			claims := make([]istioCSRClaimModel, 0, len(items))
+			for _, c := range items {
+				claim, _ := c.(map[string]any)
+				claims = append(claims, istioCSRClaimModel{Name: objString(claim, "name"), Request: objString(claim, "request")})
+			}
+			var d diag.Diagnostics
+			out.Claims, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: istioCSRAttrTypes("resources", "claims")}, claims)
+			diags.Append(d...)
+		}
+		m.Resources = istioCSRObjectFrom(ctx, out, &diags, "resources")
+	}
+	m.Affinity = jsontypes.NewNormalizedNull()
+	if affinity, ok := cfg["affinity"]; ok && affinity != nil {
+		data, err := json.Marshal(affinity)
+		if err != nil {
+			diags.AddError("Unreadable Affinity", fmt.Sprintf("The object's spec.istioCSRConfig.affinity cannot be encoded as JSON: %v", err))
+		} else {
+			m.Affinity = jsontypes.NewNormalizedValue(string(data))
+		}
+	}
+	tolerationType := types.ObjectType{AttrTypes: istioCSRAttrTypes("tolerations")}
+	m.Tolerations = types.ListNull(tolerationType)
+	if items, ok := cfg["tolerations"].([]any); ok {
+		tolerations := make([]istioCSRTolerationModel, 0, len(items))
+		for _, item := range items {
+			t, _ := item.(map[string]any)
+			tolerations = append(tolerations, istioCSRTolerationModel{
+				Key: objString(t, "key"), Operator: objString(t, "operator"), Value: objString(t, "value"),
+				Effect: objString(t, "effect"), TolerationSeconds: objInt64(t, "tolerationSeconds"),
+			})
+		}
+		var d diag.Diagnostics
+		m.Tolerations, d = types.ListValueFrom(ctx, tolerationType, tolerations)
+		diags.Append(d...)
+	}
+	m.NodeSelector = istioCSRStringMapValue(objStringMap(cfg, "nodeSelector"))
+	m.ControllerConfig = types.ObjectNull(istioCSRAttrTypes("controller_config"))
+	if cc, ok := objMap(obj.Object["spec"], "controllerConfig"); ok {
+		m.ControllerConfig = istioCSRObjectFrom(ctx, istioCSRControllerConfigModel{
+			Labels: istioCSRStringMapValue(objStringMap(cc, "labels")),
+		}, &diags, "controller_config")
+	}
+
+	status, _ := objMap(obj.Object, "status")
+	m.GRPCEndpoint = objString(status, "istioCSRGRPCEndpoint")
+	m.Image = objString(status, "istioCSRImage")
+	m.ServiceAccount = objString(status, "serviceAccount")
+	m.ClusterRole = objString(status, "clusterRole")
+	m.ClusterRoleBinding = objString(status, "clusterRoleBinding")
+	conditions, d := conditionsValue(status)
+	diags.Append(d...)
+	m.Conditions = conditions
+	if m.ForceConflicts.IsNull() || m.ForceConflicts.IsUnknown() {
+		m.ForceConflicts = types.BoolValue(false)
+	}
+	return diags
+}
+
+// conditionsValue maps status.conditions to a map keyed by condition type.
+func conditionsValue(status map[string]any) (types.Map, diag.Diagnostics) {
+	conditionAttrTypes := istioCSRAttrTypes("conditions")
+	elemType := types.ObjectType{AttrTypes: conditionAttrTypes}
+	items, _ := status["conditions"].([]any)
+	values := make(map[string]attr.Value, len(items))
+	var diags diag.Diagnostics
+	for _, item := range items {
+		c, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		conditionType, _ := c["type"].(string)
+		if conditionType == "" {
+			continue
+		}
+		observed := objInt64(c, "observedGeneration")
+		if observed.IsNull() {
+			observed = types.Int64Value(0)
+		}
+		v, d := types.ObjectValue(conditionAttrTypes, map[string]attr.Value{
+			"status":               types.StringValue(objText(c["status"])),
+			"reason":               types.StringValue(objText(c["reason"])),
+			"message":              types.StringValue(objText(c["message"])),
+			"last_transition_time": types.StringValue(objText(c["lastTransitionTime"])),
+			"observed_generation":  observed,
+		})
+		diags.Append(d...)
+		values[conditionType] = v
+	}
+	m, d := types.MapValue(elemType, values)
+	diags.Append(d...)
+	return m, diags
+}
+
+// istioCSRTimeoutsNull is the timeouts block of an imported object: not set.
+func istioCSRTimeoutsNull() timeouts.Value {
+	return timeouts.Value{Object: types.ObjectNull(istioCSRAttrTypes("timeouts"))}
+}

@@ -1,0 +1,368 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+// meshLiveReadTimeout bounds the best-effort read of the mesh object while
+// planning a new resource (for the trust-domain-change warning): planning
+// must never depend on the cluster.
+const meshLiveReadTimeout = 5 * time.Second
+
+// ValidateConfig refuses settings the chosen kind of mesh object has no
+// field for, and the kinds' own rules.
+func (r *meshTrustDomainResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var config meshTrustDomainResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() || config.Mesh.IsNull() || config.Mesh.IsUnknown() {
+		return
+	}
+	var mesh meshModel
+	resp.Diagnostics.Append(config.Mesh.As(ctx, &mesh, basetypes.ObjectAsOptions{})...)
+	if resp.Diagnostics.HasError() || mesh.Kind.IsUnknown() {
+		return
+	}
+	kind, ok := meshKinds[mesh.Kind.ValueString()]
+	if !ok {
+		return // the kind's own validator reports it
+	}
+	what := map[string]string{
+		meshKindKyma: "the Kyma Istio module's Istio object has only spec.config.trustDomain",
+		meshKindSail: "the Sail operator's Istio object has no such field",
+		meshKindKuma: "a Kuma MeshTrust has only a trust domain and CA bundles",
+	}[kind.name]
+	refuse := func(p path.Path, set bool, fix string) {
+		if set {
+			validate.AttributeError(&resp.Diagnostics, p, "Not Supported by This Mesh Kind", fmt.Sprintf(
+				"mesh.kind is %q, and %s. %s", kind.name, what, fix))
+		}
+	}
+	isSet := func(v attr.Value) bool { return !v.IsNull() }
+	switch kind.name {
+	case meshKindSail:
+		refuse(path.Root("mesh").AtName("namespace"), isSet(mesh.Namespace),
+			"The Sail operator's Istio is cluster-scoped: remove mesh.namespace.")
+	case meshKindKyma:
+		fix := "The Kyma Istio module cannot keep a former trust domain as an alias; remove the attribute."
+		refuse(path.Root("trust_domain_aliases"), isSet(config.TrustDomainAliases), fix)
+		refuse(path.Root("keep_previous_as_alias"), config.KeepPreviousAsAlias.ValueBool(), fix)
+	case meshKindKuma:
+		fix := "Remove the attribute; each trusted trust domain gets its own MeshTrust (one resource each)."
+		refuse(path.Root("trust_domain_aliases"), isSet(config.TrustDomainAliases), fix)
+		refuse(path.Root("keep_previous_as_alias"), config.KeepPreviousAsAlias.ValueBool(), fix)
+		if config.TrustDomain.IsNull() {
+			validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain"), "Missing Trust Domain",
+				"A Kuma MeshTrust names the trust domain its CA bundles belong to: set trust_domain, e.g. to "+
+					"data.zerotrust_trust_bundle.<peer>.trust_domain.")
+		} else if n := len(config.TrustDomain.ValueString()); !config.TrustDomain.IsUnknown() && n > kumaMaxTrustDomainLen {
+			validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain"), "Trust Domain Too Long", fmt.Sprintf(
+				"A Kuma MeshTrust's trustDomain has at most %d characters; this one has %d.", kumaMaxTrustDomainLen, n))
+		}
+		if config.CABundles.IsNull() {
+			validate.AttributeError(&resp.Diagnostics, path.Root("ca_bundles"), "Missing CA Bundles",
+				"A Kuma MeshTrust needs at least one CA bundle: set ca_bundles, e.g. to "+
+					"[data.zerotrust_trust_bundle.<peer>.x509_authorities_pem].")
+		}
+	}
+	if kind.name != meshKindKuma {
+		refuse(path.Root("mesh").AtName("kuma_mesh"), isSet(mesh.KumaMesh), "kuma_mesh applies to mesh.kind = \"kuma\" only.")
+		refuse(path.Root("ca_bundles"), isSet(config.CABundles),
+			"ca_bundles applies to mesh.kind = \"kuma\"; for istio_sail use ca_certificates.")
+	}
+	if kind.name != meshKindSail {
+		refuse(path.Root("ca_certificates"), isSet(config.CACertificates), "ca_certificates applies to mesh.kind = \"istio_sail\" only.")
+		refuse(path.Root("ca_address"), isSet(config.CAAddress), "ca_address applies to mesh.kind = \"istio_sail\" only.")
+	}
+	if kind.name == meshKindSail && !config.TrustDomain.IsUnknown() && !config.TrustDomainAliases.IsUnknown() {
+		td := config.TrustDomain.ValueString()
+		if td == "" {
+			td = kind.defaultTrustDomain
+		}
+		for i, alias := range config.TrustDomainAliases.Elements() {
+			if s, ok := alias.(types.String); ok && !s.IsUnknown() && s.ValueString() == td {
+				validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain_aliases").AtListIndex(i), "Alias Equals Trust Domain", fmt.Sprintf(
+					"%q is the trust domain itself, not an alias of it: remove it from trust_domain_aliases.", td))
+			}
+		}
+	}
+}
+
+func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.Data == nil {
+		return
+	}
+	var plan, config meshTrustDomainResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	var state *meshTrustDomainResourceModel
+	if !req.State.Raw.IsNull() {
+		state = &meshTrustDomainResourceModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return
+	}
+	if plan.Mesh.IsUnknown() {
+		return
+	}
+	var mesh, configMesh meshModel
+	resp.Diagnostics.Append(plan.Mesh.As(ctx, &mesh, basetypes.ObjectAsOptions{})...)
+	resp.Diagnostics.Append(config.Mesh.As(ctx, &configMesh, basetypes.ObjectAsOptions{})...)
+	if resp.Diagnostics.HasError() || mesh.Kind.IsUnknown() {
+		return
+	}
+	kind, ok := meshKinds[mesh.Kind.ValueString()]
+	if !ok {
+		return
+	}
+
+	if configMesh.Namespace.IsNull() {
+		mesh.Namespace = optionalString(kind.defaultNamespace)
+	}
+	if configMesh.Name.IsNull() {
+		switch {
+		case kind.defaultName != "":
+			mesh.Name = types.StringValue(kind.defaultName)
+		case plan.TrustDomain.IsUnknown():
+			mesh.Name = types.StringUnknown()
+		default:
+			name := kumaObjectName(plan.TrustDomain.ValueString())
+			if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+				validate.AttributeError(&resp.Diagnostics, path.Root("mesh").AtName("name"), "Cannot Derive Object Name", fmt.Sprintf(
+					"The MeshTrust name derived from trust_domain (%q) is not a valid object name: %s. Set mesh.name.",
+					name, strings.Join(msgs, "; ")))
+				return
+			}
+			mesh.Name = types.StringValue(name)
+		}
+	}
+	// Another mesh object is another resource: the attribute's own plan
+	// modifiers cannot tell, as the defaults are only known here. The Kuma
+	// mesh label is a field of the same object, so it changes in place.
+	newObject := state == nil
+	var priorMesh meshModel
+	if state != nil {
+		resp.Diagnostics.Append(state.Mesh.As(ctx, &priorMesh, basetypes.ObjectAsOptions{})...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		if !priorMesh.sameObject(mesh) {
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("mesh"))
+			newObject = true
+		}
+	}
+
+	// An attribute left out of the configuration is not written: it shows
+	// what the object holds (set by the operator or another field manager,
+	// or absent). Read keeps it current, so an existing object's value
+	// stands; a new object's is known once applied, and so is the value a
+	// field takes when this resource stops setting it (the apply releases it).
+	owned := readMeshOwnership(ctx, req.Private, &resp.Diagnostics)
+	if config.TrustDomain.IsNull() {
+		switch {
+		case newObject || owned.TrustDomain:
+			plan.TrustDomain = types.StringUnknown()
+		default:
+			plan.TrustDomain = state.TrustDomain
+		}
+	}
+	if configMesh.KumaMesh.IsNull() {
+		switch {
+		case kind.name != meshKindKuma:
+			mesh.KumaMesh = types.StringNull()
+		case newObject || owned.KumaMesh:
+			mesh.KumaMesh = types.StringUnknown()
+		default:
+			mesh.KumaMesh = priorMesh.KumaMesh
+		}
+	}
+	plan.Mesh = mesh.object()
+	if mesh.Name.IsUnknown() {
+		plan.ID = types.StringUnknown()
+	} else {
+		plan.ID = types.StringValue(resourceID(plan.Cluster, mesh.key()))
+	}
+	planned := effectiveTrustDomain(kind, plan.TrustDomain)
+	plan.SPIFFEIDPrefix = spiffeIDPrefix(planned)
+
+	// The trust domain the mesh runs on now, "" when unknown or none.
+	var current string
+	currentKnown := true
+	var priorPrevious []string
+	switch {
+	case !newObject:
+		current = state.TrustDomain.ValueString()
+		if current == "" {
+			current = kind.defaultTrustDomain
+		}
+		priorPrevious = listStrings(state.PreviousTrustDomains)
+	case !mesh.Name.IsUnknown():
+		current, currentKnown = r.liveTrustDomain(ctx, plan.Cluster, kind, mesh)
+	default:
+		currentKnown = false
+	}
+
+	if kind.name == meshKindSail {
+		r.planAliases(&plan, config, planned, current, currentKnown, priorPrevious)
+	} else {
+		plan.PreviousTrustDomains = types.ListNull(types.StringType)
+		plan.EffectiveTrustDomainAliases = types.ListNull(types.StringType)
+	}
+
+	if currentKnown && current != "" && !planned.IsUnknown() && current != planned.ValueString() {
+		kept := slices.Contains(listStrings(plan.EffectiveTrustDomainAliases), current)
+		if !kept {
+			resp.Diagnostics.Append(trustDomainChangeWarning(kind, mesh, current, planned.ValueString()))
+		}
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kind.kube, Outputs: []string{"spiffe_id_prefix"},
+		Object: func() (*unstructured.Unstructured, bool) {
+			// What Update sends; with every planned value known, settleAliases has nothing left to settle.
+			var d diag.Diagnostics
+			obj, od := meshObject(ctx, plan, configuredWrites(ctx, req.Config, &d), kind, mesh)
+			return obj, !d.HasError() && !od.HasError()
+		}})
+}
+
+// planAliases works out which former trust domains stay aliases, and what
+// the Sail Istio's trustDomainAliases will hold.
+func (r *meshTrustDomainResource) planAliases(plan *meshTrustDomainResourceModel, config meshTrustDomainResourceModel,
+	planned types.String, current string, currentKnown bool, priorPrevious []string) {
+	if planned.IsUnknown() || plan.KeepPreviousAsAlias.IsUnknown() {
+		plan.PreviousTrustDomains = types.ListUnknown(types.StringType)
+		plan.EffectiveTrustDomainAliases = types.ListUnknown(types.StringType)
+		return
+	}
+	td := planned.ValueString()
+	var previous []string
+	if plan.KeepPreviousAsAlias.ValueBool() {
+		if !currentKnown {
+			// A new resource on a cluster that could not be asked: the apply reads it.
+			plan.PreviousTrustDomains = types.ListUnknown(types.StringType)
+			plan.EffectiveTrustDomainAliases = types.ListUnknown(types.StringType)
+			return
+		}
+		previous = previousTrustDomains(priorPrevious, current, td)
+	}
+	plan.PreviousTrustDomains = stringList(previous)
+	if config.TrustDomainAliases.IsUnknown() {
+		plan.EffectiveTrustDomainAliases = types.ListUnknown(types.StringType)
+		return
+	}
+	plan.EffectiveTrustDomainAliases = stringList(effectiveAliases(listStrings(config.TrustDomainAliases), previous, td))
+}
+
+// previousTrustDomains adds the trust domain being left to those already
+// kept, and drops the one being returned to.
+func previousTrustDomains(prior []string, current, next string) []string {
+	out := make([]string, 0, len(prior)+1)
+	for _, td := range append(slices.Clone(prior), current) {
+		if td != "" && td != next && !slices.Contains(out, td) {
+			out = append(out, td)
+		}
+	}
+	return out
+}
+
+func effectiveAliases(configured, previous []string, td string) []string {
+	out := make([]string, 0, len(configured)+len(previous))
+	for _, alias := range append(slices.Clone(configured), previous...) {
+		if alias != td && !slices.Contains(out, alias) {
+			out = append(out, alias)
+		}
+	}
+	return out
+}
+
+func trustDomainChangeWarning(kind meshKind, mesh meshModel, from, to string) diag.Diagnostic {
+	var detail string
+	switch kind.name {
+	case meshKindKuma:
+		detail = fmt.Sprintf("The MeshTrust %s will hold the CA bundles of %q instead of %q: once Kuma applies it, "+
+			"the mesh stops accepting certificates of %q unless another MeshTrust still trusts them.",
+			mesh.describe(kind), to, from, from)
+	default:
+		detail = fmt.Sprintf("The mesh of %s changes its trust domain from %q to %q. Every workload's SPIFFE ID changes "+
+			"(spiffe://%s/... becomes spiffe://%s/...), and each workload gets its new identity only when its certificate "+
+			"rotates: until all have, workloads may fail to authenticate each other, and authorization policies that "+
+			"name the old trust domain stop matching.", mesh.describe(kind), from, to, from, to)
+		if kind.name == meshKindSail {
+			detail += fmt.Sprintf(" Keep the old trust domain valid during the migration: set keep_previous_as_alias = "+
+				"true (or add %q to trust_domain_aliases), and drop it once every certificate has rotated.", from)
+		} else {
+			detail += " The Kyma Istio module has no trust domain aliases, so plan a maintenance window and restart " +
+				"the workloads right after the change."
+		}
+	}
+	return diag.NewAttributeWarningDiagnostic(path.Root("trust_domain"), "Trust Domain Change", detail)
+}
+
+// liveTrustDomain asks the cluster, if it can be reached quickly, which trust
+// domain the mesh object holds now; an Istio object without one runs on
+// cluster.local. ok is false when the cluster could not be asked.
+func (r *meshTrustDomainResource) liveTrustDomain(ctx context.Context, cluster types.String, kind meshKind, mesh meshModel) (string, bool) {
+	if cluster.IsUnknown() || r.Data.Clusters.IsUnknown(providerdata.ClusterKey(cluster)) {
+		return "", false
+	}
+	client, err := r.Data.Clusters.Client(providerdata.ClusterKey(cluster))
+	if err != nil {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(ctx, meshLiveReadTimeout)
+	defer cancel()
+	obj, err := client.Get(ctx, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString())
+	switch {
+	case kube.IsNotFound(err):
+		return "", true
+	case err != nil:
+		return "", false
+	}
+	return liveTrustDomainOf(kind, obj), true
+}
+
+// settleAliases works out, from the object read before the apply, what a
+// plan could not know (a new resource planned without the cluster, or a
+// trust domain this resource stops setting): the trust domain being left is
+// the one the object holds now.
+func settleAliases(plan *meshTrustDomainResourceModel, kind meshKind, existing *unstructured.Unstructured, priorPrevious []string) {
+	if kind.name != meshKindSail {
+		return
+	}
+	current := kind.defaultTrustDomain
+	if existing != nil {
+		current = liveTrustDomainOf(kind, existing)
+	}
+	target := current
+	if td := effectiveTrustDomain(kind, plan.TrustDomain); !td.IsUnknown() {
+		target = td.ValueString()
+	}
+	if plan.PreviousTrustDomains.IsUnknown() {
+		var previous []string
+		if plan.KeepPreviousAsAlias.ValueBool() {
+			previous = previousTrustDomains(priorPrevious, current, target)
+		}
+		plan.PreviousTrustDomains = stringList(previous)
+	}
+	if plan.EffectiveTrustDomainAliases.IsUnknown() {
+		plan.EffectiveTrustDomainAliases = stringList(effectiveAliases(listStrings(plan.TrustDomainAliases),
+			listStrings(plan.PreviousTrustDomains), target))
+	}
+}

@@ -1,0 +1,250 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+// planLookupTimeout bounds the plan-time reads of the cluster's trust domain:
+// they are a courtesy (apply repeats them before writing), so a slow or
+// unreachable cluster must not hold the plan for the client's full retry budget.
+const planLookupTimeout = 15 * time.Second
+
+// ValidateConfig applies the CRD's cross-field rules, so they fail at plan.
+func (r *spireFederationResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var cfg spireFederationResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	opts := basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, UnhandledUnknownAsEmpty: true}
+	if !cfg.BundleEndpoint.IsNull() && !cfg.BundleEndpoint.IsUnknown() {
+		var be federationBundleEndpointModel
+		resp.Diagnostics.Append(cfg.BundleEndpoint.As(ctx, &be, opts)...)
+		webPath := path.Root("bundle_endpoint").AtName("https_web")
+		switch {
+		case be.Profile.IsUnknown() || be.HTTPSWeb.IsUnknown():
+		case be.Profile.ValueString() == bundlesource.ProfileHTTPSWeb && be.HTTPSWeb.IsNull():
+			validate.AttributeError(&resp.Diagnostics, webPath, "Missing https_web Configuration",
+				"the https_web profile serves the bundle with a Web PKI certificate, "+
+					"so https_web must say where it comes from: https_web = { acme = { ... } } or "+
+					"https_web = { serving_cert = { ... } }.")
+		case be.Profile.ValueString() != bundlesource.ProfileHTTPSWeb && !be.HTTPSWeb.IsNull():
+			validate.AttributeError(&resp.Diagnostics, webPath, "https_web Not Applicable",
+				"it configures the https_web profile, but profile is "+
+					"\"https_spiffe\" (the default), where it has no effect. Remove https_web, or set profile = \"https_web\".")
+		}
+	}
+	if cfg.FederatesWith.IsNull() || cfg.FederatesWith.IsUnknown() {
+		return
+	}
+	for td, v := range cfg.FederatesWith.Elements() {
+		obj, ok := v.(types.Object)
+		if !ok || obj.IsNull() || obj.IsUnknown() {
+			continue
+		}
+		var p federationPeerModel
+		resp.Diagnostics.Append(obj.As(ctx, &p, opts)...)
+		if p.BundleEndpointProfile.IsUnknown() {
+			continue
+		}
+		if summary, detail := bundlesource.EndpointSPIFFEIDProblem(p.BundleEndpointProfile.ValueString(),
+			!p.EndpointSPIFFEID.IsNull(), td); summary != "" {
+			validate.AttributeError(&resp.Diagnostics, path.Root("federates_with").AtMapKey(td).AtName("endpoint_spiffe_id"),
+				summary, detail)
+		}
+	}
+}
+
+func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		if !req.State.Raw.IsNull() {
+			resp.Diagnostics.AddWarning("Federation Stays on the SpireServer", destroyDetail(""))
+		}
+		return
+	}
+	if r.Data == nil {
+		return
+	}
+	var plan spireFederationResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var state *spireFederationResourceModel
+	if !req.State.Raw.IsNull() {
+		state = &spireFederationResourceModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return
+	}
+	if !plan.FederatesWith.IsNull() && !plan.FederatesWith.IsUnknown() {
+		if n, limit := len(plan.FederatesWith.Elements()), r.Data.MaxFederatedTrustDomains; limit > 0 && n > limit {
+			validate.AttributeError(&resp.Diagnostics, path.Root("federates_with"), "Too Many Federated Trust Domains",
+				fmt.Sprintf("%d entries, more than the limit of %d (the provider's "+
+					"max_federated_trust_domains, by default the SpireServer CRD's own limit of 50). Federate with the "+
+					"others through zerotrust_federated_trust_domain, or raise the limit if your operator's CRD allows more.",
+					n, limit))
+		}
+	}
+	profile, mode, known := plannedEndpoint(ctx, plan.BundleEndpoint)
+	if state != nil && known {
+		if prior, d := specFromModel(ctx, *state); !d.HasError() {
+			checkEndpointChange(prior, profile, mode, "the SpireServer", &resp.Diagnostics)
+		}
+	}
+
+	if plan.Cluster.IsUnknown() {
+		plan.ID = types.StringUnknown()
+	} else {
+		plan.ID = types.StringValue(resourceID(plan.Cluster, spirefacts.ObjectName))
+	}
+	facts := r.planFacts(ctx, plan.Cluster)
+	switch {
+	case facts != nil:
+		td, kind := facts.TrustDomain()
+		checkSelfFederation(plannedPeers(plan.FederatesWith), td, kind, &resp.Diagnostics)
+		// A new resource may meet a federation set up before (state, when
+		// there is one, was just refreshed from the same object).
+		if state == nil && facts.SpireServer != nil && known {
+			if prior, found := specFromObject(facts.SpireServer); found {
+				checkEndpointChange(prior, profile, mode, "the existing SpireServer", &resp.Diagnostics)
+			}
+		}
+		plan.TrustDomain = optionalString(td)
+		plan.EndpointSPIFFEID = optionalString(spirefacts.EndpointSPIFFEID(td))
+	case state != nil:
+		plan.TrustDomain, plan.EndpointSPIFFEID = state.TrustDomain, state.EndpointSPIFFEID
+	default:
+		plan.TrustDomain, plan.EndpointSPIFFEID = types.StringUnknown(), types.StringUnknown()
+	}
+	if state != nil && plan.BundleEndpoint.Equal(state.BundleEndpoint) && plan.ManagedRoute.Equal(state.ManagedRoute) {
+		plan.BundleEndpointURL = state.BundleEndpointURL
+	} else {
+		plan.BundleEndpointURL = types.StringUnknown()
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.SpireServer,
+		Outputs: []string{"trust_domain", "endpoint_spiffe_id", "bundle_endpoint_url"},
+		Object: func() (*unstructured.Unstructured, bool) {
+			// What apply sends: spec.federation from the configuration.
+			var cfg spireFederationResourceModel
+			if d := req.Config.Get(ctx, &cfg); d.HasError() {
+				return nil, false
+			}
+			send, d := specFromModel(ctx, cfg)
+			obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federation": send.object()}}}
+			obj.SetName(spirefacts.ObjectName)
+			return obj, !d.HasError()
+		}})
+}
+
+// planFacts reads the cluster's singletons when its connection is known and
+// it answers; nil otherwise (apply checks again before it writes).
+func (r *spireFederationResource) planFacts(ctx context.Context, cluster types.String) *spirefacts.Facts {
+	key := providerdata.ClusterKey(cluster)
+	if cluster.IsUnknown() || r.Data.Clusters.IsUnknown(key) {
+		return nil
+	}
+	client, err := r.Data.Clusters.Client(key)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
+	defer cancel()
+	facts, err := spirefacts.Lookup(ctx, client)
+	if err != nil {
+		return nil
+	}
+	return facts
+}
+
+// plannedEndpoint returns the planned profile and https_web mode; known is
+// false while either is unknown.
+func plannedEndpoint(ctx context.Context, obj types.Object) (profile, mode string, known bool) {
+	if obj.IsNull() || obj.IsUnknown() {
+		return "", "", false
+	}
+	var be federationBundleEndpointModel
+	if d := obj.As(ctx, &be, basetypes.ObjectAsOptions{}); d.HasError() || be.Profile.IsUnknown() || be.HTTPSWeb.IsUnknown() {
+		return "", "", false
+	}
+	if !be.HTTPSWeb.IsNull() {
+		var web federationHTTPSWebModel
+		if d := be.HTTPSWeb.As(ctx, &web, basetypes.ObjectAsOptions{}); d.HasError() || web.ACME.IsUnknown() || web.ServingCert.IsUnknown() {
+			return "", "", false
+		}
+		switch {
+		case !web.ACME.IsNull():
+			mode = "acme"
+		case !web.ServingCert.IsNull():
+			mode = "serving_cert"
+		}
+	}
+	return be.Profile.ValueString(), mode, true
+}
+
+// checkEndpointChange refuses what the operator's CEL rules refuse: a new
+// profile, or switching https_web between acme and serving_cert. Neither can
+// be worked around by replacing the resource, because spec.federation cannot
+// be removed either; the message says what can be done.
+func checkEndpointChange(prior federationSpec, profile, mode, source string, diags *diag.Diagnostics) {
+	if prior.profile() != profile {
+		validate.AttributeError(diags, path.Root("bundle_endpoint").AtName("profile"), "Federation Profile Cannot Change",
+			fmt.Sprintf("%s has profile %q; the configuration asks for %q. The Zero Trust "+
+				"Workload Identity Manager operator refuses to change the profile once set, and it refuses to remove "+
+				"spec.federation too, so neither an update nor a replacement can do it. Keep profile = %q. To change it "+
+				"anyway: uninstall and reinstall the operator (which recreates the SpireServer without federation), run "+
+				"`terraform state rm` on this resource, and apply again.", source, prior.profile(), profile, prior.profile()))
+		return
+	}
+	if old := prior.httpsWebMode(); old != "" && mode != "" && old != mode {
+		validate.AttributeError(diags, path.Root("bundle_endpoint").AtName("https_web"), "https_web Certificate Source Cannot Change",
+			fmt.Sprintf("%s uses %s; the configuration asks for %s. The operator "+
+				"refuses to switch between acme and serving_cert once set, and spec.federation cannot be removed. Keep "+
+				"https_web.%s, or uninstall and reinstall the operator, run `terraform state rm` on this resource, and "+
+				"apply again.", source, old, mode, old))
+	}
+}
+
+func plannedPeers(m types.Map) []string {
+	if m.IsNull() || m.IsUnknown() {
+		return nil
+	}
+	tds := make([]string, 0, len(m.Elements()))
+	for td := range m.Elements() {
+		tds = append(tds, td)
+	}
+	sort.Strings(tds)
+	return tds
+}
+
+// checkSelfFederation refuses an entry for the cluster's own trust domain:
+// SPIRE cannot federate a trust domain with itself.
+func checkSelfFederation(peers []string, own string, source kube.Kind, diags *diag.Diagnostics) {
+	if own == "" {
+		return
+	}
+	for _, td := range peers {
+		if td == own {
+			p := path.Root("federates_with").AtMapKey(td)
+			validate.AttributeError(diags, p, "Cannot Federate With Own Trust Domain",
+				fmt.Sprintf("%q is this cluster's own trust domain (spec.trustDomain of the %s `cluster`). "+
+					"A SPIRE server cannot federate with its own trust domain: remove this entry. With for_each over "+
+					"clusters, leave each cluster out of its own federates_with.", td, source.Kind))
+		}
+	}
+}

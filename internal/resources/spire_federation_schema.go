@@ -1,0 +1,258 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+// acmeEmail is the released SpireServer CRD's pattern for acme.email, as
+// published, so the plan refuses exactly what the API server would.
+var acmeEmail = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._%+-]*[a-zA-Z0-9]@[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*\.[a-zA-Z]{2,}$`)
+
+// federationProfiles are the bundle endpoint profiles, of this cluster's
+// endpoint and of a peer's.
+var federationProfiles = []string{bundlesource.ProfileHTTPSSPIFFE, bundlesource.ProfileHTTPSWeb}
+
+func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = spireFederationSchema()
+}
+
+// federationObjectTypes are the attribute types of the nested objects, for
+// the null and known object values the model builds.
+type federationObjectTypes struct {
+	bundleEndpoint, httpsWeb, acme, servingCert, peer map[string]attr.Type
+}
+
+// federationTypes reads the nested object types from the schema, the one
+// place they are declared, so the model's values cannot drift from it.
+var federationTypes = sync.OnceValue(func() federationObjectTypes {
+	attrs := spireFederationSchema().Attributes
+	be := objectAttrTypes(attrs["bundle_endpoint"].GetType())
+	web := objectAttrTypes(be["https_web"])
+	peers, ok := attrs["federates_with"].GetType().(types.MapType)
+	if !ok {
+		panic(fmt.Sprintf("zerotrust_spire_federation: federates_with is a %T, not a map", attrs["federates_with"].GetType()))
+	}
+	return federationObjectTypes{
+		bundleEndpoint: be,
+		httpsWeb:       web,
+		acme:           objectAttrTypes(web["acme"]),
+		servingCert:    objectAttrTypes(web["serving_cert"]),
+		peer:           objectAttrTypes(peers.ElemType),
+	}
+})
+
+// objectAttrTypes are the attribute types of a nested object's type.
+func objectAttrTypes(t attr.Type) map[string]attr.Type {
+	o, ok := t.(types.ObjectType)
+	if !ok {
+		panic(fmt.Sprintf("zerotrust_spire_federation: %T is not an object type", t))
+	}
+	return o.AttrTypes
+}
+
+// spireFederationSchema is the resource schema; federationTypes reads the
+// nested object types from it.
+func spireFederationSchema() schema.Schema {
+	return schema.Schema{
+		MarkdownDescription: "SPIRE federation settings of one cluster: `spec.federation` of the SpireServer `cluster` " +
+			"(`operator.openshift.io/v1alpha1`, cluster-scoped) of the OpenShift Zero Trust Workload Identity Manager. " +
+			"The provider writes only `spec.federation`, by server-side apply; the operator creates the SpireServer " +
+			"itself, and it must exist before apply.\n\n" +
+			"The operator refuses to remove `spec.federation` once it is set and to change the bundle endpoint " +
+			"`profile`. Destroying this resource therefore releases only the `federates_with` entries, leaves the bundle " +
+			"endpoint in place with a warning, and forgets the resource. A profile change is refused at plan.\n\n" +
+			"`federates_with` becomes static SPIRE server configuration. `zerotrust_federated_trust_domain` " +
+			"(ClusterFederatedTrustDomain) is the dynamic alternative, which needs no SPIRE server restart.\n\n" +
+			"Attributes whose CRD field has a default (`profile`, `refresh_hint`, `managed_route`, `tos_accepted`, " +
+			"`file_sync_interval`) plan that default when unset, but are sent only when configured: the API server " +
+			"fills in the rest, so importing a SpireServer someone else set up plans no change and writes nothing.\n\n" +
+			"**Differences from the federation enhancement proposal.** This resource follows the released " +
+			"SpireServer CRD, not the proposal it grew from. The proposal's `bundleEndpoint.port`, " +
+			"`bundleEndpoint.address` and `servingCert.secretName` never shipped, so they are not offered (the API " +
+			"server refuses them as \"field not declared in schema\"). The released operator serves the endpoint on " +
+			"its fixed port and publishes it through the OpenShift Route `spire-server-federation` in its namespace, " +
+			"host `federation.<trust domain>` (with `managed_route = true`); `bundle_endpoint_url` reads that Route. " +
+			"`federatesWith` is an atomic list in the released CRD, not a map keyed by trust domain: whoever " +
+			"writes it writes all of it.",
+		Attributes: map[string]schema.Attribute{
+			"id":              idAttribute("`cluster` on the default connection, `<cluster>/cluster` otherwise; also the import ID."),
+			"cluster":         clusterAttribute(),
+			"bundle_endpoint": bundleEndpointAttribute(),
+			"managed_route": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+				MarkdownDescription: "Whether the operator creates the OpenShift Route `spire-server-federation` exposing " +
+					"the bundle endpoint (the CRD's string `managedRoute`, `\"true\"`/`\"false\"`). Defaults to `true`; sent " +
+					"only when set.",
+			},
+			"federates_with": schema.MapNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Peer trust domains this SPIRE server federates with, keyed by trust domain (so order " +
+					"never matters). At most 50 entries, or the provider's `max_federated_trust_domains`. No entry may " +
+					"name this cluster's own trust domain. The released CRD keeps `federatesWith` as one atomic list: " +
+					"when this attribute is set, the resource owns the whole list, and entries someone else added show " +
+					"up as changes to remove (applying over another field manager's list needs `force_conflicts`). Leave " +
+					"it unset to leave the list alone.",
+				Validators: []validator.Map{mapvalidator.KeysAre(validate.TrustDomain())},
+				NestedObject: schema.NestedAttributeObject{
+					Attributes: map[string]schema.Attribute{
+						"bundle_endpoint_url": schema.StringAttribute{
+							Required:            true,
+							MarkdownDescription: "The peer's bundle endpoint: an `https://` URL with a host and no user info.",
+							Validators:          []validator.String{validate.HTTPSURL()},
+						},
+						"bundle_endpoint_profile": schema.StringAttribute{
+							Required:            true,
+							MarkdownDescription: "How the peer's endpoint authenticates: `https_spiffe` (needs `endpoint_spiffe_id`) or `https_web`.",
+							Validators:          []validator.String{stringvalidator.OneOf(federationProfiles...)},
+						},
+						"endpoint_spiffe_id": schema.StringAttribute{
+							Optional: true,
+							MarkdownDescription: "SPIFFE ID of the peer's bundle endpoint, usually `spiffe://<trust domain>/spire/server`. " +
+								"Required for `https_spiffe`, refused for `https_web`.",
+							Validators: []validator.String{validate.SPIFFEID()},
+						},
+					},
+				},
+			},
+			"force_conflicts": forceConflictsAttribute(),
+			"trust_domain": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "This cluster's trust domain, from the ZeroTrustWorkloadIdentityManager `cluster` " +
+					"(`spec.trustDomain`) or, on older operators, the SpireServer.",
+			},
+			"endpoint_spiffe_id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "SPIFFE ID this cluster's bundle endpoint presents: `spiffe://<trust_domain>/spire/server`.",
+			},
+			"bundle_endpoint_url": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "Where peers reach this cluster's bundle endpoint: `https://<host>` of the Route " +
+					"`spire-server-federation` that the operator creates in its namespace (the provider's `spire.namespace`) " +
+					"with `managed_route = true`. Null where Routes are not served (not OpenShift) or the Route does " +
+					"not exist (yet); the SpireServer itself does not say where its endpoint is reachable.",
+			},
+		},
+	}
+}
+
+// bundleEndpointAttribute is bundle_endpoint. Its default is an object of
+// the attribute's own type, so the type is read from the attribute built
+// without it.
+func bundleEndpointAttribute() schema.SingleNestedAttribute {
+	be := schema.SingleNestedAttribute{
+		Optional: true,
+		Computed: true,
+		MarkdownDescription: "How this cluster's SPIRE server serves its trust bundle to peers. Defaults to " +
+			"`{ profile = \"https_spiffe\", refresh_hint = 300 }`.",
+		Attributes: map[string]schema.Attribute{
+			"profile": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(bundlesource.ProfileHTTPSSPIFFE),
+				MarkdownDescription: "`https_spiffe` (peers authenticate the endpoint by its SPIFFE ID, " +
+					"`spiffe://<trust domain>/spire/server`) or `https_web` (a Web PKI certificate; needs `https_web`). " +
+					"Defaults to `https_spiffe`. Cannot change once set: the operator forbids it, and a change is " +
+					"refused at plan.",
+				Validators: []validator.String{stringvalidator.OneOf(federationProfiles...)},
+			},
+			"refresh_hint": schema.Int64Attribute{
+				Optional:            true,
+				Computed:            true,
+				Default:             int64default.StaticInt64(defaultRefreshHint),
+				MarkdownDescription: "Seconds peers should wait before fetching the bundle again, 60 to 3600. Defaults to `300`.",
+				Validators:          []validator.Int64{int64validator.Between(60, 3600)},
+			},
+			"https_web": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Web PKI certificate of the endpoint; required with `profile = \"https_web\"`, " +
+					"refused otherwise. Exactly one of `acme` or `serving_cert`; the operator forbids switching " +
+					"between them later.",
+				Attributes: map[string]schema.Attribute{
+					"acme": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "Obtain the certificate from an ACME CA (for example Let's Encrypt).",
+						Validators: []validator.Object{
+							objectvalidator.ExactlyOneOf(path.MatchRoot("bundle_endpoint").AtName("https_web").AtName("serving_cert")),
+						},
+						Attributes: map[string]schema.Attribute{
+							"directory_url": schema.StringAttribute{
+								Required:            true,
+								MarkdownDescription: "ACME directory URL (`https://`).",
+								Validators:          []validator.String{validate.HTTPSURL()},
+							},
+							"domain_name": schema.StringAttribute{
+								Required:            true,
+								MarkdownDescription: "Domain name the certificate is issued for.",
+								Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+							},
+							"email": schema.StringAttribute{
+								Required:            true,
+								MarkdownDescription: "Contact email of the ACME account (the CRD's email pattern).",
+								Validators: []validator.String{
+									stringvalidator.RegexMatches(acmeEmail, "must be an email address such as admin@example.com"),
+								},
+							},
+							"tos_accepted": schema.BoolAttribute{
+								Optional: true,
+								Computed: true,
+								Default:  booldefault.StaticBool(false),
+								MarkdownDescription: "Whether you accept the ACME CA's terms of service (the CRD's string " +
+									"`tosAccepted`, `\"true\"`/`\"false\"`). Defaults to `false`; sent only when set.",
+							},
+						},
+					},
+					"serving_cert": schema.SingleNestedAttribute{
+						Optional:            true,
+						MarkdownDescription: "Serve a certificate you provide.",
+						Attributes: map[string]schema.Attribute{
+							"file_sync_interval": schema.Int64Attribute{
+								Optional: true,
+								Computed: true,
+								Default:  int64default.StaticInt64(defaultFileSyncInterval),
+								MarkdownDescription: "Seconds between reloads of the certificate files, 3600 (1h) to 7776000 (90d). " +
+									"Defaults to `86400`; sent only when set.",
+								Validators: []validator.Int64{int64validator.Between(3600, 7776000)},
+							},
+							"external_secret_ref": schema.StringAttribute{
+								Optional: true,
+								MarkdownDescription: "Secret (`tls.crt`, `tls.key`) holding the certificate for the federation " +
+									"Route's host; a Kubernetes object name.",
+								Validators: []validator.String{validate.K8sName()},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+	attrTypes := objectAttrTypes(be.GetType())
+	be.Default = objectdefault.StaticValue(types.ObjectValueMust(attrTypes, map[string]attr.Value{
+		"profile":      types.StringValue(bundlesource.ProfileHTTPSSPIFFE),
+		"refresh_hint": types.Int64Value(defaultRefreshHint),
+		"https_web":    types.ObjectNull(objectAttrTypes(attrTypes["https_web"])),
+	}))
+	return be
+}

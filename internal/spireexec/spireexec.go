@@ -1,0 +1,192 @@
+// Package spireexec runs `spire-server` commands in a SPIRE server pod
+// through pod exec: the only way to ask SPIRE what it holds (federated
+// bundles, federation relationships) when its admin API is a Unix socket
+// inside the pod. Waits poll, because spire-controller-manager and SPIRE's
+// bundle manager act asynchronously and none of them reports readiness in a
+// Kubernetes status.
+package spireexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+)
+
+// PollInterval is how often the waits ask again.
+const PollInterval = time.Second
+
+// Server is a SPIRE server pod (see bundlesource.DefaultServerPod and
+// bundlesource.DefaultServerContainer for the usual names).
+type Server struct {
+	Client                    *kube.Client
+	Namespace, Pod, Container string
+	// OnRetry, when set, is called with each failed attempt a wait will
+	// retry, so that callers can report progress.
+	OnRetry func(err error)
+}
+
+func (s Server) String() string {
+	return fmt.Sprintf("SPIRE server pod %s/%s (container %s) on cluster %q", s.Namespace, s.Pod, s.Container, s.Client.DisplayName())
+}
+
+// Run runs `spire-server args...` in the pod and returns its standard
+// output. A non-zero exit returns an error wrapping *kube.ExitError whose
+// Stderr is what SPIRE answered. Run does not retry.
+func (s Server) Run(ctx context.Context, args ...string) ([]byte, error) {
+	stdout, _, err := s.Client.Exec(ctx, s.Namespace, s.Pod, s.Container, append([]string{"spire-server"}, args...))
+	return stdout, err
+}
+
+// Refresh asks SPIRE to fetch the bundle of trust domain td from its
+// federation bundle endpoint now (`spire-server federation refresh`) instead
+// of at its next scheduled refresh. Failures that may pass (the peer's
+// endpoint unreachable, the pod restarting) are retried until ctx ends; a
+// missing federation relationship and exec failures no retry fixes are
+// returned at once (IsPermanent reports them).
+func (s Server) Refresh(ctx context.Context, td string) error {
+	return s.poll(ctx, func(ctx context.Context) (bool, error) {
+		_, err := s.Run(ctx, RefreshArgs(td)...)
+		if err == nil {
+			return true, nil
+		}
+		if IsPermanent(err) {
+			return false, err
+		}
+		return false, retry(err)
+	}, func(ctxErr, last error) error {
+		return fmt.Errorf("%s could not refresh the bundle of %q: %w (last answer: %v)", s, td, ctxErr, last)
+	})
+}
+
+// WaitForBundle polls until SPIRE holds the bundle of td (`spire-server
+// bundle list -id spiffe://<td>` succeeds): the readiness signal
+// ClusterFederatedTrustDomain lacks (its status is empty, and the controller
+// reconciles asynchronously).
+func (s Server) WaitForBundle(ctx context.Context, td string) error {
+	return s.poll(ctx, func(ctx context.Context) (bool, error) {
+		_, err := s.Run(ctx, BundleListArgs(td)...)
+		if err == nil {
+			return true, nil
+		}
+		if permanentExecError(err) {
+			return false, err
+		}
+		return false, retry(err)
+	}, func(ctxErr, last error) error {
+		return fmt.Errorf("%s still does not hold the bundle of %q: %w (last answer: %v)", s, td, ctxErr, last)
+	})
+}
+
+// DeleteBundle removes td's bundle once spire-controller-manager has removed
+// the federation relationship; deleting it earlier would let SPIRE fetch it
+// again from the peer's endpoint.
+func (s Server) DeleteBundle(ctx context.Context, td string) error {
+	return s.poll(ctx, func(ctx context.Context) (bool, error) {
+		_, err := s.Run(ctx, "federation", "show", "-trustDomain", td)
+		switch {
+		case IsNotFoundExit(err):
+			_, err = s.Run(ctx, "bundle", "delete", "-id", "spiffe://"+td)
+			if err == nil || IsNotFoundExit(err) {
+				return true, nil
+			}
+			return false, retry(err)
+		case err == nil:
+			return false, retry(fmt.Errorf("the federation relationship with %q still exists", td))
+		case permanentExecError(err):
+			return false, err
+		default:
+			return false, retry(err)
+		}
+	}, func(ctxErr, last error) error {
+		return fmt.Errorf("could not delete the bundle of %q from %s: %w (last answer: %v)", td, s, ctxErr, last)
+	})
+}
+
+// RefreshArgs are the spire-server arguments of Refresh.
+func RefreshArgs(td string) []string {
+	return []string{"federation", "refresh", "-id", "spiffe://" + td}
+}
+
+// BundleListArgs are the spire-server arguments of WaitForBundle.
+func BundleListArgs(td string) []string {
+	return []string{"bundle", "list", "-id", "spiffe://" + td}
+}
+
+// retryable marks an attempt's failure that poll retries.
+type retryable struct{ err error }
+
+func (r retryable) Error() string { return r.err.Error() }
+func (r retryable) Unwrap() error { return r.err }
+
+func retry(err error) error { return retryable{err} }
+
+// poll runs try every PollInterval until it is done, fails with an error
+// not marked retryable, or ctx ends; then timedOut turns ctx's error and the
+// last retryable failure into the error returned.
+func (s Server) poll(ctx context.Context, try func(context.Context) (bool, error), timedOut func(ctxErr, last error) error) error {
+	var last error
+	err := wait.PollUntilContextCancel(ctx, PollInterval, true, func(ctx context.Context) (bool, error) {
+		done, err := try(ctx)
+		var r retryable
+		if errors.As(err, &r) {
+			// An attempt cut short by ctx says less than the one before it.
+			if last == nil || ctx.Err() == nil {
+				last = r.err
+			}
+			if s.OnRetry != nil {
+				s.OnRetry(r.err)
+			}
+			return false, nil
+		}
+		return done, err
+	})
+	if err == nil || !wait.Interrupted(err) {
+		return err
+	}
+	ctxErr := ctx.Err()
+	if ctxErr == nil {
+		ctxErr = err
+	}
+	return timedOut(ctxErr, last)
+}
+
+// IsNotFoundExit reports a spire-server CLI failure because the thing asked
+// for does not exist: the CLI prints the gRPC NotFound status
+// ("code = NotFound desc = federation relationship does not exist") or, for
+// batch calls, "bundle not found".
+func IsNotFoundExit(err error) bool {
+	text, ok := exitText(err)
+	return ok && (strings.Contains(text, "code = notfound") || strings.Contains(text, "not found"))
+}
+
+// IsNoRelationship reports `spire-server federation refresh` refusing
+// because SPIRE has no federation relationship with the trust domain.
+func IsNoRelationship(err error) bool {
+	text, ok := exitText(err)
+	return ok && (strings.Contains(text, "no federation relationship") || strings.Contains(text, "no relationship"))
+}
+
+// IsPermanent reports a failure no retry fixes: no such container, no right
+// to exec, or no federation relationship to refresh.
+func IsPermanent(err error) bool {
+	return permanentExecError(err) || IsNoRelationship(err)
+}
+
+func permanentExecError(err error) bool {
+	return errors.Is(err, kube.ErrContainerNotFound) || apierrors.IsForbidden(err)
+}
+
+func exitText(err error) (string, bool) {
+	var exit *kube.ExitError
+	if !errors.As(err, &exit) {
+		return "", false
+	}
+	return strings.ToLower(exit.Stderr), true
+}
