@@ -6,6 +6,9 @@
 # examples/n-cluster-mesh with the provider built from this checkout
 # (dev_overrides: no registry, no init), then what every SPIRE server holds,
 # asked from SPIRE itself, and how long each federation waited for it.
+# Each cluster also runs a real spire-agent and a go-spiffe workload: the
+# demo tries an mTLS handshake between the workloads of every ordered pair
+# of clusters before the apply (no trust) and after it (trust both ways).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -40,7 +43,7 @@ up() {
   mkdir -p "$state/bin" "$state/work"
   echo "==> building tools (the first run builds kube-apiserver, etcd, SPIRE and maybe terraform: ~15 min)"
   tf=$(scripts/tool.sh terraform)
-  for tool in kube-apiserver etcd spire-server spire-controller-manager; do
+  for tool in kube-apiserver etcd spire-server spire-controller-manager spire-agent; do
     scripts/tool.sh "$tool" >/dev/null
   done
 
@@ -49,15 +52,22 @@ up() {
 
   local names
   names=$(IFS=,; echo "${clusters[*]}")
-  echo "==> starting ${#clusters[@]} local clusters ($names), each with SPIRE, spire-controller-manager and a pod exec endpoint"
+  echo "==> starting ${#clusters[@]} local clusters ($names), each with SPIRE, spire-controller-manager, a pod exec endpoint,"
+  echo "    a spire-agent and a workload (spiffe://<trust domain>/workload/app accepting only the other clusters' workloads)"
   # Terraform state left from clusters that no longer run describes nothing:
   # start from an empty one unless the recorded lab is still up (then `up`
   # keeps it, and the apply below changes nothing).
   if ! ztlab status --state "$state" >/dev/null 2>&1; then
     rm -rf "$state/work"
   fi
-  ztlab up --clusters "$names" --spire --state "$state"
+  ztlab up --clusters "$names" --spire --workloads --state "$state"
   mkdir -p "$state/work"
+
+  echo
+  echo "==> before the apply: mTLS between the workloads of every ordered pair of clusters (no cluster trusts another yet;"
+  echo "    a lab kept from an earlier run is federated already)"
+  ztlab mtls --state "$state"
+  echo
 
   cat > "$state/terraformrc" <<RC
 disable_checkpoint = true
@@ -89,6 +99,11 @@ RC
   # wait_for_bundle made the apply wait for every peer's bundle; the 60 s are
   # a safeguard. Exits non-zero if one is still missing.
   ztlab show --state "$state" --wait 60s
+  echo
+  echo "==> after the apply: mTLS between the workloads of every ordered pair of clusters, each side authorizing only the"
+  echo "    other's SPIFFE ID; first each workload's registration entry federates with the peers (what a ClusterSPIFFEID's"
+  echo "    federatesWith does; SPIRE refuses it until it holds the peer's bundle)"
+  ztlab mtls --state "$state" --federate --want ok --wait 60s
   echo
   echo "Clusters keep running: kubeconfig at $state/kubeconfig (contexts: $names);"
   echo "trust domains, bundle endpoints and SPIRE admin sockets in $state/clusters.json;"

@@ -71,7 +71,8 @@ validate() {
 			return
 		fi
 	fi
-	if out=$(cd "$dir" && "$bin" validate -no-color 2>&1); then
+	# Query files (.tfquery.hcl: list blocks) are validated too.
+	if out=$(cd "$dir" && "$bin" validate -no-color $([[ $bin == "$tf" ]] && echo -query) 2>&1); then
 		printf 'ok   %s\n' "$name"
 		checked=$((checked + 1))
 	else
@@ -116,11 +117,15 @@ done < <(find examples -name '*.tf' -not -path '*/.terraform/*' -printf '%h\n' |
 
 # Doc snippets: fragments, validated with a terraform block (and a provider
 # block unless they are the provider example).
-for dir in examples/provider examples/resources/* examples/data-sources/* examples/actions/* examples/functions/*; do
-	[[ -d $dir ]] || continue
+# A resource's two import examples (by ID string, by identity) target the same
+# resources, so each is validated with resource.tf but without the other.
+snippet() {
+	local name=$1 dir=$2 without=$3 f
 	scratch=$work/snippet
 	rm -rf "$scratch" && mkdir -p "$scratch"
-	cp "$dir"/*.tf "$scratch/"
+	for f in "$dir"/*.tf "$dir"/*.tfquery.hcl; do
+		[[ -e $f && $(basename "$f") != "$without" ]] && cp "$f" "$scratch/"
+	done
 	cat >"$scratch/zz_wrapper.tf" <<'TF'
 terraform {
   required_providers {
@@ -133,7 +138,16 @@ TF
 	if ! grep -qs '^provider "zerotrust"' "$scratch"/*.tf; then
 		printf 'provider "zerotrust" {}\n' >>"$scratch/zz_wrapper.tf"
 	fi
-	validate "${dir#examples/}" "$scratch"
+	validate "$name" "$scratch"
+}
+for dir in examples/provider examples/resources/* examples/data-sources/* examples/actions/* examples/functions/* examples/list-resources/*; do
+	[[ -d $dir ]] || continue
+	if [[ -e $dir/import-by-identity.tf ]]; then
+		snippet "${dir#examples/}" "$dir" import-by-identity.tf
+		snippet "${dir#examples/} (import by identity)" "$dir" import-by-string-id.tf
+	else
+		snippet "${dir#examples/}" "$dir" ""
+	fi
 done
 
 echo

@@ -96,9 +96,10 @@ resource "zerotrust_federated_trust_domain" "grown" {
     type               = "https_spiffe"
     endpoint_spiffe_id = data.zerotrust_spire_server.this[each.value.peer].endpoint_spiffe_id
   }
-  trust_domain_bundle      = data.zerotrust_trust_bundle.this[each.value.peer].spiffe_bundle
-  wait_for_bundle          = true
-  delete_bundle_on_destroy = true
+  trust_domain_bundle = data.zerotrust_trust_bundle.this[each.value.peer].spiffe_bundle
+  wait_for_bundle     = true
+  # delete_bundle_on_destroy defaults to true: destroying a grown federation
+  # also removes the peer's bundle from SPIRE, revoking the workloads' trust.
 }
 
 # A grown cluster's SpireServer states whom it federates with; the adopted

@@ -139,9 +139,10 @@ resource "zerotrust_federated_trust_domain" "peer" {
   # Done means SPIRE holds the peer's bundle (asked through pod exec of
   # `spire-server bundle list`), not only that the object exists.
   wait_for_bundle = true
-  # Unfederating also removes the peer's bundle from SPIRE, which otherwise
-  # keeps it.
-  delete_bundle_on_destroy = true
+  # delete_bundle_on_destroy (default true): unfederating also removes the
+  # peer's bundle from SPIRE, which otherwise keeps it, so workloads stop
+  # trusting the peer. Set false to keep it (for example while moving this
+  # resource to another configuration).
 
   lifecycle {
     precondition {
@@ -175,5 +176,21 @@ output "config_map_bundles_current" {
   value = {
     for name, b in data.zerotrust_trust_bundle.this :
     name => sort(b.x509_fingerprints_sha256) == sort(data.zerotrust_trust_bundle.from_spire[name].x509_fingerprints_sha256)
+  }
+}
+
+# Proves the mesh works, on every plan and apply after this one: each cluster's
+# SPIRE server has every federation relationship and bundle, and every peer's
+# bundle endpoint serves the bundle SPIRE holds, in both directions. A failed
+# check is a warning listing each problem (cluster, trust domain, what is
+# wrong); it does not stop the run.
+check "federation_healthy" {
+  data "zerotrust_federation_status" "mesh" {
+    depends_on = [zerotrust_federated_trust_domain.peer]
+  }
+
+  assert {
+    condition     = data.zerotrust_federation_status.mesh.ok
+    error_message = join("\n", data.zerotrust_federation_status.mesh.problems)
   }
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
@@ -127,38 +129,34 @@ const (
 func Read(ctx context.Context, src Source, td spiffeid.TrustDomain, timeout time.Duration) (*spiffebundle.Bundle, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	deadline, _ := ctx.Deadline()
-	wait := firstBackoff
-	var last error
-	for attempt := 1; ; attempt++ {
+	var (
+		bundle   *spiffebundle.Bundle
+		last     error
+		attempts int
+	)
+	backoff := wait.Backoff{Duration: firstBackoff, Factor: 2, Cap: maxBackoff, Steps: math.MaxInt32}
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		attempts++
 		attemptCtx, cancelAttempt := context.WithTimeout(ctx, attemptTimeout)
 		b, err := src.Fetch(attemptCtx, td)
 		cancelAttempt()
-		if err == nil {
-			return b, nil
-		}
-		if IsPermanent(err) {
-			return nil, err
+		switch {
+		case err == nil:
+			bundle = b
+			return true, nil
+		case IsPermanent(err):
+			return false, err
 		}
 		// An attempt cut short by the deadline says less than the one before.
 		if ctx.Err() == nil || last == nil {
 			last = err
 		}
-		timedOut := &TimeoutError{Source: src.String(), Timeout: timeout, Attempts: attempt, Last: last}
-		remaining := time.Until(deadline)
-		if ctx.Err() != nil || remaining <= 0 {
-			return nil, timedOut
-		}
-		select {
-		case <-ctx.Done():
-			return nil, timedOut
-		case <-time.After(min(wait, remaining)):
-		}
-		if time.Until(deadline) <= 0 {
-			return nil, timedOut
-		}
-		wait = min(wait*2, maxBackoff)
+		return false, nil
+	})
+	if err != nil && (wait.Interrupted(err) || ctx.Err() != nil) {
+		return nil, &TimeoutError{Source: src.String(), Timeout: timeout, Attempts: attempts, Last: last}
 	}
+	return bundle, err
 }
 
 // Endpoint is a SPIFFE federation bundle endpoint.

@@ -289,9 +289,15 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 
 	var o dvObservation
 	// look is one observation; it returns errDVStop once it has added a
-	// diagnostic. While waiting, a missing object may still be on its way.
+	// diagnostic. While waiting, a missing object may still be on its way,
+	// and a request that failed because the wait ran out (the poll can fire
+	// at the deadline itself) is the timeout, reported with the last look.
 	look := func(ctx context.Context) (bool, error) {
-		o = d.observe(ctx, client, kind, name, domain, checker)
+		seen := d.observe(ctx, client, kind, name, domain, checker)
+		if seen.objErr != nil && wait && pastDeadline(ctx) {
+			return false, context.DeadlineExceeded
+		}
+		o = seen
 		if o.objErr != nil && (!wait || !kube.IsNotFound(o.objErr)) {
 			resp.Diagnostics.Append(kube.Diagnostic(o.objErr, "read the DomainVerification "+name))
 			return false, errDVStop
@@ -361,6 +367,13 @@ func (d *domainVerificationDataSource) observe(ctx context.Context, client *kube
 	verdictOK := o.status.Verified == nil || *o.status.Verified
 	o.complete = o.dnsErr == nil && o.status.Token != "" && o.dns.AllHave(o.status.Token) && verdictOK
 	return o
+}
+
+// pastDeadline reports whether ctx has ended or its deadline has passed
+// (client-go's rate limiter refuses a request before ctx says so).
+func pastDeadline(ctx context.Context) bool {
+	deadline, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(deadline)
 }
 
 // dvTimeoutDetail says what was last seen: the object's status and each

@@ -9,6 +9,8 @@ import "github.com/hashicorp/terraform-plugin-framework/datasource"
 func All() []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewDomainVerificationDataSource,
+		NewFederationStatusDataSource,
+		NewMeshServiceDataSource,
 		NewSpireServerDataSource,
 		NewTrustBundleDataSource,
 	}

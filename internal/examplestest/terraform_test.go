@@ -273,21 +273,7 @@ func TestAccExampleModuleComposition(t *testing.T) {
 	}
 
 	// The proof that matters: each SPIRE server holds both peers' bundles.
-	ctx := context.Background()
-	deadline := time.Now().Add(federationTimeout)
-	for i, s := range spires {
-		want := peerTrustDomains(spires, i)
-		for {
-			got, err := s.FederatedTrustDomains(ctx)
-			if err == nil && slices.Equal(got, want) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("SPIRE %s holds bundles %v (%v), want %v within %v", s.TrustDomain, got, err, want, federationTimeout)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
+	waitFederated(context.Background(), t, spires)
 
 	// Right after the apply, nothing is left to do.
 	if out, code := terraform(t, dir, "plan", "-detailed-exitcode", "-no-color"); code != 0 {

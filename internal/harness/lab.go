@@ -229,6 +229,10 @@ type SpireState struct {
 	// ExecEndpoint is the detached process serving pod exec of spire-server-0
 	// (SpireOptions.ExecEndpointCommand), if one was started.
 	ExecEndpoint *ExecEndpointState `json:"exec_endpoint,omitempty"`
+	// Agent and Workload are a detached spire-agent and workload (`ztlab up
+	// --workloads`), if they were started.
+	Agent    *SpireAgentState `json:"agent,omitempty"`
+	Workload *WorkloadState   `json:"workload,omitempty"`
 }
 
 // Probe reports nil when the recorded processes are still ours and running.
@@ -240,9 +244,11 @@ func (s SpireState) Probe() error {
 		return fmt.Errorf("spire-controller-manager (pid %d) is not running", s.ControllerManagerPID)
 	}
 	if s.ExecEndpoint != nil {
-		return s.ExecEndpoint.Probe(s.Dir)
+		if err := s.ExecEndpoint.Probe(s.Dir); err != nil {
+			return err
+		}
 	}
-	return nil
+	return s.probeWorkload()
 }
 
 // FederatedTrustDomains asks the server (`spire-server bundle list` on its
@@ -254,6 +260,12 @@ func (s SpireState) FederatedTrustDomains(ctx context.Context) ([]string, error)
 // WriteState writes the lab's State as JSON (mode 0600: it holds tokens),
 // with the given SPIRE servers recorded under their clusters.
 func (l *Lab) WriteState(path string, spires ...*Spire) error {
+	return l.WriteStateWithWorkloads(path, spires, nil)
+}
+
+// WriteStateWithWorkloads is WriteState that also records detached
+// workloads (and their agents) under their SPIRE servers' clusters.
+func (l *Lab) WriteStateWithWorkloads(path string, spires []*Spire, workloads []*Workload) error {
 	st := State{Dir: l.Dir, Clusters: map[string]ClusterState{}}
 	for _, c := range l.Clusters {
 		cs := ClusterState{
@@ -264,6 +276,12 @@ func (l *Lab) WriteState(path string, spires ...*Spire) error {
 		for _, s := range spires {
 			if s.Cluster == c {
 				ss := s.State()
+				for _, w := range workloads {
+					if w.Agent.Server == s {
+						as, ws := w.Agent.State(), w.State()
+						ss.Agent, ss.Workload = &as, &ws
+					}
+				}
 				cs.Spire = &ss
 			}
 		}
@@ -341,9 +359,10 @@ func (s ClusterState) RSS() (etcd, apiserver int64) {
 
 // StopFromState stops a lab recorded by WriteState from another process
 // (`make demo-down`): it signals each recorded PID only if /proc says it is
-// still our spire-controller-manager, spire-server, kube-apiserver or etcd
-// (binary name, and an argument under the cluster's or SPIRE's directory),
-// in that order (exec endpoints with the controller managers), waits for them to exit, removes the SPIRE socket
+// still our workload, spire-agent, spire-controller-manager, spire-server,
+// kube-apiserver or etcd (binary name, and an argument under the cluster's or
+// SPIRE's directory), in that order (exec endpoints with the controller
+// managers), waits for them to exit, removes the SPIRE server and agent socket
 // directories, and removes the state file.
 func StopFromState(path string) error {
 	st, err := ReadState(path)
@@ -354,10 +373,21 @@ func StopFromState(path string) error {
 		pid       int
 		component string
 	}
-	var cms, spires, apis, etcds []target
+	var workloads, cms, spires, apis, etcds []target
 	var socketDirs []string
 	for _, c := range st.Clusters {
 		if s := c.Spire; s != nil {
+			if w := s.Workload; w != nil && isOurProcess(w.PID, filepath.Base(w.Bin), w.Dir) {
+				workloads = append(workloads, target{w.PID, "workload " + w.Name})
+			}
+			if a := s.Agent; a != nil {
+				if isOurProcess(a.PID, "spire-agent", a.Dir) {
+					workloads = append(workloads, target{a.PID, "spire-agent"})
+				}
+				if a.SocketDir != "" {
+					socketDirs = append(socketDirs, a.SocketDir)
+				}
+			}
 			if isOurProcess(s.ControllerManagerPID, "spire-controller-manager", s.Dir) {
 				cms = append(cms, target{s.ControllerManagerPID, "spire-controller-manager"})
 			}
@@ -379,7 +409,7 @@ func StopFromState(path string) error {
 		}
 	}
 	var errs []error
-	for _, group := range [][]target{cms, spires, apis, etcds} {
+	for _, group := range [][]target{workloads, cms, spires, apis, etcds} {
 		for _, t := range group {
 			_ = syscall.Kill(t.pid, syscall.SIGTERM)
 		}
@@ -398,7 +428,8 @@ func StopFromState(path string) error {
 	for _, d := range socketDirs {
 		// Only a directory that holds nothing but the server's socket: a
 		// corrupted state file must not name something else to delete.
-		if entries, err := os.ReadDir(d); err == nil && len(entries) <= 1 && strings.HasPrefix(filepath.Base(d), "zts-") {
+		base := filepath.Base(d)
+		if entries, err := os.ReadDir(d); err == nil && len(entries) <= 1 && (strings.HasPrefix(base, "zts-") || strings.HasPrefix(base, "zta-")) {
 			_ = os.RemoveAll(d)
 		}
 	}

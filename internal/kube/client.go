@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 )
@@ -175,27 +176,22 @@ func (c *Client) Delete(ctx context.Context, kind Kind, namespace, name string) 
 func (c *Client) WaitFor(ctx context.Context, kind Kind, namespace, name string, interval time.Duration,
 	done func(*unstructured.Unstructured) (bool, error)) (*unstructured.Unstructured, error) {
 	var last *unstructured.Unstructured
-	for {
+	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
 		obj, err := c.Get(ctx, kind, namespace, name)
 		switch {
 		case err == nil:
 			last = obj
-			ok, derr := done(obj)
-			if derr != nil {
-				return obj, derr
-			}
-			if ok {
-				return obj, nil
-			}
-		case !IsNotFound(err):
-			return last, err
+			return done(obj)
+		case IsNotFound(err):
+			return false, nil
+		default:
+			return false, err
 		}
-		select {
-		case <-ctx.Done():
-			return last, fmt.Errorf("timed out waiting for %s %q: %w", kind.Kind, name, ctx.Err())
-		case <-time.After(interval):
-		}
+	})
+	if err != nil && ctx.Err() != nil && wait.Interrupted(err) {
+		return last, fmt.Errorf("timed out waiting for %s %q: %w", kind.Kind, name, ctx.Err())
 	}
+	return last, err
 }
 
 // ListOnce returns the objects of a kind as listed once per client, for

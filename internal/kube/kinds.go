@@ -76,6 +76,11 @@ var (
 		Group: "kuma.io", Version: "v1alpha1", Kind: "MeshTrust", Plural: "meshtrusts", Namespaced: true,
 		ProvidedBy: "Kuma (kuma-control-plane Helm chart)",
 	}
+	// KumaMeshService is read, and only its spec.identities written.
+	KumaMeshService = Kind{
+		Group: "kuma.io", Version: "v1alpha1", Kind: "MeshService", Plural: "meshservices", Namespaced: true,
+		ProvidedBy: "Kuma (kuma-control-plane Helm chart)",
+	}
 	DomainVerificationV1 = Kind{
 		Group: "kuadrant.dev", Version: "v1", Kind: "DomainVerification", Plural: "domainverifications",
 		ProvidedBy: "the Kuadrant operator",

@@ -6,6 +6,7 @@ package providerdata
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -106,4 +107,67 @@ func configure(providerData any, diags *diag.Diagnostics) *Data {
 		return nil
 	}
 	return d
+}
+
+// Target is one cluster a list resource or an every-cluster data source covers.
+type Target struct {
+	Key    string // kube.DefaultKey for the `kubernetes` connection
+	Client *kube.Client
+}
+
+// Targets resolves a `cluster` attribute into clients: the cluster it names
+// (checked), or, when null, every key of `clusters` and the `kubernetes`
+// connection unless it reaches the API server of one of the keys (the usual
+// case, which would report every object twice). A connection Terraform does
+// not know yet is skipped with a warning saying it is not <what> (e.g.
+// "listed"); one that cannot be built is an error.
+func (d *Data) Targets(cluster types.String, what string, diags *diag.Diagnostics) []Target {
+	if d == nil {
+		diags.AddError("Provider Not Configured", "The provider was not configured before this request.")
+		return nil
+	}
+	var keys []string
+	switch {
+	case !cluster.IsNull() && !cluster.IsUnknown():
+		if !d.CheckCluster(cluster, path.Root("cluster"), diags) {
+			return nil
+		}
+		keys = []string{cluster.ValueString()}
+	default:
+		if d.Clusters.Known(kube.DefaultKey) {
+			keys = append(keys, kube.DefaultKey)
+		}
+		keys = append(keys, d.Clusters.Keys()...)
+	}
+	var out []Target
+	for _, key := range keys {
+		if d.Clusters.IsUnknown(key) {
+			diags.AddWarning("Cluster Not "+cases(what), fmt.Sprintf("The connection of cluster %q is not known yet "+
+				"(it depends on values computed during apply), so it is not %s.", key, what))
+			continue
+		}
+		client, err := d.Clusters.Client(key)
+		if err != nil {
+			diags.AddAttributeError(path.Root("cluster"), "Cluster Connection Unavailable",
+				fmt.Sprintf("Cannot connect to cluster %q: %v", key, err))
+			continue
+		}
+		out = append(out, Target{Key: key, Client: client})
+	}
+	if len(out) > 1 && out[0].Key == kube.DefaultKey {
+		for _, t := range out[1:] {
+			if t.Client.RESTConfig().Host == out[0].Client.RESTConfig().Host {
+				return out[1:]
+			}
+		}
+	}
+	return out
+}
+
+// cases capitalizes the first letter of a one-word participle for a summary.
+func cases(word string) string {
+	if word == "" {
+		return word
+	}
+	return strings.ToUpper(word[:1]) + word[1:]
 }

@@ -2,15 +2,8 @@ package resources_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -23,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 )
 
 const ftdAddr = "zerotrust_federated_trust_domain"
@@ -180,7 +172,7 @@ func TestAccFederatedTrustDomain_list(t *testing.T) {
 	})
 
 	// The generate-config round trip, for one object per cluster.
-	testQueryGenerateConfig(t, acctest.ProviderConfig(t),
+	acctest.QueryGenerateConfig(t, acctest.ProviderConfig(t),
 		listBlock("west", fmt.Sprintf("    cluster = %q\n    trust_domain = %q\n", acctest.West, shared))+
 			listBlock("spiffe", fmt.Sprintf("    cluster = %q\n    trust_domain = %q\n", acctest.East, spiffe)), 2)
 }
@@ -190,110 +182,8 @@ func TestAccFederatedTrustDomain_list(t *testing.T) {
 // nothing to change, and a refresh records the identity.
 func TestAccFederatedTrustDomain_stateWithoutIdentity(t *testing.T) {
 	t.Parallel()
-	id := acctest.UniqueName("noident")
-	td := "old-" + id + ".test"
-	dir := t.TempDir()
-	config := ftdRequiredProviders + acctest.ProviderConfig(t) + ftdWebConfig("old", acctest.West, td)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reattach := serveProviderInProcess(t, "registry.terraform.io/ztfabric/zerotrust")
-	old, current := "terraform-1.11", "terraform"
-	t.Cleanup(func() {
-		if out, code := ftdTerraform(t, current, dir, reattach, "destroy", "-auto-approve", "-no-color"); code != 0 {
-			t.Errorf("cleanup: terraform destroy exited %d:\n%s", code, out)
-		}
-		if err := checkCFTDsGone(t, map[string]string{acctest.West: td})(nil); err != nil {
-			t.Error(err)
-		}
-	})
-
-	ftdMustTerraform(t, old, dir, reattach, "init", "-no-color")
-	ftdMustTerraform(t, old, dir, reattach, "apply", "-auto-approve", "-no-color")
-	if got := ftdStateIdentity(t, dir); got != nil {
-		t.Fatalf("identity after apply with %s: %v, want none", old, got)
-	}
-	ftdMustTerraform(t, current, dir, reattach, "init", "-no-color")
-	if out, code := ftdTerraform(t, current, dir, reattach, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
-		t.Fatalf("plan with %s on state without identity exited %d, want 0:\n%s", current, code, out)
-	}
-	ftdMustTerraform(t, current, dir, reattach, "apply", "-refresh-only", "-auto-approve", "-no-color")
-	want := map[string]any{"cluster": acctest.West, "name": td}
-	if got := ftdStateIdentity(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("identity after a refresh with %s: %v, want %v", current, got, want)
-	}
-	if out, code := ftdTerraform(t, current, dir, reattach, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
-		t.Fatalf("plan after the refresh exited %d, want 0:\n%s", code, out)
-	}
-}
-
-// ftdStateIdentity is the identity terraform.tfstate in dir holds for its one
-// resource instance, nil when there is none.
-func ftdStateIdentity(t *testing.T, dir string) map[string]any {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var state struct {
-		Resources []struct {
-			Instances []struct {
-				Identity map[string]any `json:"identity"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(data, &state); err != nil {
-		t.Fatal(err)
-	}
-	if len(state.Resources) != 1 || len(state.Resources[0].Instances) != 1 {
-		t.Fatalf("terraform.tfstate holds %d resources, want one with one instance:\n%s", len(state.Resources), data)
-	}
-	return state.Resources[0].Instances[0].Identity
-}
-
-// ftdRequiredProviders names the provider source serveProviderInProcess
-// serves.
-const ftdRequiredProviders = `
-terraform {
-  required_providers {
-    zerotrust = { source = "ztfabric/zerotrust" }
-  }
-}
-`
-
-// ftdTerraform runs the CLI tool (a harness.Tool name) in dir against the
-// provider served by this test process (reattach), and returns its output
-// and exit code.
-func ftdTerraform(t *testing.T, tool, dir, reattach string, args ...string) (string, int) {
-	t.Helper()
-	tf, err := harness.Tool(tool)
-	if err != nil {
-		t.Fatalf("%s unavailable: %v", tool, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, tf, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TF_REATTACH_PROVIDERS="+reattach, "TF_IN_AUTOMATION=1", "TF_INPUT=0")
-	out, err := cmd.CombinedOutput()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-		return string(out), 0
-	case errors.As(err, &exitErr):
-		return string(out), exitErr.ExitCode()
-	default:
-		t.Fatalf("running %s %v: %v", tool, args, err)
-		return "", -1
-	}
-}
-
-// ftdMustTerraform is ftdTerraform that fails the test unless the command succeeds.
-func ftdMustTerraform(t *testing.T, tool, dir, reattach string, args ...string) string {
-	t.Helper()
-	out, code := ftdTerraform(t, tool, dir, reattach, args...)
-	if code != 0 {
-		t.Fatalf("%s %s exited %d:\n%s", tool, strings.Join(args, " "), code, out)
-	}
-	return out
+	td := "old-" + acctest.UniqueName("noident") + ".test"
+	acctest.StateWithoutIdentity(t, acctest.ProviderConfig(t)+ftdWebConfig("old", acctest.West, td),
+		map[string]any{"cluster": acctest.West, "name": td},
+		func() error { return checkCFTDsGone(t, map[string]string{acctest.West: td})(nil) })
 }

@@ -93,10 +93,13 @@ func setFromObject(_ context.Context, m *federatedTrustDomainResourceModel, obj 
 	})
 	diags.Append(d...)
 	m.BundleEndpointProfile = profile
-	for _, b := range []*types.Bool{&m.ForceConflicts, &m.WaitForBundle, &m.DeleteBundleOnDestroy} {
+	for _, b := range []*types.Bool{&m.ForceConflicts, &m.WaitForBundle} {
 		if b.IsNull() || b.IsUnknown() {
 			*b = types.BoolValue(false)
 		}
+	}
+	if m.DeleteBundleOnDestroy.IsNull() || m.DeleteBundleOnDestroy.IsUnknown() {
+		m.DeleteBundleOnDestroy = types.BoolValue(deleteBundleOnDestroyDefault)
 	}
 	if m.Timeouts.IsNull() || m.Timeouts.IsUnknown() {
 		m.Timeouts = timeouts.Value{Object: types.ObjectNull(federatedTrustDomainObjectAttrTypes("timeouts"))}

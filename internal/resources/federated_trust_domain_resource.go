@@ -305,11 +305,22 @@ func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := server.DeleteBundle(ctx, state.TrustDomain.ValueString()); err != nil {
+	// delete_bundle_on_destroy is on by default, so clusters whose SPIRE
+	// server is elsewhere (or absent) reach here too: a missing pod is not
+	// worth the timeout's wait, which DeleteBundle would spend retrying.
+	_, err = client.Get(ctx, kube.Pod, server.Namespace, server.Pod)
+	if kube.IsNotFound(err) {
+		err = fmt.Errorf("there is no SPIRE server pod %s/%s to delete it through: set spire_server if SPIRE runs elsewhere, "+
+			"or delete_bundle_on_destroy = false where no SPIRE server is federated", server.Namespace, server.Pod)
+	} else {
+		err = server.DeleteBundle(ctx, state.TrustDomain.ValueString())
+	}
+	if err != nil {
 		// The object is gone: say so, but let Terraform forget it.
 		resp.Diagnostics.AddWarning("Peer Bundle Not Deleted",
-			fmt.Sprintf("The ClusterFederatedTrustDomain %q was deleted, but the SPIRE server still holds the bundle of %q. "+
-				"Delete it with `spire-server bundle delete -id spiffe://%s` once the federation relationship is gone.\n\n%v",
+			fmt.Sprintf("The ClusterFederatedTrustDomain %q was deleted, but the SPIRE server may still hold the bundle of %q, "+
+				"and then workloads federated with it keep trusting that trust domain. Delete it with "+
+				"`spire-server bundle delete -id spiffe://%s -mode dissociate` once the federation relationship is gone.\n\n%v",
 				state.Name.ValueString(), state.TrustDomain.ValueString(), state.TrustDomain.ValueString(), err))
 	}
 }

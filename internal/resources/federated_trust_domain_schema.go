@@ -30,6 +30,10 @@ var federatedTrustDomainSchemaOnce = sync.OnceValue(func() schema.Schema {
 	return federatedTrustDomainSchema(context.Background())
 })
 
+// deleteBundleOnDestroyDefault is delete_bundle_on_destroy when unset, also
+// in the state of adopted objects.
+const deleteBundleOnDestroyDefault = true
+
 func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "A SPIRE `ClusterFederatedTrustDomain` (`spire.spiffe.io/v1alpha1`, cluster-scoped): tells " +
@@ -119,10 +123,15 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 			"delete_bundle_on_destroy": schema.BoolAttribute{
 				Optional: true,
 				Computed: true,
-				Default:  booldefault.StaticBool(false),
+				Default:  booldefault.StaticBool(deleteBundleOnDestroyDefault),
 				MarkdownDescription: "On destroy, also delete the peer's bundle from the SPIRE server (`spire-server bundle " +
-					"delete`, after spire-controller-manager has removed the federation relationship). Without it SPIRE " +
-					"keeps the bundle, as deleting a ClusterFederatedTrustDomain alone does. Defaults to `false`.",
+					"delete`, through pod exec, see `spire_server`), once spire-controller-manager has removed the federation " +
+					"relationship. Defaults to `true`, because deleting a ClusterFederatedTrustDomain removes only the " +
+					"relationship: SPIRE keeps the peer's bundle, and workloads whose entries federate with the peer keep " +
+					"trusting it. Destroying a federation therefore revokes trust. Set `false` to keep the bundle, for example " +
+					"while moving the object to another configuration (`removed` block or `terraform state rm`) or when " +
+					"another federation still needs it. If the bundle cannot be deleted (no SPIRE server pod at `spire_server`, " +
+					"no right to exec, or the timeout passes), destroy still succeeds with a warning saying how to delete it.",
 			},
 			"spire_server": spireServerAttribute(),
 		},

@@ -1,21 +1,10 @@
 package resources_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -160,10 +149,10 @@ list "zerotrust_istio_csr" "every_cluster" {
 					querycheck.ExpectLengthAtLeast("zerotrust_istio_csr.east", 2),
 					querycheck.ExpectIdentity("zerotrust_istio_csr.east", istioCSRIdentity(acctest.East, ns1)),
 					querycheck.ExpectIdentity("zerotrust_istio_csr.east", istioCSRIdentity(acctest.East, ns2)),
-					// No cluster: every cluster of the provider, the default
-					// connection (east again) included; bare serves no IstioCSR.
-					querycheck.ExpectLength("zerotrust_istio_csr.every_cluster", 2),
-					querycheck.ExpectIdentity("zerotrust_istio_csr.every_cluster", istioCSRIdentity("", ns2)),
+					// No cluster: every cluster of the provider once (the default
+					// connection reaches east, so it is not listed again); bare
+					// serves no IstioCSR.
+					querycheck.ExpectLength("zerotrust_istio_csr.every_cluster", 1),
 					querycheck.ExpectIdentity("zerotrust_istio_csr.every_cluster", istioCSRIdentity(acctest.East, ns2)),
 				},
 			},
@@ -183,7 +172,7 @@ list "zerotrust_istio_csr" "brownfield%d" {
 }
 `, i, acctest.East, ns)
 	}
-	generated := terraformQueryRoundTrip(t, blocks.String())
+	generated := acctest.QueryGenerateConfig(t, acctest.ProviderConfig(t), blocks.String(), 2)
 	for _, ns := range []string{ns1, ns2} {
 		if !strings.Contains(generated, ns) {
 			t.Errorf("the generated configuration does not name %s:\n%s", ns, generated)
@@ -194,106 +183,4 @@ list "zerotrust_istio_csr" "brownfield%d" {
 			t.Error(err)
 		}
 	}
-}
-
-// terraformQueryRoundTrip runs `terraform query -generate-config-out` on
-// query (list blocks) against the provider served from this process,
-// applies the import and resource blocks it wrote, and fails unless the
-// plan after that is empty. It returns the generated configuration.
-// terraform-plugin-testing's Query steps cannot generate configuration,
-// hence the CLI.
-func terraformQueryRoundTrip(t *testing.T, query string) string {
-	t.Helper()
-	dir := t.TempDir()
-	write := func(name, text string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("main.tf", acctest.ProviderConfig(t))
-	write("query.tfquery.hcl", query)
-	env := append(os.Environ(), "TF_REATTACH_PROVIDERS="+serveProviderForCLI(t))
-	run := func(args ...string) (string, error) {
-		cmd := exec.Command(os.Getenv("TF_ACC_TERRAFORM_PATH"), append(args, "-no-color")...)
-		cmd.Dir, cmd.Env = dir, env
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		return out.String(), err
-	}
-	must := func(args ...string) {
-		if out, err := run(args...); err != nil {
-			t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	must("init")
-	must("query", "-generate-config-out=generated.tf")
-	data, err := os.ReadFile(filepath.Join(dir, "generated.tf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	generated := string(data)
-	if err := os.Remove(filepath.Join(dir, "query.tfquery.hcl")); err != nil {
-		t.Fatal(err)
-	}
-	must("apply", "-auto-approve")
-	out, err := run("plan", "-detailed-exitcode")
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == 2:
-		t.Errorf("the plan after applying the generated configuration is not empty:\n%s\ngenerated:\n%s", out, generated)
-	case err != nil:
-		t.Errorf("terraform plan: %v\n%s", err, out)
-	}
-	return generated
-}
-
-// serveProviderForCLI serves the provider from the test process until the
-// test ends and returns the TF_REATTACH_PROVIDERS value that points
-// terraform at it.
-func serveProviderForCLI(t *testing.T) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	reattach := make(chan *plugin.ReattachConfig)
-	closed := make(chan struct{})
-	const address = "registry.terraform.io/hashicorp/zerotrust"
-	go func() {
-		err := tf6server.Serve(address, func() tfprotov6.ProviderServer {
-			server, err := acctest.ProtoV6ProviderFactories["zerotrust"]()
-			if err != nil {
-				panic(err)
-			}
-			return server
-		}, tf6server.WithDebug(ctx, reattach, closed), tf6server.WithoutLogStderrOverride())
-		if err != nil {
-			t.Error(err)
-		}
-	}()
-	var config *plugin.ReattachConfig
-	select {
-	case config = <-reattach:
-	case <-time.After(time.Minute):
-		cancel()
-		t.Fatal("the provider server did not start within a minute")
-	}
-	t.Cleanup(func() {
-		cancel()
-		<-closed
-	})
-	type addr struct{ Network, String string }
-	type entry struct {
-		Protocol        string
-		ProtocolVersion int
-		Pid             int
-		Test            bool
-		Addr            addr
-	}
-	data, err := json.Marshal(map[string]entry{address: {
-		Protocol: string(config.Protocol), ProtocolVersion: config.ProtocolVersion, Pid: config.Pid, Test: config.Test,
-		Addr: addr{Network: config.Addr.Network(), String: config.Addr.String()},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
 // listScope is the part of every list block that says where to look: one
@@ -31,7 +32,8 @@ func listScopeAttributes() map[string]listschema.Attribute {
 		"cluster": listschema.StringAttribute{
 			Optional: true,
 			MarkdownDescription: "Key of the provider's `clusters` map to list in. Unset lists every cluster of the " +
-				"provider: each key of `clusters`, and the `kubernetes` connection when it is configured.",
+				"provider: each key of `clusters`, and the `kubernetes` connection when it is configured and reaches " +
+				"an API server none of the keys does (so no object is listed twice).",
 		},
 		"label_selector": listschema.StringAttribute{
 			Optional: true,
@@ -41,56 +43,28 @@ func listScopeAttributes() map[string]listschema.Attribute {
 	}
 }
 
+// targets resolves the scope into clients (providerdata.Data.Targets), after
+// checking the label selector.
+func (s listScope) targets(data *providerdata.Data, diags *diag.Diagnostics) []listTarget {
+	if !s.LabelSelector.IsNull() {
+		if _, err := labels.Parse(s.LabelSelector.ValueString()); err != nil {
+			validate.AttributeError(diags, path.Root("label_selector"), "Invalid Label Selector",
+				fmt.Sprintf("%q is not a Kubernetes label selector (%v). Valid forms: \"key=value\", \"key!=value\", "+
+					"\"key in (a,b)\", \"key\", \"!key\", comma-separated.", s.LabelSelector.ValueString(), err))
+			return nil
+		}
+	}
+	var out []listTarget
+	for _, t := range data.Targets(s.Cluster, "listed", diags) {
+		out = append(out, listTarget{key: t.Key, client: t.Client})
+	}
+	return out
+}
+
 // listTarget is one cluster a list covers.
 type listTarget struct {
 	key    string // "" for the `kubernetes` connection
 	client *kube.Client
-}
-
-// targets resolves the scope into clients. A connection Terraform does not
-// know yet cannot be listed: it is skipped with a warning.
-func (s listScope) targets(data *providerdata.Data, diags *diag.Diagnostics) []listTarget {
-	if data == nil {
-		diags.AddError("Provider Not Configured", "The provider was not configured before listing.")
-		return nil
-	}
-	if !s.LabelSelector.IsNull() {
-		if _, err := labels.Parse(s.LabelSelector.ValueString()); err != nil {
-			diags.AddAttributeError(path.Root("label_selector"), "Invalid Label Selector",
-				fmt.Sprintf("Attribute label_selector: %q is not a Kubernetes label selector (%v). Valid forms: "+
-					"\"key=value\", \"key!=value\", \"key in (a,b)\", \"key\", \"!key\", comma-separated.",
-					s.LabelSelector.ValueString(), err))
-			return nil
-		}
-	}
-	var keys []string
-	switch {
-	case !s.Cluster.IsNull():
-		if !data.CheckCluster(s.Cluster, path.Root("cluster"), diags) {
-			return nil
-		}
-		keys = []string{s.Cluster.ValueString()}
-	default:
-		if data.Clusters.Known(kube.DefaultKey) {
-			keys = append(keys, kube.DefaultKey)
-		}
-		keys = append(keys, data.Clusters.Keys()...)
-	}
-	var out []listTarget
-	for _, key := range keys {
-		if data.Clusters.IsUnknown(key) {
-			diags.AddWarning("Cluster Not Listed", fmt.Sprintf("The connection of cluster %q is not known yet "+
-				"(it depends on values computed during apply), so its objects are not listed.", key))
-			continue
-		}
-		client, err := data.Clusters.Client(key)
-		if err != nil {
-			diags.AddError("Cluster Connection Unavailable", fmt.Sprintf("Cannot list cluster %q: %v", key, err))
-			continue
-		}
-		out = append(out, listTarget{key: key, client: client})
-	}
-	return out
 }
 
 // listedObject is what a list resource makes of one Kubernetes object.

@@ -2,8 +2,6 @@ package resources_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -172,7 +170,7 @@ list "zerotrust_mesh_trust_domain" "kyma" {
 	})
 
 	// The generate-config round trip: both lists, three objects.
-	testQueryGenerateConfig(t, provider, query, 3)
+	acctest.QueryGenerateConfig(t, provider, query, 3)
 }
 
 // TestAccMeshTrustDomain_stateWithoutIdentity applies with Terraform 1.11,
@@ -183,8 +181,7 @@ func TestAccMeshTrustDomain_stateWithoutIdentity(t *testing.T) {
 	ns := meshTestNamespace(t, acctest.West, "kumanoid")
 	peer := "peer-" + ns + ".test"
 	kumaName := strings.ReplaceAll(peer, ".", "-")
-	dir := t.TempDir()
-	config := ftdRequiredProviders + acctest.ProviderConfig(t) + fmt.Sprintf(`
+	config := acctest.ProviderConfig(t) + fmt.Sprintf(`
 resource "zerotrust_mesh_trust_domain" "this" {
   cluster      = "west"
   mesh         = { kind = "kuma", namespace = %q }
@@ -192,36 +189,13 @@ resource "zerotrust_mesh_trust_domain" "this" {
   ca_bundles   = [%q]
 }
 `, ns, peer, peerPEM(t, peer))
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reattach := serveProviderInProcess(t, "registry.terraform.io/ztfabric/zerotrust")
-	old, current := "terraform-1.11", "terraform"
 	get := meshGetter(t, acctest.West, meshTrustGVR, ns, kumaName)
-	t.Cleanup(func() {
-		if out, code := ftdTerraform(t, current, dir, reattach, "destroy", "-auto-approve", "-no-color"); code != 0 {
-			t.Errorf("cleanup: terraform destroy exited %d:\n%s", code, out)
-		}
-		if _, err := get(); !apierrors.IsNotFound(err) {
-			t.Errorf("MeshTrust %s/%s after destroy: %v, want it deleted", ns, kumaName, err)
-		}
-	})
-
-	ftdMustTerraform(t, old, dir, reattach, "init", "-no-color")
-	ftdMustTerraform(t, old, dir, reattach, "apply", "-auto-approve", "-no-color")
-	if got := ftdStateIdentity(t, dir); got != nil {
-		t.Fatalf("identity after apply with %s: %v, want none", old, got)
-	}
-	ftdMustTerraform(t, current, dir, reattach, "init", "-no-color")
-	if out, code := ftdTerraform(t, current, dir, reattach, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
-		t.Fatalf("plan with %s on state without identity exited %d, want 0:\n%s", current, code, out)
-	}
-	ftdMustTerraform(t, current, dir, reattach, "apply", "-refresh-only", "-auto-approve", "-no-color")
-	want := map[string]any{"cluster": acctest.West, "kind": "kuma", "namespace": ns, "name": kumaName}
-	if got := ftdStateIdentity(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("identity after a refresh with %s: %v, want %v", current, got, want)
-	}
-	if out, code := ftdTerraform(t, current, dir, reattach, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
-		t.Fatalf("plan after the refresh exited %d, want 0:\n%s", code, out)
-	}
+	acctest.StateWithoutIdentity(t, config,
+		map[string]any{"cluster": acctest.West, "kind": "kuma", "namespace": ns, "name": kumaName},
+		func() error {
+			if _, err := get(); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("MeshTrust %s/%s after destroy: %v, want it deleted", ns, kumaName, err)
+			}
+			return nil
+		})
 }

@@ -13,6 +13,7 @@ func All() []func() resource.Resource {
 		NewDomainVerificationResource,
 		NewFederatedTrustDomainResource,
 		NewIstioCSRResource,
+		NewMeshServiceIdentitiesResource,
 		NewMeshTrustDomainResource,
 		NewSpireFederationResource,
 	}
@@ -25,6 +26,7 @@ func Lists() []func() list.ListResource {
 		NewDomainVerificationListResource,
 		NewFederatedTrustDomainListResource,
 		NewIstioCSRListResource,
+		NewMeshServiceIdentitiesListResource,
 		NewMeshTrustDomainListResource,
 		NewSpireFederationListResource,
 	})

@@ -1,18 +1,10 @@
 package resources_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
-	goplugin "github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -197,7 +189,7 @@ list "zerotrust_spire_federation" "b" {
 				// b's SpireServer loses spec.federation (the operator was
 				// reinstalled): nothing there to adopt, so it is not listed.
 				PreConfig: func() {
-					testQueryGenerateConfig(t, provider, listAll, 2)
+					acctest.QueryGenerateConfig(t, provider, listAll, 2)
 					acctest.ResetSpireSingletons(t, b)
 					acctest.ApplyAs(t, b, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(tdB, b.Name))
 					acctest.ApplyAs(t, b, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(nil))
@@ -214,89 +206,6 @@ list "zerotrust_spire_federation" "b" {
 	})
 }
 
-// testQueryGenerateConfig runs what a user adopting existing objects runs,
-// with the provider served in this process: `terraform query
-// -generate-config-out`, then apply (imports only: want import blocks), then
-// plan, which must be empty. terraform-plugin-testing's query steps cannot
-// generate configuration, so terraform runs directly (ftdTerraform).
-func testQueryGenerateConfig(t *testing.T, provider, lists string, want int) {
-	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
-		"main.tf":           ftdRequiredProviders + provider,
-		"lists.tfquery.hcl": lists,
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	reattach := serveProviderInProcess(t, "registry.terraform.io/ztfabric/zerotrust")
-	ftdMustTerraform(t, "terraform", dir, reattach, "init", "-no-color")
-	ftdMustTerraform(t, "terraform", dir, reattach, "query", "-generate-config-out=generated.tf", "-no-color")
-	generated, err := os.ReadFile(filepath.Join(dir, "generated.tf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Count(string(generated), "import {"); got != want {
-		t.Fatalf("generated.tf has %d import blocks, want %d:\n%s", got, want, generated)
-	}
-	out := ftdMustTerraform(t, "terraform", dir, reattach, "apply", "-auto-approve", "-no-color")
-	if wantLine := fmt.Sprintf("%d imported, 0 added, 0 changed, 0 destroyed", want); !strings.Contains(out, wantLine) {
-		t.Fatalf("apply of the generated configuration: want %q\n%s\ngenerated.tf:\n%s", wantLine, out, generated)
-	}
-	// -detailed-exitcode: exit status 2 when the plan has changes.
-	if out, code := ftdTerraform(t, "terraform", dir, reattach, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
-		t.Fatalf("plan after adopting the generated configuration exited %d, want 0 (no changes):\n%s\ngenerated.tf:\n%s", code, out, generated)
-	}
-}
-
-// serveProviderInProcess serves the provider under test from this process
-// in debug mode until the test ends, and returns the TF_REATTACH_PROVIDERS
-// value that points terraform at it under addr.
-func serveProviderInProcess(t *testing.T, addr string) string {
-	t.Helper()
-	server, err := acctest.ProtoV6ProviderFactories["zerotrust"]()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	configs := make(chan *goplugin.ReattachConfig, 1)
-	closed := make(chan struct{})
-	served := make(chan error, 1)
-	go func() {
-		served <- tf6server.Serve(addr, func() tfprotov6.ProviderServer { return server },
-			tf6server.WithDebug(ctx, configs, closed),
-			tf6server.WithGoPluginLogger(hclog.NewNullLogger()),
-			// SDK logs as in terraform-plugin-testing: only with TF_LOG or
-			// TF_ACC_LOG_PATH, never to the test's stderr by default.
-			tf6server.WithLoggingSink(t),
-			tf6server.WithoutLogStderrOverride())
-	}()
-	var cfg *goplugin.ReattachConfig
-	select {
-	case cfg = <-configs:
-	case err := <-served:
-		cancel()
-		t.Fatalf("serving the provider: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		<-closed
-	})
-	reattach, err := json.Marshal(map[string]any{addr: map[string]any{
-		"Protocol":        string(cfg.Protocol),
-		"ProtocolVersion": cfg.ProtocolVersion,
-		"Pid":             cfg.Pid,
-		"Test":            cfg.Test,
-		"Addr":            map[string]string{"Network": cfg.Addr.Network(), "String": cfg.Addr.String()},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(reattach)
-}
-
 // TestAccSpireFederation_stateWithoutIdentity applies with Terraform 1.11,
 // which stores no resource identity, then plans with the current CLI:
 // nothing to change, and a refresh records the identity.
@@ -307,28 +216,5 @@ func TestAccSpireFederation_stateWithoutIdentity(t *testing.T) {
 	acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager,
 		acctest.ZTWIMObject(acctest.UniqueName("noident")+".test", c.Name))
 	acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(nil))
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(ftdRequiredProviders+federationConfig(t, c, twoPeersHCL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reattach := serveProviderInProcess(t, "registry.terraform.io/ztfabric/zerotrust")
-	old, current := "terraform-1.11", "terraform"
-
-	ftdMustTerraform(t, old, dir, reattach, "init", "-no-color")
-	ftdMustTerraform(t, old, dir, reattach, "apply", "-auto-approve", "-no-color")
-	if got := ftdStateIdentity(t, dir); got != nil {
-		t.Fatalf("identity after apply with %s: %v, want none", old, got)
-	}
-	ftdMustTerraform(t, current, dir, reattach, "init", "-no-color")
-	if out, code := ftdTerraform(t, current, dir, reattach, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
-		t.Fatalf("plan with %s on state without identity exited %d, want 0:\n%s", current, code, out)
-	}
-	ftdMustTerraform(t, current, dir, reattach, "apply", "-refresh-only", "-auto-approve", "-no-color")
-	want := map[string]any{"cluster": c.Name, "name": "cluster"}
-	if got := ftdStateIdentity(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("identity after a refresh with %s: %v, want %v", current, got, want)
-	}
-	if out, code := ftdTerraform(t, current, dir, reattach, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
-		t.Fatalf("plan after the refresh exited %d, want 0:\n%s", code, out)
-	}
+	acctest.StateWithoutIdentity(t, federationConfig(t, c, twoPeersHCL), map[string]any{"cluster": c.Name, "name": "cluster"}, nil)
 }

@@ -86,13 +86,15 @@ func (s Server) WaitForBundle(ctx context.Context, td string) error {
 
 // DeleteBundle removes td's bundle once spire-controller-manager has removed
 // the federation relationship; deleting it earlier would let SPIRE fetch it
-// again from the peer's endpoint.
+// again from the peer's endpoint. Registration entries that federate with td
+// lose it (-mode dissociate): the default mode refuses while any does, and
+// those are the entries whose trust the delete is meant to end.
 func (s Server) DeleteBundle(ctx context.Context, td string) error {
 	return s.poll(ctx, func(ctx context.Context) (bool, error) {
 		_, err := s.Run(ctx, "federation", "show", "-trustDomain", td)
 		switch {
 		case IsNotFoundExit(err):
-			_, err = s.Run(ctx, "bundle", "delete", "-id", "spiffe://"+td)
+			_, err = s.Run(ctx, "bundle", "delete", "-id", "spiffe://"+td, "-mode", "dissociate")
 			if err == nil || IsNotFoundExit(err) {
 				return true, nil
 			}

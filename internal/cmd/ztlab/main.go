@@ -5,9 +5,10 @@
 // the Node, Pod and exec endpoint through which pod exec of spire-server-0
 // reaches the real spire-server, as in the acceptance tests.
 //
-//	ztlab up     --clusters east,west --state demo/state [--spire] [--audit] [--skip-crds]
+//	ztlab up     --clusters east,west --state demo/state [--spire [--workloads]] [--audit] [--skip-crds]
 //	ztlab status --state demo/state
 //	ztlab show   --state demo/state [--wait 60s]
+//	ztlab mtls   --state demo/state [--federate] [--want ok|fail] [--wait 60s]
 //	ztlab down   --state demo/state
 //	ztlab tfvars --state demo/state
 //
@@ -21,6 +22,12 @@
 // `ztlab exec-endpoint`, harness.ExecEndpointMain), from a copy in
 // <state>/bin, logging every request to <spire dir>/exec-endpoint.log; lab.json
 // records them, so status checks their health and down stops them.
+//
+// With --workloads each cluster also gets a real spire-agent (join token,
+// unix workload attestor) and a go-spiffe workload (internal/cmd/ztworkload,
+// spiffe://<trust domain>/workload/app) whose server accepts only the other
+// clusters' workloads; both run detached and are recorded in lab.json too.
+// mtls tries an mTLS handshake for every ordered pair of clusters.
 package main
 
 import (
@@ -43,7 +50,7 @@ import (
 )
 
 const usage = `usage:
-  ztlab up     [--clusters east,west] [--state DIR] [--spire [--trust-domain-suffix demo.test]] [--audit] [--skip-crds]
+  ztlab up     [--clusters east,west] [--state DIR] [--spire [--trust-domain-suffix demo.test] [--workloads]] [--audit] [--skip-crds]
   ztlab status [--state DIR]
   ztlab down   [--state DIR]
   ztlab show   [--state DIR] [--wait 60s]
@@ -54,6 +61,12 @@ const usage = `usage:
   ztlab tfvars [--state DIR]
                (prints clusters.json as the clusters variable of
                examples/n-cluster-mesh: a terraform.tfvars.json)
+  ztlab mtls   [--state DIR] [--federate] [--want ok|fail] [--wait 60s]
+               (needs up --workloads: a table of the mTLS handshake between the
+               workloads of every ordered pair of clusters; --federate first makes
+               each workload's entry federate with every peer whose bundle its
+               SPIRE server holds; --want exits 1 unless every pair has that
+               outcome, retrying each pair for up to --wait)
 `
 
 func main() {
@@ -76,6 +89,8 @@ func main() {
 		err = show(ctx, os.Args[2:], os.Stdout)
 	case "tfvars":
 		err = tfvars(os.Args[2:], os.Stdout)
+	case "mtls":
+		code, err = mtls(ctx, os.Args[2:], os.Stdout)
 	case execEndpointCommand: // hidden: started by up, one per cluster with SPIRE
 		err = harness.ExecEndpointMain(ctx, os.Args[2:])
 	case "-h", "--help", "help":
@@ -121,8 +136,12 @@ func up(ctx context.Context, args []string) error {
 	skipCRDs := fs.Bool("skip-crds", false, "start bare clusters without the test CRDs")
 	withSpire := fs.Bool("spire", false, "also start, per cluster, a SPIRE server and spire-controller-manager")
 	tdSuffix := fs.String("trust-domain-suffix", "demo.test", "with --spire, cluster <name> gets trust domain <name>.<suffix>")
+	withWorkloads := fs.Bool("workloads", false, "with --spire, also start a spire-agent and a workload per cluster (see ztlab mtls)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *withWorkloads && !*withSpire {
+		return errors.New("--workloads needs --spire")
 	}
 	if *withSpire && *skipCRDs {
 		return errors.New("--spire needs the CRDs (the SPIRE objects and ClusterFederatedTrustDomains): drop --skip-crds")
@@ -146,6 +165,10 @@ func up(ctx context.Context, args []string) error {
 			if hasSpire(st) != *withSpire {
 				return fmt.Errorf("a lab is already running in %s, but %s SPIRE; stop it first (ztlab down --state %s)",
 					p.dir, map[bool]string{true: "with", false: "without"}[hasSpire(st)], *stateDir)
+			}
+			if hasWorkloads(st) != *withWorkloads {
+				return fmt.Errorf("a lab is already running in %s, but %s workloads; stop it first (ztlab down --state %s)",
+					p.dir, map[bool]string{true: "with", false: "without"}[hasWorkloads(st)], *stateDir)
 			}
 			fmt.Printf("a lab is already running in %s; not starting another (ztlab down --state %s stops it)\n\n", p.dir, *stateDir)
 			printTable(os.Stdout, st, p.kubeconfig)
@@ -192,7 +215,20 @@ func up(ctx context.Context, args []string) error {
 		}
 		fmt.Printf("started SPIRE, spire-controller-manager and the pod exec endpoint on %d cluster(s) in %v\n",
 			len(spires), time.Since(start).Round(10*time.Millisecond))
-		if err := lab.WriteState(p.state, spires...); err != nil {
+		var workloads []*harness.Workload
+		if *withWorkloads {
+			start := time.Now()
+			if workloads, err = startWorkloads(ctx, spires); err != nil {
+				stopSpires(spires)
+				_ = lab.Stop()
+				_ = os.Remove(p.state)
+				return err
+			}
+			fmt.Printf("started a spire-agent and a workload on %d cluster(s) in %v\n",
+				len(workloads), time.Since(start).Round(10*time.Millisecond))
+		}
+		if err := lab.WriteStateWithWorkloads(p.state, spires, workloads); err != nil {
+			stopWorkloads(workloads)
 			stopSpires(spires)
 			_ = lab.Stop()
 			return err
@@ -430,6 +466,9 @@ func down(args []string) error {
 	what := "cluster(s)"
 	if hasSpire(st) {
 		what = "cluster(s) with their SPIRE servers, spire-controller-managers and exec endpoints"
+	}
+	if hasWorkloads(st) {
+		what = "cluster(s) with their SPIRE servers, spire-controller-managers, exec endpoints, spire-agents and workloads"
 	}
 	fmt.Printf("stopped %d %s: %s\n", len(st.Order), what, strings.Join(st.Order, ", "))
 	return nil

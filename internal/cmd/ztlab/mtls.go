@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+)
+
+// workloadName is each cluster's workload: spiffe://<trust domain>/workload/app.
+const workloadName = "app"
+
+// startWorkloads starts, per SPIRE server, a detached spire-agent and a
+// workload whose server accepts only the other servers' workloads; on
+// failure it stops what it started.
+func startWorkloads(ctx context.Context, spires []*harness.Spire) ([]*harness.Workload, error) {
+	var workloads []*harness.Workload
+	for _, s := range spires {
+		var allow []string
+		for _, peer := range spires {
+			if peer != s {
+				allow = append(allow, "spiffe://"+peer.TrustDomain+"/workload/"+workloadName)
+			}
+		}
+		a, err := harness.StartDetachedSpireAgent(ctx, s, "node")
+		if err != nil {
+			stopWorkloads(workloads)
+			return nil, err
+		}
+		w, err := harness.StartWorkload(ctx, a, harness.WorkloadOptions{Name: workloadName, Allow: allow, Detach: true})
+		if err != nil {
+			_ = a.Stop()
+			stopWorkloads(workloads)
+			return nil, err
+		}
+		workloads = append(workloads, w)
+	}
+	return workloads, nil
+}
+
+func stopWorkloads(workloads []*harness.Workload) {
+	for _, w := range workloads {
+		for _, err := range []error{w.Stop(), w.Agent.Stop()} {
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "ztlab:", err)
+			}
+		}
+	}
+}
+
+func hasWorkloads(st *harness.State) bool {
+	for _, c := range st.Clusters {
+		if c.Spire != nil && c.Spire.Workload != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// mtls prints, for every ordered pair of clusters, whether the first
+// cluster's workload completes an mTLS handshake with the second's, each
+// authorizing only the other's SPIFFE ID. Exit code 1 when --want is given
+// and a pair's outcome differs after --wait.
+func mtls(ctx context.Context, args []string, w io.Writer) (int, error) {
+	fs := flag.NewFlagSet("mtls", flag.ContinueOnError)
+	stateDir := fs.String("state", "demo/state", "directory given to ztlab up")
+	federate := fs.Bool("federate", false, "first make each workload's entry federate with every trust domain whose bundle its SPIRE server holds")
+	want := fs.String("want", "", `"ok" or "fail": exit 1 unless every pair has that outcome`)
+	waitFor := fs.Duration("wait", 0, "with --want, retry each pair until it has the wanted outcome or this passes")
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	if *want != "" && *want != "ok" && *want != "fail" {
+		return 2, fmt.Errorf(`--want must be "ok" or "fail", not %q`, *want)
+	}
+	p, err := statePaths(*stateDir)
+	if err != nil {
+		return 2, err
+	}
+	st, err := harness.ReadState(p.state)
+	if err != nil {
+		return 2, err
+	}
+	var spires []harness.SpireState
+	for _, name := range st.Order {
+		if s := st.Clusters[name].Spire; s != nil && s.Workload != nil {
+			spires = append(spires, *s)
+		}
+	}
+	if len(spires) < 2 {
+		return 2, errors.New("the lab has fewer than two workloads: start it with ztlab up --spire --workloads")
+	}
+	if *federate {
+		if err := federateEntries(ctx, spires, w); err != nil {
+			return 1, err
+		}
+	}
+
+	type result struct {
+		from, to harness.SpireState
+		ok       bool
+		detail   string
+	}
+	var results []*result
+	for _, from := range spires {
+		for _, to := range spires {
+			if from.TrustDomain != to.TrustDomain {
+				results = append(results, &result{from: from, to: to})
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for _, r := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			deadline := time.Now().Add(*waitFor)
+			for {
+				r.ok, r.detail = harness.CheckMTLSState(ctx, *r.from.Workload, *r.to.Workload)
+				if *want == "" || r.ok == (*want == "ok") || time.Now().After(deadline) || ctx.Err() != nil {
+					return
+				}
+				time.Sleep(time.Second)
+			}
+		}()
+	}
+	wg.Wait()
+
+	code := 0
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FROM\tTO\tHANDSHAKE\tDETAIL")
+	for _, r := range results {
+		outcome := "fail"
+		if r.ok {
+			outcome = "ok"
+		}
+		if *want != "" && outcome != *want {
+			code = 1
+			outcome += " (want " + *want + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.from.Workload.SPIFFEID, r.to.Workload.SPIFFEID, outcome, oneLine(r.detail, 110))
+	}
+	tw.Flush()
+	return code, nil
+}
+
+// federateEntries does what a ClusterSPIFFEID's federatesWith would: each
+// workload's entry federates with every trust domain of the lab whose bundle
+// its SPIRE server holds (SPIRE refuses the others).
+func federateEntries(ctx context.Context, spires []harness.SpireState, w io.Writer) error {
+	for _, s := range spires {
+		held, err := s.FederatedTrustDomains(ctx)
+		if err != nil {
+			return err
+		}
+		var tds []string
+		for _, peer := range spires {
+			if peer.TrustDomain != s.TrustDomain && slices.Contains(held, peer.TrustDomain) {
+				tds = append(tds, peer.TrustDomain)
+			}
+		}
+		if err := s.SetWorkloadFederatesWith(ctx, tds...); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s: entry of %s federates with [%s]\n", s.TrustDomain, s.Workload.SPIFFEID, strings.Join(tds, " "))
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// oneLine joins s's lines and cuts it to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+package datasources
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+)
+
+var _ datasource.DataSourceWithConfigure = (*federationStatusDataSource)(nil)
+
+// NewFederationStatusDataSource reports whether the federations of the
+// provider's clusters work.
+func NewFederationStatusDataSource() datasource.DataSource {
+	return &federationStatusDataSource{}
+}
+
+type federationStatusDataSource struct {
+	providerdata.DataSourceBase
+}
+
+func (d *federationStatusDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_federation_status"
+}
+
+func (d *federationStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = federationStatusSchema()
+}
+
+func (d *federationStatusDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m federationStatusModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || !d.Data.CheckCluster(m.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return
+	}
+	var server trustBundleSpireServerModel
+	if !m.SpireServer.IsNull() && !m.SpireServer.IsUnknown() {
+		resp.Diagnostics.Append(m.SpireServer.As(ctx, &server, basetypes.ObjectAsOptions{})...)
+	}
+	clusters := d.clusters(m.Cluster, server, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if m.CheckEndpoints.IsNull() || m.CheckEndpoints.IsUnknown() {
+		m.CheckEndpoints = types.BoolValue(true)
+	}
+	report := checkFederations(ctx, clusters, m.CheckEndpoints.ValueBool())
+	resp.Diagnostics.Append(m.setReport(ctx, report)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// clusters resolves `cluster` into the clusters to check, as the list
+// resources do (providerdata.Data.Targets), each with its SPIRE server.
+func (d *federationStatusDataSource) clusters(cluster types.String, server trustBundleSpireServerModel, diags *diag.Diagnostics) []fsCluster {
+	var out []fsCluster
+	for _, t := range d.Data.Targets(cluster, "checked", diags) {
+		out = append(out, fsCluster{Key: t.Key, Client: t.Client, Spire: spireexec.Server{
+			Client:    t.Client,
+			Namespace: providerdata.StringOr(server.Namespace, d.Data.SpireNamespace),
+			Pod:       providerdata.StringOr(server.Pod, bundlesource.DefaultServerPod),
+			Container: providerdata.StringOr(server.Container, bundlesource.DefaultServerContainer),
+		}})
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package resources
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+)
+
+// ModifyPlan derives the id, and asks the cluster when it can: a new
+// resource whose MeshService does not exist is flagged now, and an update is
+// dry-run applied for conflicts with other field managers and rejections.
+func (r *meshServiceIdentitiesResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.Data == nil {
+		return
+	}
+	var plan meshServiceIdentitiesResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return
+	}
+	if plan.Cluster.IsUnknown() || plan.Namespace.IsUnknown() || plan.Name.IsUnknown() {
+		plan.ID = types.StringUnknown()
+	} else {
+		plan.ID = types.StringValue(meshServiceIdentitiesID(plan.Cluster, plan.Namespace.ValueString(), plan.Name.ValueString()))
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if req.State.Raw.IsNull() {
+		r.checkExists(ctx, plan, &resp.Diagnostics)
+		return
+	}
+	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.KumaMeshService,
+		Object: func() (*unstructured.Unstructured, bool) {
+			obj, d := meshServiceIdentitiesObject(ctx, plan)
+			return obj, !d.HasError()
+		}})
+}
+
+// checkExists warns in the plan of a new resource whose MeshService the
+// cluster says does not exist (or whose CRD is not installed). A warning,
+// not an error: the same apply may create it (a kubernetes_manifest this
+// resource depends on), which a plan cannot see; without it the apply fails
+// with the same words. A cluster that cannot be asked quickly says nothing.
+func (r *meshServiceIdentitiesResource) checkExists(ctx context.Context, plan meshServiceIdentitiesResourceModel, diags *diag.Diagnostics) {
+	key := providerdata.ClusterKey(plan.Cluster)
+	if plan.Cluster.IsUnknown() || plan.Namespace.IsUnknown() || plan.Name.IsUnknown() || r.Data.Clusters.IsUnknown(key) {
+		return
+	}
+	client, err := r.Data.Clusters.Client(key)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
+	defer cancel()
+	_, err = client.Get(ctx, kube.KumaMeshService, plan.Namespace.ValueString(), plan.Name.ValueString())
+	var d diag.Diagnostic
+	switch {
+	case kube.IsNotFound(err):
+		d = meshServiceNotFound(plan, client.DisplayName(), "The apply will not be able to set the identities of "+
+			plan.describe(client.DisplayName())+" unless something in the same apply creates it")
+	case kube.IsCRDNotInstalled(err):
+		d = kube.Diagnostic(err, "plan the identities of "+plan.describe(client.DisplayName()))
+	default:
+		return
+	}
+	diags.AddAttributeWarning(path.Root("name"), d.Summary(), d.Detail())
+}
