@@ -5,9 +5,11 @@
 # istio-csr signs for, keeping the mesh's former trust domain as an alias so
 # running workloads keep authenticating while their certificates rotate.
 #
-# Prerequisites: the cert-manager Operator with istio-csr enabled, the issuer
-# var.issuer_name in var.istio_csr_namespace, and the Sail operator's Istio
-# object var.sail_istio_name (with istiod's ENABLE_CA_SERVER=false, so only
+# Prerequisites: the cert-manager Operator with istio-csr enabled, the
+# cert-manager Issuer var.issuer_name in var.istio_namespace (the Istio
+# control plane's namespace: the operator looks an Issuer up there, not in
+# the IstioCSR's namespace), and the Sail operator's Istio object
+# var.sail_istio_name (with istiod's ENABLE_CA_SERVER=false, so only
 # istio-csr signs).
 
 terraform {
@@ -42,8 +44,14 @@ variable "istio_csr_namespace" {
   default     = "cert-manager"
 }
 
+variable "istio_namespace" {
+  description = "Namespace of the Istio control plane, where the cert-manager Issuer must live."
+  type        = string
+  default     = "istio-system"
+}
+
 variable "issuer_name" {
-  description = "cert-manager Issuer in istio_csr_namespace that signs the mesh's certificates."
+  description = "cert-manager Issuer in istio_namespace that signs the mesh's certificates."
   type        = string
   default     = "istio-ca"
 }
@@ -69,7 +77,7 @@ resource "zerotrust_istio_csr" "this" {
     private_key_algorithm = "ECDSA"
     private_key_size      = 256
   }
-  istio = { namespace = "istio-system" }
+  istio = { namespace = var.istio_namespace }
 }
 
 resource "zerotrust_mesh_trust_domain" "this" {

@@ -141,8 +141,8 @@ resource "zerotrust_federated_trust_domain" "peer" {
   wait_for_bundle = true
   # delete_bundle_on_destroy (default true): unfederating also removes the
   # peer's bundle from SPIRE, which otherwise keeps it, so workloads stop
-  # trusting the peer. Set false to keep it (for example while moving this
-  # resource to another configuration).
+  # trusting the peer. Set false to keep it, for example when another
+  # mechanism takes the federation over.
 
   lifecycle {
     precondition {

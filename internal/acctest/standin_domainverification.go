@@ -28,7 +28,9 @@ import (
 // test Knot server directly) and found the token on all of them. A record
 // removed later makes it unverified again. It writes status in the shape of
 // the API version the object was created with (v1: verified, lastChecked,
-// nextCheck, message; v1alpha1: a Verified condition).
+// nextCheck, message; v1alpha1: a Verified condition for spec.domain, with
+// `domain` and `nextVerification`, leaving the conditions of other domains
+// as they are).
 //
 // It handles only objects whose domain lies in the test DNS zones, so other
 // tests can create objects that no controller answers.
@@ -173,13 +175,13 @@ func (c *standIn) writeStatus(ctx context.Context, obj *unstructured.Unstructure
 		if prev := domainverification.StatusOf(obj); prev.Verified != nil && *prev.Verified == verified && prev.LastChecked != "" {
 			transition = prev.LastChecked
 		}
-		out.Object["status"] = map[string]any{
-			"token": token,
-			"conditions": []any{map[string]any{
-				"type": domainverification.ConditionVerified, "status": status, "reason": reason, "message": msg,
-				"lastTransitionTime": transition, "observedGeneration": obj.GetGeneration(),
-			}},
+		domain := domainverification.Domain(obj)
+		mine := map[string]any{
+			"type": domainverification.ConditionVerified, "domain": domain, "status": status, "reason": reason,
+			"message": msg, "lastTransitionTime": transition, "observedGeneration": obj.GetGeneration(),
+			"nextVerification": now.Add(standInRefresh).Format(time.RFC3339),
 		}
+		out.Object["status"] = map[string]any{"token": token, "conditions": withCondition(obj, domain, mine)}
 	} else {
 		out.Object["status"] = map[string]any{
 			"token": token, "verified": verified, "message": msg,
@@ -189,6 +191,31 @@ func (c *standIn) writeStatus(ctx context.Context, obj *unstructured.Unstructure
 	if _, err := c.dyn.Resource(kind.GVR()).UpdateStatus(ctx, out, metav1.UpdateOptions{FieldManager: standInFieldMgr}); err == nil {
 		c.written[obj.GetUID()] = time.Now()
 	}
+}
+
+// withCondition is the object's conditions with the Verified condition of
+// domain replaced by cond in place (appended when there is none): the
+// v1alpha1 shape lists one Verified condition per domain, and those of other
+// domains are not this check's to change.
+func withCondition(obj *unstructured.Unstructured, domain string, cond map[string]any) []any {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	out := make([]any, 0, len(conditions)+1)
+	replaced := false
+	for _, c := range conditions {
+		m, _ := c.(map[string]any)
+		if d, _ := m["domain"].(string); m["type"] == domainverification.ConditionVerified && (d == domain || d == "") {
+			if !replaced {
+				out = append(out, cond)
+				replaced = true
+			}
+			continue
+		}
+		out = append(out, c)
+	}
+	if !replaced {
+		out = append(out, cond)
+	}
+	return out
 }
 
 func newToken() string {

@@ -28,9 +28,12 @@ import (
 // the agent's image, ServiceAccount, ClusterRole and ClusterRoleBinding, and
 // the conditions Ready and Degraded for the object's current generation:
 //
-//   - the issuerRef names no existing cert-manager Issuer (in the IstioCSR's
-//     namespace) or ClusterIssuer: Degraded=True, Ready=False (the operator
-//     cannot configure the agent; an irrecoverable error);
+//   - the issuerRef names no existing cert-manager Issuer (in istio.namespace,
+//     the Istio control plane's namespace, as the IstioCSR API says: "When
+//     issuerRef.Kind is Issuer, it must exist in
+//     .spec.istioCSRConfig.istio.namespace") or ClusterIssuer: Degraded=True,
+//     Ready=False (the operator cannot configure the agent; an irrecoverable
+//     error);
 //   - the issuer exists but does not report Ready=True: Degraded=False,
 //     Ready=False with reason InProgress (the operator keeps retrying);
 //   - otherwise Ready=True, Degraded=False.
@@ -52,6 +55,7 @@ var (
 	certManagerIssuerGVR        = schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}
 	certManagerClusterIssuerGVR = schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "clusterissuers"}
 	istioCSRCRDGVR              = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	istioCSRNamespaceGVR        = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
 // IstioCSRStandIn starts the stand-in cert-manager Operator on cluster (once
@@ -89,11 +93,21 @@ func IstioCSRStandIn(t *testing.T, cluster string) {
 	})
 }
 
-// CertManagerIssuer creates a cert-manager Issuer in namespace, or a
-// ClusterIssuer when namespace is "", whose status reports Ready=True when
-// ready is set. IstioCSRStandIn must have run on the cluster.
+// CertManagerIssuer creates a cert-manager Issuer in namespace (created when
+// missing), or a ClusterIssuer when namespace is "", whose status reports
+// Ready=True when ready is set. An IstioCSR uses an Issuer only from its
+// istio.namespace. IstioCSRStandIn must have run on the cluster.
 func CertManagerIssuer(t *testing.T, cluster, namespace, name string, ready bool) {
 	t.Helper()
+	if namespace != "" {
+		ns := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": namespace},
+		}}
+		_, err := Dynamic(t, cluster).Resource(istioCSRNamespaceGVR).Create(context.Background(), ns, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("acctest: %s: create namespace %s: %v", cluster, namespace, err)
+		}
+	}
 	kind := "ClusterIssuer"
 	var ri dynamic.ResourceInterface = Dynamic(t, cluster).Resource(certManagerClusterIssuerGVR)
 	if namespace != "" {
@@ -143,7 +157,8 @@ func (s *istioCSRStandIn) reconcile(ctx context.Context, obj *unstructured.Unstr
 	}
 	readyStatus, readyReason, readyMessage := "True", "Ready", "reconciliation successful"
 	degradedStatus, degradedReason, degradedMessage := "False", "Ready", ""
-	switch issuerState, detail := s.issuerState(ctx, ns, cfg); issuerState {
+	istioNS, _, _ := unstructured.NestedString(cfg, "istio", "namespace")
+	switch issuerState, detail := s.issuerState(ctx, istioNS, cfg); issuerState {
 	case istioCSRIssuerMissing:
 		readyStatus, readyReason, readyMessage = "False", "Failed", "reconciliation failed: "+detail
 		degradedStatus, degradedReason, degradedMessage = "True", "Failed", detail
@@ -179,9 +194,9 @@ const (
 	istioCSRIssuerMissing
 )
 
-// issuerState looks the issuerRef up as the operator does: an Issuer in the
-// IstioCSR's namespace, or a ClusterIssuer.
-func (s *istioCSRStandIn) issuerState(ctx context.Context, ns string, cfg map[string]any) (istioCSRIssuerState, string) {
+// issuerState looks the issuerRef up as the operator does: an Issuer in
+// istioNS (the IstioCSR's istio.namespace), or a ClusterIssuer.
+func (s *istioCSRStandIn) issuerState(ctx context.Context, istioNS string, cfg map[string]any) (istioCSRIssuerState, string) {
 	name, _, _ := unstructured.NestedString(cfg, "certManager", "issuerRef", "name")
 	kind, _, _ := unstructured.NestedString(cfg, "certManager", "issuerRef", "kind")
 	var (
@@ -191,7 +206,7 @@ func (s *istioCSRStandIn) issuerState(ctx context.Context, ns string, cfg map[st
 	if strings.EqualFold(kind, "ClusterIssuer") {
 		issuer, err = s.dyn.Resource(certManagerClusterIssuerGVR).Get(ctx, name, metav1.GetOptions{})
 	} else {
-		issuer, err = s.dyn.Resource(certManagerIssuerGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		issuer, err = s.dyn.Resource(certManagerIssuerGVR).Namespace(istioNS).Get(ctx, name, metav1.GetOptions{})
 	}
 	if err != nil {
 		resource := "issuers.cert-manager.io"

@@ -17,6 +17,7 @@ func init() {
 				"cluster":         "which provider connection; not part of the object",
 				"api_version":     "which served version is written and read; not a field",
 				"force_conflicts": "server-side apply option",
+				"adopt_existing":  "whether Create adopts an object another manager made; not a field",
 			},
 			Transitions: []transition{
 				{Field: "spec.domain", Message: "spec.domain is immutable; create a new DomainVerification for another domain",

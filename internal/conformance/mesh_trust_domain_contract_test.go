@@ -9,6 +9,7 @@ func init() {
 		"force_conflicts":        "server-side apply option",
 		"mesh":                   "which object to write (kind, name, namespace); not a spec field",
 		"keep_previous_as_alias": "behaviour switch: adds the previous trust domain to trust_domain_aliases (Sail)",
+		"keep_on_destroy":        "behaviour switch: destroy leaves the written values, owned by another field manager",
 	}
 	with := func(extra map[string]string) map[string]string {
 		out := map[string]string{}

@@ -8,14 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8swait "k8s.io/apimachinery/pkg/util/wait"
@@ -24,7 +20,6 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
 var _ datasource.DataSourceWithConfigure = (*domainVerificationDataSource)(nil)
@@ -48,24 +43,26 @@ type domainVerificationDataSource struct {
 }
 
 type domainVerificationDataSourceModel struct {
-	ID             types.String `tfsdk:"id"`
-	Cluster        types.String `tfsdk:"cluster"`
-	Name           types.String `tfsdk:"name"`
-	Domain         types.String `tfsdk:"domain"`
-	APIVersion     types.String `tfsdk:"api_version"`
-	Nameservers    types.List   `tfsdk:"nameservers"`
-	Wait           types.Bool   `tfsdk:"wait"`
-	Timeout        types.String `tfsdk:"timeout"`
-	PollInterval   types.String `tfsdk:"poll_interval"`
-	Token          types.String `tfsdk:"token"`
-	TXTRecordName  types.String `tfsdk:"txt_record_name"`
-	TXTRecordValue types.String `tfsdk:"txt_record_value"`
-	Verified       types.Bool   `tfsdk:"verified"`
-	LastChecked    types.String `tfsdk:"last_checked"`
-	Message        types.String `tfsdk:"message"`
-	Zone           types.String `tfsdk:"zone"`
-	Present        types.Bool   `tfsdk:"present"`
-	Servers        types.List   `tfsdk:"servers"`
+	ID               types.String `tfsdk:"id"`
+	Cluster          types.String `tfsdk:"cluster"`
+	Name             types.String `tfsdk:"name"`
+	Domain           types.String `tfsdk:"domain"`
+	APIVersion       types.String `tfsdk:"api_version"`
+	Nameservers      types.List   `tfsdk:"nameservers"`
+	Wait             types.Bool   `tfsdk:"wait"`
+	Timeout          types.String `tfsdk:"timeout"`
+	PollInterval     types.String `tfsdk:"poll_interval"`
+	Token            types.String `tfsdk:"token"`
+	TXTRecordName    types.String `tfsdk:"txt_record_name"`
+	TXTRecordValue   types.String `tfsdk:"txt_record_value"`
+	Verified         types.Bool   `tfsdk:"verified"`
+	LastChecked      types.String `tfsdk:"last_checked"`
+	NextVerification types.String `tfsdk:"next_verification"`
+	CoveredBy        types.String `tfsdk:"covered_by"`
+	Message          types.String `tfsdk:"message"`
+	Zone             types.String `tfsdk:"zone"`
+	Present          types.Bool   `tfsdk:"present"`
+	Servers          types.List   `tfsdk:"servers"`
 }
 
 // dvServerModel is one element of `servers`.
@@ -98,161 +95,16 @@ func (d *domainVerificationDataSource) Schema(_ context.Context, _ datasource.Sc
 	resp.Schema = domainVerificationDataSourceSchema()
 }
 
-func domainVerificationDataSourceSchema() schema.Schema {
-	return schema.Schema{
-		MarkdownDescription: "Reads a Kuadrant `DomainVerification` and asks every authoritative DNS server of the " +
-			"domain's zone, directly, whether it serves the token as a TXT record at the domain. No caching " +
-			"resolver is in the way, so a record that was just published is seen at once, and a server that has " +
-			"not caught up yet is named.\n\n" +
-			"With `wait = true` it polls until every server serves the token and, when the controller reports a " +
-			"verdict, until the domain is verified; after `timeout` it fails with each server's answer. Put it " +
-			"after the TXT record in the graph (`depends_on`), or inside a `check` block for continuous validation " +
-			"(there a failure is a warning).\n\n" +
-			"The zone's servers are found by asking a recursive resolver for the zone's SOA and NS records (the " +
-			"provider's `dns.resolver`, or the first `nameserver` of `/etc/resolv.conf`); `nameservers` skips that. " +
-			"Queries go over UDP, again over TCP when an answer is truncated, follow CNAMEs (at most 8), and are " +
-			"retried with backoff after timeouts and SERVFAIL.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`<name>` on the default connection, `<cluster>/<name>` otherwise.",
-			},
-			"cluster": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Key of the provider's `clusters` map naming the cluster to read from. Unset means " +
-					"the provider's `kubernetes` connection.",
-			},
-			"name": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: "Object name. Defaults to `domain`, as in the `zerotrust_domain_verification` resource.",
-				Validators:          []validator.String{validate.K8sName()},
-			},
-			"domain": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "The domain being verified: " + validate.DomainNameRules + ".",
-				Validators:          []validator.String{validate.DomainName()},
-			},
-			"api_version": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				MarkdownDescription: "API version to read the object in: `v1` (default) or `v1alpha1`.",
-				Validators:          []validator.String{stringvalidator.OneOf(domainverification.APIVersions...)},
-			},
-			"nameservers": schema.ListAttribute{
-				Optional:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: "Authoritative servers to ask instead of the zone's discovered ones, as " +
-					"`host:port` (or a host alone for port 53). CNAME targets are asked of the same servers.",
-				Validators: []validator.List{
-					listvalidator.SizeAtLeast(1),
-					listvalidator.UniqueValues(),
-					listvalidator.ValueStringsAre(validate.NameserverAddress()),
-				},
-			},
-			"wait": schema.BoolAttribute{
-				Optional: true,
-				MarkdownDescription: "Poll until every server serves the token (and, when the controller reports " +
-					"a verdict, until `verified` is true); fail after `timeout`. Default `false`: read once.",
-			},
-			"timeout": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "How long `wait` polls, such as `\"10m\"`. Default `\"5m\"`.",
-				Validators:          []validator.String{validate.Duration()},
-			},
-			"poll_interval": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Pause between polls with `wait`, such as `\"10s\"`. Default `\"5s\"`.",
-				Validators:          []validator.String{validate.Duration()},
-			},
-			"token": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The controller's token (`status.token`); null until issued.",
-			},
-			"txt_record_name": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "Where the TXT record must be: the domain itself.",
-			},
-			"txt_record_value": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "What the TXT record must hold: the token.",
-			},
-			"verified": schema.BoolAttribute{
-				Computed: true,
-				MarkdownDescription: "The controller's verdict (v1 `status.verified`, or the v1alpha1 `Verified` " +
-					"condition); null when it has given none.",
-			},
-			"last_checked": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "When the controller last checked (RFC 3339).",
-			},
-			"message": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The controller's message about the last check.",
-			},
-			"zone": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The zone whose servers were asked; null when `nameservers` is set.",
-			},
-			"present": schema.BoolAttribute{
-				Computed:            true,
-				MarkdownDescription: "Whether every server serves the token as a TXT record at the domain.",
-			},
-			"servers": schema.ListNestedAttribute{
-				Computed:            true,
-				MarkdownDescription: "One entry per authoritative server address, in a stable order.",
-				NestedObject: schema.NestedAttributeObject{
-					Attributes: map[string]schema.Attribute{
-						"server": schema.StringAttribute{
-							Computed:            true,
-							MarkdownDescription: "The address asked, `host:port`.",
-						},
-						"name": schema.StringAttribute{
-							Computed:            true,
-							MarkdownDescription: "The server's NS host name; null for a server from `nameservers`.",
-						},
-						"present": schema.BoolAttribute{
-							Computed:            true,
-							MarkdownDescription: "Whether this server serves the token.",
-						},
-						"status": schema.StringAttribute{
-							Computed: true,
-							MarkdownDescription: "`answer` (TXT records found), `nxdomain` (the name does not exist), " +
-								"`nodata` (the name exists without TXT records) or `error`.",
-						},
-						"values": schema.ListAttribute{
-							Computed:            true,
-							ElementType:         types.StringType,
-							MarkdownDescription: "The TXT records served, each with its strings joined.",
-						},
-						"cnames": schema.ListAttribute{
-							Computed:            true,
-							ElementType:         types.StringType,
-							MarkdownDescription: "The CNAME chain followed from the domain, each target in order.",
-						},
-						"answer": schema.StringAttribute{
-							Computed:            true,
-							MarkdownDescription: "The answer in words, as in error messages.",
-						},
-						"error": schema.StringAttribute{
-							Computed:            true,
-							MarkdownDescription: "Why the server could not be asked (status `error`); null otherwise.",
-						},
-					},
-				},
-			},
-		},
-	}
-}
-
 // dvObservation is one look at the object and the DNS servers.
 type dvObservation struct {
-	obj      *unstructured.Unstructured
-	objErr   error
-	status   domainverification.Status
-	dns      *dnscheck.Result
-	dnsErr   error
-	complete bool
+	obj    *unstructured.Unstructured
+	objErr error
+	status domainverification.Status
+	dns    *dnscheck.Result
+	dnsErr error
+	// coveredBy is the verified parent domain covering the domain, "" when none.
+	coveredBy string
+	complete  bool
 }
 
 func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -298,8 +150,18 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 			return false, context.DeadlineExceeded
 		}
 		o = seen
-		if o.objErr != nil && (!wait || !kube.IsNotFound(o.objErr)) {
+		// A missing object is no error while waiting (it may be on its
+		// way), nor for a covered domain, which needs none.
+		switch {
+		case o.objErr != nil && !kube.IsNotFound(o.objErr):
 			resp.Diagnostics.Append(kube.Diagnostic(o.objErr, "read the DomainVerification "+name))
+			return false, errDVStop
+		case o.objErr != nil && !wait && o.coveredBy == "":
+			resp.Diagnostics.AddAttributeError(path.Root("domain"), "DomainVerification Not Found", fmt.Sprintf(
+				"DomainVerification %q does not exist on cluster %q, and no verified parent domain covers %q. "+
+					"Create it (resource zerotrust_domain_verification; in Kuadrant's ingress flow the webhook "+
+					"creates it for an Ingress using the domain), set name to the object for %q, or set wait = true "+
+					"when it is created in the same apply.\n\n%v", name, client.DisplayName(), domain, domain, o.objErr))
 			return false, errDVStop
 		}
 		if o.obj != nil && domainverification.Domain(o.obj) != domain {
@@ -327,11 +189,14 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 			dvTimeoutDetail(domain, name, client.DisplayName(), timeout, o))
 		return
 	}
-	if o.dnsErr != nil {
+	if o.dnsErr != nil && o.coveredBy == "" {
 		resp.Diagnostics.AddError("Cannot Find Authoritative DNS Servers",
 			fmt.Sprintf("Looking up the TXT record %s failed: %v.\n\nSet nameservers to the zone's authoritative "+
 				"servers, or the provider's dns.resolver to a recursive resolver that can reach them.", domain, o.dnsErr))
 		return
+	}
+	if o.dns == nil {
+		o.dns = &dnscheck.Result{} // no server was asked
 	}
 
 	state := cfg
@@ -342,7 +207,12 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 	state.Token = providerdata.OptionalString(o.status.Token)
 	state.TXTRecordValue = state.Token
 	state.Verified = types.BoolPointerValue(o.status.Verified)
+	state.CoveredBy = providerdata.OptionalString(o.coveredBy)
+	if o.coveredBy != "" {
+		state.Verified = types.BoolValue(true)
+	}
 	state.LastChecked = providerdata.OptionalString(o.status.LastChecked)
+	state.NextVerification = providerdata.OptionalString(o.status.NextCheck)
 	state.Message = providerdata.OptionalString(o.status.Message)
 	state.Zone = providerdata.OptionalString(o.dns.Zone)
 	state.Present = types.BoolValue(o.status.Token != "" && o.dns.AllHave(o.status.Token))
@@ -352,20 +222,34 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// observe reads the object, then asks the DNS servers (also before a token
-// exists, so that what they serve is reported either way).
+// observe reads the object and whether a verified parent domain covers
+// domain, then asks the DNS servers (also before a token exists, so that
+// what they serve is reported either way). A covered domain without an
+// object of its own is complete without DNS.
 func (d *domainVerificationDataSource) observe(ctx context.Context, client *kube.Client, kind kube.Kind, name, domain string,
 	checker *dnscheck.Checker) dvObservation {
 	var o dvObservation
 	o.obj, o.objErr = client.Get(ctx, kind, "", name)
+	if o.objErr != nil && !kube.IsNotFound(o.objErr) {
+		o.obj = nil
+		return o
+	}
+	// Read as v1, the storage version, which keeps both status shapes. A
+	// cluster that refuses the list (credentials that may only get) covers
+	// nothing.
+	if items, err := client.List(ctx, kube.DomainVerificationV1, ""); err == nil {
+		o.coveredBy, _ = domainverification.CoveredBy(items, domain)
+	}
 	if o.objErr != nil {
 		o.obj = nil
+		o.complete = o.coveredBy != ""
 		return o
 	}
 	o.status = domainverification.StatusOf(o.obj)
 	o.dns, o.dnsErr = checker.LookupTXT(ctx, domain)
 	verdictOK := o.status.Verified == nil || *o.status.Verified
-	o.complete = o.dnsErr == nil && o.status.Token != "" && o.dns.AllHave(o.status.Token) && verdictOK
+	o.complete = o.coveredBy != "" ||
+		o.dnsErr == nil && o.status.Token != "" && o.dns.AllHave(o.status.Token) && verdictOK
 	return o
 }
 
@@ -383,8 +267,9 @@ func dvTimeoutDetail(domain, name, cluster string, timeout time.Duration, o dvOb
 	fmt.Fprintf(&b, "Domain verification of %q did not complete within %s.\n\n", domain, timeout)
 	switch {
 	case o.obj == nil:
-		fmt.Fprintf(&b, "DomainVerification %q does not exist on cluster %q (%v). Create it (resource "+
-			"zerotrust_domain_verification) before this data source reads it.\n", name, cluster, o.objErr)
+		fmt.Fprintf(&b, "DomainVerification %q does not exist on cluster %q (%v), and no verified parent domain "+
+			"covers %q. Create it (resource zerotrust_domain_verification) before this data source reads it.\n",
+			name, cluster, o.objErr, domain)
 		return b.String()
 	case o.status.Token == "":
 		fmt.Fprintf(&b, "DomainVerification %q on cluster %q has no token yet: is its controller running?\n", name, cluster)

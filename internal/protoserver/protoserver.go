@@ -56,8 +56,8 @@ func (s releasing) full() inner {
 type releasing struct{ tfprotov6.ProviderServer }
 
 var (
-	_ tfprotov6.ProviderServerWithActions      = releasing{}
-	_ tfprotov6.ProviderServerWithListResource = releasing{}
+	_ tfprotov6.ActionServer       = releasing{}
+	_ tfprotov6.ListResourceServer = releasing{}
 )
 
 // inner is the framework's server with the optional interfaces Release

@@ -75,7 +75,7 @@ func (f domainVerificationListModel) convert(ctx context.Context, t listTarget, 
 		!validDomain(ctx, domain):
 		return listedObject{}, true, nil
 	}
-	state := domainVerificationStateFromObject(clusterValue(t.key), obj)
+	state := domainVerificationStateFromObject(clusterValue(t.key), obj, t.client.FieldManager)
 	lo := listedObject{
 		id:      domainVerificationID(state),
 		display: resourceID(state.Cluster, obj.GetName()) + " (" + domain + ")",

@@ -10,19 +10,22 @@ import (
 )
 
 type domainVerificationResourceModel struct {
-	ID             types.String   `tfsdk:"id"`
-	Cluster        types.String   `tfsdk:"cluster"`
-	Name           types.String   `tfsdk:"name"`
-	Domain         types.String   `tfsdk:"domain"`
-	APIVersion     types.String   `tfsdk:"api_version"`
-	ForceConflicts types.Bool     `tfsdk:"force_conflicts"`
-	Token          types.String   `tfsdk:"token"`
-	TXTRecordName  types.String   `tfsdk:"txt_record_name"`
-	TXTRecordValue types.String   `tfsdk:"txt_record_value"`
-	Verified       types.Bool     `tfsdk:"verified"`
-	LastChecked    types.String   `tfsdk:"last_checked"`
-	Message        types.String   `tfsdk:"message"`
-	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+	ID               types.String   `tfsdk:"id"`
+	Cluster          types.String   `tfsdk:"cluster"`
+	Name             types.String   `tfsdk:"name"`
+	Domain           types.String   `tfsdk:"domain"`
+	APIVersion       types.String   `tfsdk:"api_version"`
+	ForceConflicts   types.Bool     `tfsdk:"force_conflicts"`
+	AdoptExisting    types.Bool     `tfsdk:"adopt_existing"`
+	Adopted          types.Bool     `tfsdk:"adopted"`
+	Token            types.String   `tfsdk:"token"`
+	TXTRecordName    types.String   `tfsdk:"txt_record_name"`
+	TXTRecordValue   types.String   `tfsdk:"txt_record_value"`
+	Verified         types.Bool     `tfsdk:"verified"`
+	LastChecked      types.String   `tfsdk:"last_checked"`
+	NextVerification types.String   `tfsdk:"next_verification"`
+	Message          types.String   `tfsdk:"message"`
+	Timeouts         timeouts.Value `tfsdk:"timeouts"`
 }
 
 // domainVerificationID is the identity of the object m describes.
@@ -34,12 +37,17 @@ func domainVerificationID(m domainVerificationResourceModel) objectIdentity {
 // does not manage yet, what ImportState stores and the list resource returns
 // (one function, so the two cannot differ). The API version is the one the
 // object's spec was written in, read from its managed fields: it is not part
-// of the object itself.
-func domainVerificationStateFromObject(cluster types.String, obj *unstructured.Unstructured) domainVerificationResourceModel {
+// of the object itself. An object this provider's field manager (manager)
+// never applied was made by another manager, such as Kuadrant's ingress
+// webhook: it is adopted, so the resource never writes it and destroy leaves
+// it in place, as after a Create with adopt_existing.
+func domainVerificationStateFromObject(cluster types.String, obj *unstructured.Unstructured, manager string) domainVerificationResourceModel {
 	state := domainVerificationResourceModel{
 		Cluster:        cluster,
 		APIVersion:     types.StringValue(domainverification.CreatedWith(obj)),
 		ForceConflicts: types.BoolValue(false),
+		AdoptExisting:  types.BoolValue(false),
+		Adopted:        types.BoolValue(!ownedBy(obj, manager)),
 		Timeouts:       timeouts.Value{Object: types.ObjectNull(domainVerificationObjectAttrTypes("timeouts"))},
 	}
 	setDomainVerificationFromObject(&state, obj)
@@ -58,9 +66,13 @@ func setDomainVerificationFromObject(m *domainVerificationResourceModel, obj *un
 	m.TXTRecordValue = m.Token
 	m.Verified = types.BoolPointerValue(st.Verified)
 	m.LastChecked = optionalString(st.LastChecked)
+	m.NextVerification = optionalString(st.NextCheck)
 	m.Message = optionalString(st.Message)
 	if m.ForceConflicts.IsNull() || m.ForceConflicts.IsUnknown() {
 		m.ForceConflicts = types.BoolValue(false)
+	}
+	if m.AdoptExisting.IsNull() || m.AdoptExisting.IsUnknown() {
+		m.AdoptExisting = types.BoolValue(false)
 	}
 	if m.APIVersion.IsNull() || m.APIVersion.IsUnknown() {
 		m.APIVersion = types.StringValue(domainverification.V1)

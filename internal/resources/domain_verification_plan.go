@@ -2,22 +2,30 @@ package resources
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 func (r *domainVerificationResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || r.Data == nil {
 		return
 	}
-	var plan, config domainVerificationResourceModel
+	var plan, config, state domainVerificationResourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	creating := req.State.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -25,10 +33,18 @@ func (r *domainVerificationResource) ModifyPlan(ctx context.Context, req resourc
 		return
 	}
 	if !plan.Domain.IsUnknown() {
-		if config.Name.IsNull() {
+		switch {
+		case !config.Name.IsNull():
+		case !creating && state.Domain.Equal(plan.Domain):
+			// The object keeps its name, which an adopted one chose itself.
+			plan.Name = state.Name
+		default:
 			plan.Name = types.StringValue(domainverification.DefaultName(plan.Domain.ValueString()))
 		}
 		plan.TXTRecordName = plan.Domain
+	}
+	if creating {
+		r.planExisting(ctx, &plan, config, &resp.Diagnostics)
 	}
 	if plan.Name.IsUnknown() {
 		plan.ID = types.StringUnknown()
@@ -36,9 +52,111 @@ func (r *domainVerificationResource) ModifyPlan(ctx context.Context, req resourc
 		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if state.Adopted.ValueBool() {
+		return // nothing is ever applied to an adopted object
+	}
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: domainverification.Kind(plan.APIVersion.ValueString()),
-		Outputs: []string{"token", "txt_record_value", "verified", "last_checked", "message"},
+		Outputs: []string{"token", "txt_record_value", "verified", "last_checked", "next_verification", "message"},
 		Object: func() (*unstructured.Unstructured, bool) {
 			return domainverification.Object(plan.Name.ValueString(), plan.Domain.ValueString()), true
 		}})
+}
+
+// planExisting plans `adopted` for a new resource. With adopt_existing it
+// looks for the object to adopt when the cluster can be asked: by name, or
+// with name unset by domain, whose object then names the resource. Without
+// it, an object another manager made fails the plan as it would fail Create.
+// When the cluster cannot be asked (a connection known only at apply, a CRD
+// installed in the same apply), Create decides and adopted stays unknown.
+func (r *domainVerificationResource) planExisting(ctx context.Context, plan *domainVerificationResourceModel,
+	config domainVerificationResourceModel, diags *diag.Diagnostics) {
+	adopt := plan.AdoptExisting.ValueBool()
+	if adopt || plan.AdoptExisting.IsUnknown() {
+		plan.Adopted = types.BoolUnknown()
+	} else {
+		plan.Adopted = types.BoolValue(false)
+	}
+	key := providerdata.ClusterKey(plan.Cluster)
+	if plan.Cluster.IsUnknown() || plan.Domain.IsUnknown() || plan.Name.IsUnknown() || plan.AdoptExisting.IsUnknown() ||
+		r.Data.Clusters.IsUnknown(key) {
+		return
+	}
+	client, err := r.Data.Clusters.Client(key)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
+	defer cancel()
+	kind := domainverification.Kind(plan.APIVersion.ValueString())
+	domain := plan.Domain.ValueString()
+	var existing *unstructured.Unstructured
+	if adopt && config.Name.IsNull() {
+		items, err := client.List(ctx, kind, "")
+		if err != nil {
+			return
+		}
+		existing = adoptableByDomain(items, domain, client.FieldManager, diags)
+	} else if existing, err = client.Get(ctx, kind, "", plan.Name.ValueString()); err != nil {
+		return
+	}
+	if existing == nil || diags.HasError() {
+		return
+	}
+	if ownedBy(existing, client.FieldManager) {
+		// This provider's own object may be about to go in the same apply (a
+		// replacement destroys it first): Create judges it.
+		plan.Adopted = types.BoolValue(false)
+		return
+	}
+	checkExistingDV(existing, client, *plan, diags)
+	if diags.HasError() {
+		return
+	}
+	plan.Name = types.StringValue(existing.GetName())
+	plan.Adopted = types.BoolValue(true)
+}
+
+// adoptableByDomain is the object another manager made for domain, nil when
+// there is none. Two of them leave the choice to the user.
+func adoptableByDomain(items []unstructured.Unstructured, domain, manager string, diags *diag.Diagnostics) *unstructured.Unstructured {
+	var found *unstructured.Unstructured
+	for i := range items {
+		obj := &items[i]
+		if domainverification.Domain(obj) != domain || obj.GetDeletionTimestamp() != nil || ownedBy(obj, manager) {
+			continue
+		}
+		if found != nil {
+			diags.AddAttributeError(path.Root("name"), "Several DomainVerifications To Adopt", fmt.Sprintf(
+				"DomainVerifications %q and %q both verify %q. Set name to the one to adopt.",
+				found.GetName(), obj.GetName(), domain))
+			return nil
+		}
+		found = obj
+	}
+	return found
+}
+
+// checkExistingDV is what Create and the plan check about an object that
+// already exists under the planned name: it must verify the same domain
+// (spec.domain is immutable), and unless adopt_existing is set it must have
+// been made by this provider (a create whose response never reached the
+// state), because taking over another manager's object silently would hand
+// this configuration their token.
+func checkExistingDV(existing *unstructured.Unstructured, client *kube.Client, plan domainVerificationResourceModel, diags *diag.Diagnostics) {
+	name, domain := existing.GetName(), plan.Domain.ValueString()
+	if got := domainverification.Domain(existing); got != domain {
+		diags.AddAttributeError(path.Root("name"), "Object Already Exists",
+			fmt.Sprintf("DomainVerification %q on cluster %q verifies %q, not %q, and its domain cannot change. "+
+				"Choose another name, or delete that object first.", name, client.DisplayName(), got, domain))
+		return
+	}
+	if plan.AdoptExisting.ValueBool() {
+		return
+	}
+	adoptGuard(existing, client.FieldManager, path.Root("adopt_existing"), fmt.Sprintf(
+		"A DomainVerification named %q (domain %q) already exists on cluster %q and was not created by this "+
+			"provider (in Kuadrant's ingress flow the webhook creates it). Set adopt_existing = true to adopt it: "+
+			"the provider then writes nothing to it and destroy leaves it in place. Or import it "+
+			"(terraform import ... %s), or choose another name.",
+		name, domain, client.DisplayName(), resourceID(clusterValue(client.Name), name)), diags)
 }

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
@@ -67,30 +68,42 @@ func (r *domainVerificationResource) Create(ctx context.Context, req resource.Cr
 	kind := domainverification.Kind(plan.APIVersion.ValueString())
 	name, domain := plan.Name.ValueString(), plan.Domain.ValueString()
 
-	// Adopting an object someone else made would hand this configuration
-	// their token and, on destroy, delete their verification.
-	existing, err := client.Get(ctx, kind, "", name)
+	// An object that exists already is this provider's own (a create whose
+	// response never reached the state), or another manager's: adopted with
+	// adopt_existing, refused otherwise.
+	out, err := client.Get(ctx, kind, "", name)
 	switch {
-	case err == nil && !adoptGuard(existing, client.FieldManager, path.Root("name"),
-		fmt.Sprintf("A DomainVerification named %q (domain %q) already exists on cluster %q and was not created by "+
-			"this provider. Import it (terraform import ... %s) or choose another name.",
-			name, domainverification.Domain(existing), client.DisplayName(), resourceID(clusterValue(client.Name), name)),
-		&resp.Diagnostics):
-		return
-	case err == nil && domainverification.Domain(existing) != domain:
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "Object Already Exists",
-			fmt.Sprintf("DomainVerification %q on cluster %q verifies %q, not %q, and its domain cannot change. "+
-				"Choose another name, or delete that object first.", name, client.DisplayName(), domainverification.Domain(existing), domain))
-		return
-	case err != nil && !kube.IsNotFound(err):
+	case err == nil:
+		checkExistingDV(out, client, plan, &resp.Diagnostics)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	case !kube.IsNotFound(err):
 		resp.Diagnostics.Append(kube.Diagnostic(err, "check for an existing DomainVerification "+name))
 		return
 	}
-
-	out, err := client.Apply(ctx, kind, domainverification.Object(name, domain), plan.ForceConflicts.ValueBool())
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "create the DomainVerification "+name))
+	adopted := err == nil && !ownedBy(out, client.FieldManager)
+	if !plan.Adopted.IsUnknown() && plan.Adopted.ValueBool() != adopted {
+		planned, found := "creating", "exists, made by another manager"
+		if plan.Adopted.ValueBool() {
+			planned, found = "adopting", "no longer exists"
+		}
+		resp.Diagnostics.AddError("DomainVerification Changed Since Plan", fmt.Sprintf(
+			"The plan was made for %s DomainVerification %q on cluster %q, but at apply it %s. Nothing was "+
+				"written; run the plan again.", planned, name, client.DisplayName(), found))
 		return
+	}
+	if !adopted {
+		out, err = client.Apply(ctx, kind, domainverification.Object(name, domain), plan.ForceConflicts.ValueBool())
+		if err != nil {
+			resp.Diagnostics.Append(kube.Diagnostic(err, "create the DomainVerification "+name))
+			return
+		}
+	}
+	plan.Adopted = types.BoolValue(adopted)
+	outcome := "created"
+	if adopted {
+		outcome = "adopted"
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -106,12 +119,16 @@ func (r *domainVerificationResource) Create(ctx context.Context, req resource.Cr
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(domainVerificationID(plan).set(ctx, domainVerificationIdentity, resp.Identity)...)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		// A request the client's rate limiter refused because it would end
+		// after the deadline is the wait running out too.
+		deadline, _ := waitCtx.Deadline()
+		ranOut := errors.Is(err, context.DeadlineExceeded) || time.Until(deadline) < tokenPollInterval
+		if ranOut && ctx.Err() == nil {
 			resp.Diagnostics.AddError("Timed Out Waiting For Domain Verification Token",
 				fmt.Sprintf("DomainVerification %q on cluster %q has no status.token after %s. The token is issued by "+
 					"the controller: check that %s is installed and running and watches %s objects, or raise "+
-					"timeouts.create. The object was created; the next apply replaces it.",
-					name, client.DisplayName(), wait, kind.ProvidedBy, kind.APIVersion()))
+					"timeouts.create. The object was %s; the next apply replaces the resource.",
+					name, client.DisplayName(), wait, kind.ProvidedBy, kind.APIVersion(), outcome))
 			return
 		}
 		resp.Diagnostics.Append(kube.Diagnostic(err, "wait for the token of DomainVerification "+name))
@@ -152,9 +169,15 @@ func (r *domainVerificationResource) Update(ctx context.Context, req resource.Up
 	if client == nil {
 		return
 	}
-	name := plan.Name.ValueString()
-	out, err := client.Apply(ctx, domainverification.Kind(plan.APIVersion.ValueString()),
-		domainverification.Object(name, plan.Domain.ValueString()), plan.ForceConflicts.ValueBool())
+	name, kind := plan.Name.ValueString(), domainverification.Kind(plan.APIVersion.ValueString())
+	var out *unstructured.Unstructured
+	var err error
+	if plan.Adopted.ValueBool() {
+		// Nothing to write: an adopted object is read in its new API version.
+		out, err = client.Get(ctx, kind, "", name)
+	} else {
+		out, err = client.Apply(ctx, kind, domainverification.Object(name, plan.Domain.ValueString()), plan.ForceConflicts.ValueBool())
+	}
 	if err != nil {
 		resp.Diagnostics.Append(kube.Diagnostic(err, "update the DomainVerification "+name))
 		return
@@ -174,9 +197,38 @@ func (r *domainVerificationResource) Delete(ctx context.Context, req resource.De
 	if client == nil {
 		return
 	}
-	err := client.Delete(ctx, domainverification.Kind(state.APIVersion.ValueString()), "", state.Name.ValueString())
+	kind, name := domainverification.Kind(state.APIVersion.ValueString()), state.Name.ValueString()
+	if state.Adopted.ValueBool() {
+		releaseAdoptedDV(ctx, client, kind, name, &resp.Diagnostics)
+		return
+	}
+	err := client.Delete(ctx, kind, "", name)
 	if err != nil && !kube.IsCRDNotInstalled(err) {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "delete the DomainVerification "+state.Name.ValueString()))
+		resp.Diagnostics.Append(kube.Diagnostic(err, "delete the DomainVerification "+name))
+	}
+}
+
+// releaseAdoptedDV is the destroy of an adopted object: it stays, for the
+// webhook and controller that own it; only fields this provider's field
+// manager may hold (it never writes an adopted object, but another version
+// of it may have) are given back.
+func releaseAdoptedDV(ctx context.Context, client *kube.Client, kind kube.Kind, name string, diags *diag.Diagnostics) {
+	obj, err := client.Get(ctx, kind, "", name)
+	if kube.IsNotFound(err) || kube.IsCRDNotInstalled(err) {
+		return
+	}
+	if err != nil {
+		diags.Append(kube.Diagnostic(err, "release the DomainVerification "+name))
+		return
+	}
+	if !ownedBy(obj, client.FieldManager) {
+		return
+	}
+	release := &unstructured.Unstructured{Object: map[string]any{}}
+	release.SetName(name)
+	release.SetUID(obj.GetUID())
+	if _, err := client.Apply(ctx, kind, release, false); err != nil && !kube.IsNotFound(err) {
+		diags.Append(kube.Diagnostic(err, "release the fields of DomainVerification "+name))
 	}
 }
 
@@ -198,7 +250,7 @@ func (r *domainVerificationResource) ImportState(ctx context.Context, req resour
 		resp.Diagnostics.Append(kube.Diagnostic(err, "import the DomainVerification "+id.Name))
 		return
 	}
-	state := domainVerificationStateFromObject(cluster, obj)
+	state := domainVerificationStateFromObject(cluster, obj, client.FieldManager)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 	resp.Diagnostics.Append(domainVerificationID(state).set(ctx, domainVerificationIdentity, resp.Identity)...)
 }

@@ -1,6 +1,7 @@
 package resources_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
@@ -35,7 +37,7 @@ func waitToken(t *testing.T, cluster, name string) {
 // webhook does) and whose token the controller issued, with `terraform
 // import` and with an `import {}` block, from the configuration a user would
 // write (just `domain`): each plans no change, reads the controller's token,
-// and writes nothing to the object.
+// and writes nothing to the object; destroy leaves them in place.
 func TestAccDomainVerification_brownfieldImport(t *testing.T) {
 	const cluster = acctest.East
 	acctest.DomainVerificationController(t, cluster)
@@ -47,6 +49,9 @@ func TestAccDomainVerification_brownfieldImport(t *testing.T) {
 		created[d] = createAsOther(t, cluster, gvr, map[string]any{
 			"apiVersion": kube.DomainVerificationV1.APIVersion(), "kind": "DomainVerification",
 			"metadata": map[string]any{"name": d}, "spec": map[string]any{"domain": d},
+		})
+		t.Cleanup(func() {
+			_ = acctest.Dynamic(t, cluster).Resource(gvr).Delete(context.Background(), d, metav1.DeleteOptions{})
 		})
 		waitToken(t, cluster, d)
 	}
@@ -63,8 +68,9 @@ func TestAccDomainVerification_brownfieldImport(t *testing.T) {
 
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		// Imported objects another manager made are adopted: destroy leaves them.
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
-			checkDVGone(t, cluster, byCommand), checkDVGone(t, cluster, byBlock)),
+			checkLeftInPlace(t, cluster, gvr, created[byCommand]), checkLeftInPlace(t, cluster, gvr, created[byBlock])),
 		Steps: []resource.TestStep{
 			{
 				Config:             cmdOnly,
@@ -84,6 +90,7 @@ func TestAccDomainVerification_brownfieldImport(t *testing.T) {
 					statecheck.ExpectKnownValue(cmdAddr, tfjsonpath.New("api_version"), knownvalue.StringExact(domainverification.V1)),
 					statecheck.ExpectKnownValue(cmdAddr, tfjsonpath.New("token"), sameTokenOnCluster(t, cluster, domainverification.V1, byCommand)),
 					statecheck.ExpectKnownValue(cmdAddr, tfjsonpath.New("txt_record_name"), knownvalue.StringExact(byCommand)),
+					statecheck.ExpectKnownValue(cmdAddr, tfjsonpath.New("adopted"), knownvalue.Bool(true)),
 				},
 				Check: checkUntouched(t, cluster, gvr, created[byCommand]),
 			},

@@ -147,7 +147,7 @@ func TestAccDomainVerification_tokenIssuedThenVerified(t *testing.T) {
 				ImportStateId:     domain,
 				ImportStateVerify: true,
 				// The controller rewrites lastChecked on every check.
-				ImportStateVerifyIgnore: []string{"last_checked"},
+				ImportStateVerifyIgnore: []string{"last_checked", "next_verification"},
 			},
 			{
 				// Deleted outside Terraform: the plan creates it again, and the
@@ -237,7 +237,7 @@ func TestAccDomainVerification_v1alpha1(t *testing.T) {
 				ImportState:             true,
 				ImportStateId:           "west/" + name,
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"last_checked"},
+				ImportStateVerifyIgnore: []string{"last_checked", "next_verification"},
 			},
 			{
 				// spec.domain is immutable: a new domain is a new object and token.

@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -38,15 +40,23 @@ func domainVerificationSchema(ctx context.Context) schema.Schema {
 			"from it in the same apply. It does not wait for verification, which needs the TXT record first: use the " +
 			"`zerotrust_domain_verification` data source with `wait = true` after the record (or in a `check` block).\n\n" +
 			"`api_version` selects the API shape: `v1` (status `token`, `verified`, `lastChecked`, `message`) or " +
-			"`v1alpha1` (status `token` and a `Verified` condition).",
+			"`v1alpha1` (status `token` and one `Verified` condition per domain, of which the one for `domain` is read).\n\n" +
+			"**Two flows.** Where users create DomainVerifications, the resource creates the object (only " +
+			"`spec.domain`, by server-side apply) and destroy deletes it. In Kuadrant's ingress flow the ingress " +
+			"webhook creates the object and only the controller may change it: set `adopt_existing = true` and " +
+			"the resource adopts the object for the same domain instead of creating one (the plan shows " +
+			"`adopted = true` when it exists already). It then writes nothing to the object, ever, and destroy " +
+			"only forgets it: the object stays, with its token and verdict, for the webhook and controller that " +
+			"own it. An imported object that another manager created is adopted the same way.",
 		Attributes: map[string]schema.Attribute{
 			"id":      idAttribute("`<name>` on the default connection, `<cluster>/<name>` otherwise; also the import ID."),
 			"cluster": clusterAttribute(),
 			"name": schema.StringAttribute{
 				Optional: true,
 				Computed: true,
-				MarkdownDescription: "Object name. Defaults to `domain` (a valid domain is a valid object name). " +
-					"Changing it replaces the object.",
+				MarkdownDescription: "Object name. Defaults to `domain` (a valid domain is a valid object name); with " +
+					"`adopt_existing`, to the name of the object found for `domain` at plan, since the ingress webhook " +
+					"names objects its own way. Changing it replaces the object.",
 				Validators:    []validator.String{validate.K8sName()},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()},
 			},
@@ -67,6 +77,26 @@ func domainVerificationSchema(ctx context.Context) schema.Schema {
 				Validators: []validator.String{stringvalidator.OneOf(domainverification.APIVersions...)},
 			},
 			"force_conflicts": forceConflictsAttribute(),
+			"adopt_existing": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+				MarkdownDescription: "Adopt a DomainVerification for `domain` that another manager (Kuadrant's ingress " +
+					"webhook) created, instead of creating one: with `name` unset, the object whose `spec.domain` is " +
+					"`domain` (whatever its name), otherwise the object `name`. Nothing is written to an adopted object, " +
+					"and destroying the resource leaves it in place. When no such object exists at apply, the resource " +
+					"creates it as without this setting. Default `false`: an existing object the provider did not " +
+					"create fails the plan (or the apply) with `Object Already Exists`. Matters only at creation; " +
+					"changing it later changes nothing.",
+			},
+			"adopted": schema.BoolAttribute{
+				Computed: true,
+				MarkdownDescription: "Whether the object was created by another manager and adopted (`adopt_existing`, " +
+					"or an import of such an object): the provider writes nothing to it and destroy does not delete " +
+					"it. Known at plan when the object exists then; with `adopt_existing` and no object yet, decided " +
+					"at apply.",
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+			},
 			"token": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "The token the controller issued (`status.token`).",
@@ -86,13 +116,19 @@ func domainVerificationSchema(ctx context.Context) schema.Schema {
 			"verified": schema.BoolAttribute{
 				Computed: true,
 				MarkdownDescription: "Whether the controller has verified the domain, as last read (v1 " +
-					"`status.verified`, or the v1alpha1 `Verified` condition). Null while the controller has not " +
-					"said. Refreshed on every plan; use the data source to wait for it.",
+					"`status.verified`, or the v1alpha1 `Verified` condition whose `domain` is `domain`; conditions " +
+					"about other domains are ignored). Null while the controller has not said. Refreshed on every " +
+					"plan; use the data source to wait for it.",
 			},
 			"last_checked": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "When the controller last looked up the TXT record (RFC 3339; v1 " +
 					"`status.lastChecked`, or the v1alpha1 condition's `lastTransitionTime`).",
+			},
+			"next_verification": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "When the controller checks the TXT record next (RFC 3339; v1 `status.nextCheck`, or " +
+					"the v1alpha1 condition's `nextVerification`). Null when the controller does not say.",
 			},
 			"message": schema.StringAttribute{
 				Computed:            true,

@@ -86,8 +86,14 @@ func (f federatedTrustDomainListModel) convert(ctx context.Context, t listTarget
 		return listedObject{}, true, nil
 	}
 	state, diags := federatedTrustDomainStateFromObject(ctx, clusterValue(t.key), obj)
-	if diags.HasError() || federatedTrustDomainConfigProblems(ctx, state).HasError() {
-		return listedObject{}, true, nil
+	if !diags.HasError() {
+		diags.Append(federatedTrustDomainConfigProblems(ctx, state)...)
+	}
+	if diags.HasError() {
+		var skipped diag.Diagnostics
+		skipped.AddWarning("Object Not Listed", fmt.Sprintf("The ClusterFederatedTrustDomain %s cannot be managed "+
+			"by zerotrust_federated_trust_domain as it is: %s", importHint(t.key, obj.GetName()), diags.Errors()[0].Detail()))
+		return listedObject{}, true, skipped
 	}
 	lo := listedObject{
 		id:      federatedTrustDomainID(state),

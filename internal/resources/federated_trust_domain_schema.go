@@ -125,13 +125,16 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 				Computed: true,
 				Default:  booldefault.StaticBool(deleteBundleOnDestroyDefault),
 				MarkdownDescription: "On destroy, also delete the peer's bundle from the SPIRE server (`spire-server bundle " +
-					"delete`, through pod exec, see `spire_server`), once spire-controller-manager has removed the federation " +
-					"relationship. Defaults to `true`, because deleting a ClusterFederatedTrustDomain removes only the " +
-					"relationship: SPIRE keeps the peer's bundle, and workloads whose entries federate with the peer keep " +
-					"trusting it. Destroying a federation therefore revokes trust. Set `false` to keep the bundle, for example " +
-					"while moving the object to another configuration (`removed` block or `terraform state rm`) or when " +
-					"another federation still needs it. If the bundle cannot be deleted (no SPIRE server pod at `spire_server`, " +
-					"no right to exec, or the timeout passes), destroy still succeeds with a warning saying how to delete it.",
+					"delete -mode dissociate`, through pod exec, see `spire_server`), once spire-controller-manager has removed " +
+					"the federation relationship; registration entries that federate with the peer stop doing so. Defaults to " +
+					"`true`, because deleting a ClusterFederatedTrustDomain removes only the relationship: SPIRE keeps the " +
+					"peer's bundle, and workloads whose entries federate with the peer keep trusting it. Destroying a " +
+					"federation therefore revokes trust. Set `false` to keep the bundle, for example when another mechanism " +
+					"(a `zerotrust_spire_federation`, an object managed elsewhere) takes the federation over, or before a " +
+					"replacement (a changed `name`, `-replace`), which otherwise leaves workloads without the peer's bundle " +
+					"until the new object has bootstrapped it again. If the bundle cannot be deleted (no SPIRE server pod at " +
+					"`spire_server`, no right to exec, or the delete timeout passes), destroy still succeeds, with a warning " +
+					"saying how to delete it.",
 			},
 			"spire_server": spireServerAttribute(),
 		},

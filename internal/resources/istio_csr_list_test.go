@@ -34,9 +34,9 @@ func istioCSRIdentity(cluster, ns string) map[string]knownvalue.Check {
 func TestAccIstioCSR_identityImport(t *testing.T) {
 	acctest.IstioCSRStandIn(t, acctest.East)
 	ns := meshTestNamespace(t, acctest.East, "csrid")
-	acctest.CertManagerIssuer(t, acctest.East, ns, "istio-ca", true)
+	issuer := istioCSRIssuer(t, ns, true)
 	const addr = "zerotrust_istio_csr.this"
-	config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca")+"\n  log_level = 2")
+	config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)+"\n  log_level = 2")
 	resource.ParallelTest(t, resource.TestCase{
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
@@ -65,7 +65,7 @@ func TestAccIstioCSR_identityImport(t *testing.T) {
 	// The default connection: the identity's cluster is null.
 	t.Run("default connection", func(t *testing.T) {
 		ns, untouched := brownfieldIstioCSR(t, nil)
-		config := istioCSRConfig(t, "", ns, minimalIstioCSRBody("istio-ca"))
+		config := istioCSRConfig(t, "", ns, minimalIstioCSRBody(istioCSRIssuerName(ns)))
 		resource.ParallelTest(t, resource.TestCase{
 			TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,

@@ -46,18 +46,21 @@ func exampleConfig(t *testing.T, dir string) string {
 // trust domain (Istio's default) stays an alias.
 func TestAccExampleIstioCSRMesh(t *testing.T) {
 	acctest.IstioCSRStandIn(t, acctest.East)
-	ns := meshTestNamespace(t, acctest.East, "example")
-	acctest.CertManagerIssuer(t, acctest.East, ns, "mesh-ca", true)
+	// The Issuer lives with the Istio control plane, where the operator
+	// looks for it, not with the IstioCSR.
+	ns, istioNS := meshTestNamespace(t, acctest.East, "example"), meshTestNamespace(t, acctest.East, "exampleistio")
+	acctest.CertManagerIssuer(t, acctest.East, istioNS, "mesh-ca", true)
 	sail := acctest.UniqueName("example-sail")
 	applyAsOperator(t, acctest.East, sailIstioGVR, map[string]any{
 		"apiVersion": "sailoperator.io/v1", "kind": "Istio", "metadata": map[string]any{"name": sail},
-		"spec": map[string]any{"namespace": "istio-system", "values": map[string]any{"pilot": map[string]any{"env": map[string]any{"ENABLE_CA_SERVER": "false"}}}},
+		"spec": map[string]any{"namespace": istioNS, "values": map[string]any{"pilot": map[string]any{"env": map[string]any{"ENABLE_CA_SERVER": "false"}}}},
 	})
 	td := "apps." + ns + ".test"
 	endpoint := "cert-manager-istio-csr." + ns + ".svc:443"
 	vars := config.Variables{
 		"trust_domain":        config.StringVariable(td),
 		"istio_csr_namespace": config.StringVariable(ns),
+		"istio_namespace":     config.StringVariable(istioNS),
 		"issuer_name":         config.StringVariable("mesh-ca"),
 		"sail_istio_name":     config.StringVariable(sail),
 	}

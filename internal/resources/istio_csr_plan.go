@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -161,6 +162,7 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if !namespace.IsUnknown() {
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), resourceID(cluster, namespace.ValueString()))...)
 	}
+	r.warnMissingIssuer(ctx, req, resp, cluster, namespace)
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.IstioCSR,
 		Outputs: istioCSROutputs,
 		Object: func() (*unstructured.Unstructured, bool) {
@@ -176,6 +178,73 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			obj, d := istioCSRObject(ctx, &config, plan.issuerGroup(ctx, &diags))
 			return obj, !diags.HasError() && !d.HasError()
 		}})
+}
+
+// certManagerIssuer is cert-manager's namespaced Issuer, read at plan time
+// only (istio-csr's ClusterIssuer needs no namespace to get wrong).
+var certManagerIssuer = kube.Kind{
+	Group: "cert-manager.io", Version: "v1", Kind: "Issuer", Plural: "issuers", Namespaced: true,
+	ProvidedBy: "cert-manager",
+}
+
+// istioCSRIssuerReadTimeout bounds the plan-time issuer lookup: planning must
+// not wait on a slow cluster.
+const istioCSRIssuerReadTimeout = 5 * time.Second
+
+// warnMissingIssuer warns when issuer_ref names an Issuer that does not exist
+// in istio.namespace, where the operator looks for it (the IstioCSR API:
+// "When issuerRef.Kind is Issuer, it must exist in
+// .spec.istioCSRConfig.istio.namespace"); the apply would end Degraded. It
+// asks only when the plan creates or replaces the object (the reference is
+// immutable) and the cluster's connection is known, and stays silent when the
+// cluster cannot answer quickly. A cluster that does not serve the Issuer
+// kind says nothing either: cert-manager may be installed by the same apply,
+// and the operator reports a missing issuer itself.
+func (r *istioCSRResource) warnMissingIssuer(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse,
+	cluster, namespace types.String) {
+	refPath, istioNSPath := path.Root("cert_manager").AtName("issuer_ref"), path.Root("istio").AtName("namespace")
+	var name, kind, istioNS types.String
+	for _, a := range []struct {
+		p path.Path
+		v *types.String
+	}{{refPath.AtName("name"), &name}, {refPath.AtName("kind"), &kind}, {istioNSPath, &istioNS}} {
+		if resp.Plan.GetAttribute(ctx, a.p, a.v).HasError() || a.v.IsNull() || a.v.IsUnknown() {
+			return
+		}
+	}
+	if !strings.EqualFold(kind.ValueString(), istioCSRIssuerKindIssuer) || cluster.IsUnknown() ||
+		r.Data.Clusters == nil || r.Data.Clusters.IsUnknown(providerdata.ClusterKey(cluster)) {
+		return
+	}
+	if !req.State.Raw.IsNull() {
+		var priorName, priorKind, priorNS types.String
+		d := req.State.GetAttribute(ctx, refPath.AtName("name"), &priorName)
+		d.Append(req.State.GetAttribute(ctx, refPath.AtName("kind"), &priorKind)...)
+		d.Append(req.State.GetAttribute(ctx, istioNSPath, &priorNS)...)
+		if d.HasError() || (priorName.Equal(name) && priorKind.Equal(kind) && priorNS.Equal(istioNS)) {
+			return
+		}
+	}
+	client, err := r.Data.Clusters.Client(providerdata.ClusterKey(cluster))
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, istioCSRIssuerReadTimeout)
+	defer cancel()
+	if _, err := client.Get(ctx, certManagerIssuer, istioNS.ValueString(), name.ValueString()); !kube.IsNotFound(err) {
+		return // found, or no answer worth a warning (see above)
+	}
+	detail := fmt.Sprintf("The cert-manager Issuer %q does not exist in the namespace %q (istio.namespace) on cluster %q. "+
+		"The cert-manager Operator looks an issuer of kind Issuer up in the Istio control plane's namespace, not in "+
+		"the IstioCSR's: until the Issuer exists there, the operator reports Degraded and the apply fails. Create it "+
+		"in %q (or let this resource depend on what creates it), or name a ClusterIssuer.",
+		name.ValueString(), istioNS.ValueString(), client.DisplayName(), istioNS.ValueString())
+	if ns := namespace.ValueString(); !namespace.IsUnknown() && ns != istioNS.ValueString() {
+		if _, err := client.Get(ctx, certManagerIssuer, ns, name.ValueString()); err == nil {
+			detail += fmt.Sprintf(" An Issuer %q exists in the IstioCSR's namespace %q: the operator does not use it.", name.ValueString(), ns)
+		}
+	}
+	resp.Diagnostics.AddAttributeWarning(refPath.AtName("name"), "Issuer Not Found", detail)
 }
 
 // istioCSROutputs are the attributes only the cluster sets.

@@ -115,11 +115,27 @@ func minimalIstioCSRBody(issuer string) string {
   istio        = { namespace = "istio-system" }`, issuer)
 }
 
+// istioCSRIstioNamespace is the istio.namespace of the tests' IstioCSRs.
+const istioCSRIstioNamespace = "istio-system"
+
+// istioCSRIssuerName is the issuer of the IstioCSR in the test namespace ns:
+// all tests share istio-system, so the name comes from ns.
+func istioCSRIssuerName(ns string) string { return "ca-" + ns }
+
+// istioCSRIssuer creates the cert-manager Issuer of the IstioCSR in ns where
+// the operator looks for it: in istio.namespace, not in ns.
+func istioCSRIssuer(t *testing.T, ns string, ready bool) string {
+	t.Helper()
+	name := istioCSRIssuerName(ns)
+	acctest.CertManagerIssuer(t, acctest.East, istioCSRIstioNamespace, name, ready)
+	return name
+}
+
 func TestAccIstioCSR_lifecycle(t *testing.T) {
 	acctest.IstioCSRStandIn(t, acctest.East)
 	ns := meshTestNamespace(t, acctest.East, "csr")
 	clusterIssuer := "csr-" + ns
-	acctest.CertManagerIssuer(t, acctest.East, ns, "istio-ca", true)
+	issuer := istioCSRIssuer(t, ns, true)
 	acctest.CertManagerIssuer(t, acctest.East, "", clusterIssuer, true)
 	const addr = "zerotrust_istio_csr.this"
 	get := func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }
@@ -130,7 +146,7 @@ func TestAccIstioCSR_lifecycle(t *testing.T) {
   log_format                          = "json"
   istio_data_plane_namespace_selector = "maistra.io/member-of=istio-system"
   cert_manager = {
-    issuer_ref           = { name = "istio-ca", kind = "Issuer" }
+    issuer_ref           = { name = %q, kind = "Issuer" }
     istio_ca_certificate = { name = "istio-ca-root", namespace = %q, key = "ca.crt" }
   }
   istiod_tls = {
@@ -159,7 +175,7 @@ func TestAccIstioCSR_lifecycle(t *testing.T) {
     { key = "node.kubernetes.io/unreachable", operator = "Exists", effect = "NoExecute", toleration_seconds = 300 },
   ]
   node_selector     = { "kubernetes.io/os" = "linux" }
-  controller_config = { labels = { team = "mesh" } }`, ns)
+  controller_config = { labels = { team = "mesh" } }`, issuer, ns)
 
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
@@ -169,7 +185,7 @@ func TestAccIstioCSR_lifecycle(t *testing.T) {
 				// The smallest configuration: the CRD defaults are planned and
 				// stored but not sent (the API server fills them in), server
 				// stays absent, and the apply returns once the operator says Ready.
-				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca")),
+				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
@@ -200,7 +216,7 @@ func TestAccIstioCSR_lifecycle(t *testing.T) {
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkObjectFields(t, get, map[string]any{
-						"spec.istioCSRConfig.certManager.issuerRef":                  map[string]any{"name": "istio-ca", "kind": "Issuer", "group": "cert-manager.io"},
+						"spec.istioCSRConfig.certManager.issuerRef":                  map[string]any{"name": issuer, "kind": "Issuer", "group": "cert-manager.io"},
 						"spec.istioCSRConfig.server":                                 nil,
 						"spec.istioCSRConfig.istiodTLSConfig.privateKeySize":         int64(2048),
 						"spec.istioCSRConfig.istiodTLSConfig.certificateRenewBefore": "30m",
@@ -282,7 +298,7 @@ func TestAccIstioCSR_lifecycle(t *testing.T) {
 				// Back to the smallest configuration: every field the provider
 				// set is released, in place; those with a CRD default return to
 				// it and the others (server included) disappear.
-				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca")),
+				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
@@ -360,13 +376,16 @@ func TestAccIstioCSR_lifecycle(t *testing.T) {
 	})
 }
 
-// TestAccIstioCSR_degradedThenReady names an issuer that does not exist:
-// the operator reports Degraded, the apply fails with its message, and once
-// the issuer exists the next apply replaces the tainted object and succeeds.
+// TestAccIstioCSR_degradedThenReady names an issuer that does not exist
+// where the operator looks (an Issuer of that name in the IstioCSR's own
+// namespace does not count): the operator reports Degraded, the apply fails
+// with its message, and once the issuer exists in istio.namespace the next
+// apply replaces the tainted object and succeeds.
 func TestAccIstioCSR_degradedThenReady(t *testing.T) {
 	acctest.IstioCSRStandIn(t, acctest.East)
 	ns := meshTestNamespace(t, acctest.East, "csrdeg")
 	issuer := "late-" + ns
+	acctest.CertManagerIssuer(t, acctest.East, ns, issuer, true)
 	const addr = "zerotrust_istio_csr.this"
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
@@ -378,7 +397,7 @@ func TestAccIstioCSR_degradedThenReady(t *testing.T) {
 					regexp.QuoteMeta(issuer) + `"\s+not\s+found`),
 			},
 			{
-				PreConfig: func() { acctest.CertManagerIssuer(t, acctest.East, ns, issuer, true) },
+				PreConfig: func() { acctest.CertManagerIssuer(t, acctest.East, istioCSRIstioNamespace, issuer, true) },
 				Config:    istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate)},
@@ -398,16 +417,16 @@ func TestAccIstioCSR_degradedThenReady(t *testing.T) {
 func TestAccIstioCSR_timeoutQuotesConditions(t *testing.T) {
 	acctest.IstioCSRStandIn(t, acctest.East)
 	ns := meshTestNamespace(t, acctest.East, "csrwait")
-	acctest.CertManagerIssuer(t, acctest.East, ns, "pending", false)
+	pending := istioCSRIssuer(t, ns, false)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{{
-			Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("pending")+`
+			Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(pending)+`
   timeouts {
     create = "3s"
   }`),
-			ExpectError: regexp.MustCompile(`(?s)IstioCSR Not Ready.*did\s+not\s+become\s+Ready\s+within\s+3s.*Ready=False\s+\(InProgress\):\s+waiting\s+for\s+Issuer\s+"pending"\s+to\s+become\s+Ready`),
+			ExpectError: regexp.MustCompile(`(?s)IstioCSR Not Ready.*did\s+not\s+become\s+Ready\s+within\s+3s.*Ready=False\s+\(InProgress\):\s+waiting\s+for\s+Issuer\s+"` + pending + `"\s+to\s+become\s+Ready`),
 		}},
 	})
 }
@@ -432,7 +451,7 @@ func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 	t.Run("terraform import", func(t *testing.T) {
 		ns, untouched := brownfieldIstioCSR(t, nil)
 		// The default connection (east) this time: no cluster attribute.
-		config := istioCSRConfig(t, "", ns, minimalIstioCSRBody("istio-ca"))
+		config := istioCSRConfig(t, "", ns, minimalIstioCSRBody(istioCSRIssuerName(ns)))
 		resource.ParallelTest(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
@@ -469,7 +488,7 @@ func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 
 	t.Run("import block", func(t *testing.T) {
 		ns, untouched := brownfieldIstioCSR(t, nil)
-		config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca"))
+		config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(istioCSRIssuerName(ns)))
 		resource.ParallelTest(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
@@ -501,7 +520,7 @@ func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 			"tolerations":                     []any{map[string]any{"key": "infra", "operator": "Exists"}},
 			"istioDataPlaneNamespaceSelector": "maistra.io/member-of=istio-system",
 		})
-		config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca"))
+		config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(istioCSRIssuerName(ns)))
 		resource.ParallelTest(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
@@ -526,7 +545,7 @@ func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 					// A change in the configuration sends only what it sets
 					// (here a field nobody owns yet): the other tool's fields
 					// stay, and still plan nothing.
-					Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody("istio-ca")+"\n  controller_config = { labels = { team = \"mesh\" } }"),
+					Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(istioCSRIssuerName(ns))+"\n  controller_config = { labels = { team = \"mesh\" } }"),
 					ConfigPlanChecks: resource.ConfigPlanChecks{
 						PreApply: []plancheck.PlanCheck{
 							plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
@@ -561,14 +580,14 @@ func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 func brownfieldIstioCSR(t *testing.T, extra map[string]any) (string, resource.TestCheckFunc) {
 	t.Helper()
 	ns := meshTestNamespace(t, acctest.East, "csrbrown")
-	acctest.CertManagerIssuer(t, acctest.East, ns, "istio-ca", true)
+	issuer := istioCSRIssuer(t, ns, true)
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "operator.openshift.io/v1alpha1", "kind": "IstioCSR",
 		"metadata": map[string]any{"name": "default", "namespace": ns},
 		"spec": map[string]any{"istioCSRConfig": map[string]any{
-			"certManager":     map[string]any{"issuerRef": map[string]any{"name": "istio-ca", "kind": "Issuer", "group": "cert-manager.io"}},
+			"certManager":     map[string]any{"issuerRef": map[string]any{"name": issuer, "kind": "Issuer", "group": "cert-manager.io"}},
 			"istiodTLSConfig": map[string]any{"trustDomain": "cluster.local"},
-			"istio":           map[string]any{"namespace": "istio-system"},
+			"istio":           map[string]any{"namespace": istioCSRIstioNamespace},
 		}},
 	}}
 	for field, value := range extra {
@@ -694,7 +713,7 @@ func TestAccIstioCSR_missingNamespaceAndCRD(t *testing.T) {
 func TestAccIstioCSR_unknownNested(t *testing.T) {
 	acctest.IstioCSRStandIn(t, acctest.East)
 	ns := meshTestNamespace(t, acctest.East, "csrunk")
-	acctest.CertManagerIssuer(t, acctest.East, ns, "istio-ca", true)
+	issuer := istioCSRIssuer(t, ns, true)
 	const addr = "zerotrust_istio_csr.this"
 	get := func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }
 	config := func(revisions string) string {
@@ -707,7 +726,7 @@ resource "terraform_data" "revisions" {
   input = %s
 }
 `, revisions) + istioCSRConfig(t, acctest.East, ns, `
-  cert_manager      = { issuer_ref = { name = "istio-ca", kind = "Issuer" } }
+  cert_manager      = { issuer_ref = { name = "`+issuer+`", kind = "Issuer" } }
   istiod_tls        = { trust_domain = "cluster.local", certificate_dns_names = ["istiod.${terraform_data.istio.output.namespace}.svc"] }
   istio             = { namespace = terraform_data.istio.output.namespace, revisions = terraform_data.revisions.output }
   controller_config = { labels = { team = terraform_data.istio.output.team } }`)

@@ -105,7 +105,8 @@ func istioCSRSchema(ctx context.Context) schema.Schema {
 			"namespace": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "Namespace of the singleton IstioCSR `default`, where the operator deploys the istio-csr " +
-					"agent (often `cert-manager` or `istio-csr`). It must exist. Changing it replaces the object.",
+					"agent (often `cert-manager` or `istio-csr`). It must exist. An `Issuer` for `cert_manager.issuer_ref` " +
+					"belongs in `istio.namespace`, not here. Changing it replaces the object.",
 				Validators:    []validator.String{validate.DNSLabel()},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
@@ -194,8 +195,11 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 		Attributes: map[string]schema.Attribute{
 			"issuer_ref": schema.SingleNestedAttribute{
 				Required: true,
-				MarkdownDescription: "The cert-manager `Issuer` (in `namespace`) or `ClusterIssuer` that signs istiod's and the " +
-					"workloads' certificates. Immutable: changing it replaces the object.",
+				MarkdownDescription: "The cert-manager issuer that signs istiod's and the workloads' certificates: an " +
+					"`Issuer` in `istio.namespace` (the Istio control plane's namespace, as the IstioCSR API requires; an " +
+					"`Issuer` in `namespace` is not used unless both are the same) or a cluster-wide `ClusterIssuer`. When " +
+					"the plan creates the object and the cluster answers, a missing `Issuer` in `istio.namespace` is a " +
+					"plan-time warning. Immutable: changing it replaces the object.",
 				// RequiresReplace sits on each field rather than on the object: an
 				// unset group is unknown while the object's modifiers run.
 				Attributes: map[string]schema.Attribute{
@@ -207,8 +211,9 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 					},
 					"kind": schema.StringAttribute{
 						Required: true,
-						MarkdownDescription: "`Issuer` or `ClusterIssuer` (any letter case, as the CRD compares in lower case). " +
-							"The CRD has no default: its rules read the kind, so it must be set.",
+						MarkdownDescription: "`Issuer` (looked up in `istio.namespace`) or `ClusterIssuer` (cluster-wide), in " +
+							"any letter case, as the CRD compares in lower case. The CRD has no default: its rules read the kind, " +
+							"so it must be set.",
 						Validators:    []validator.String{stringvalidator.OneOfCaseInsensitive(istioCSRIssuerKindIssuer, istioCSRIssuerKindClusterIssuer)},
 						PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 					},
@@ -364,7 +369,8 @@ func istioCSRIstioSchema() schema.SingleNestedAttribute {
 			"namespace": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "Namespace of the Istio control plane (DNS-1123 label), usually `istio-system`. " +
-					"Immutable: changing it replaces the object.",
+					"A cert-manager `Issuer` named by `cert_manager.issuer_ref` must exist here. Immutable: changing it " +
+					"replaces the object.",
 				Validators:    []validator.String{validate.DNSLabel()},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},

@@ -77,7 +77,8 @@ type listedObject struct {
 }
 
 // listConverter turns one object into a listedObject; skip leaves it out
-// (it does not match the list's filters).
+// (it does not match the list's filters, silently; or the resource cannot
+// manage it as it is, with a warning saying why).
 type listConverter func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (
 	lo listedObject, skip bool, diags diag.Diagnostics)
 
@@ -118,6 +119,11 @@ func streamObjects(ctx context.Context, req list.ListRequest, stream *list.ListR
 					}
 					lo, skip, d := convert(ctx, t, &objs[i], req.IncludeResource)
 					if skip && !d.HasError() {
+						// A skipped object may say why (a warning), so that
+						// nothing disappears from a list without a word.
+						if len(d) > 0 && !push(list.ListResult{Diagnostics: d}) {
+							return
+						}
 						continue
 					}
 					result := req.NewListResult(ctx)

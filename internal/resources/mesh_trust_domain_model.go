@@ -29,6 +29,7 @@ type meshTrustDomainResourceModel struct {
 	CAAddress                   types.String `tfsdk:"ca_address"`
 	CABundles                   types.List   `tfsdk:"ca_bundles"`
 	ForceConflicts              types.Bool   `tfsdk:"force_conflicts"`
+	KeepOnDestroy               types.Bool   `tfsdk:"keep_on_destroy"`
 	SPIFFEIDPrefix              types.String `tfsdk:"spiffe_id_prefix"`
 	PreviousTrustDomains        types.List   `tfsdk:"previous_trust_domains"`
 	EffectiveTrustDomainAliases types.List   `tfsdk:"effective_trust_domain_aliases"`
@@ -183,6 +184,9 @@ func setMeshFromObject(ctx context.Context, m *meshTrustDomainResourceModel, kin
 	}
 	if m.ForceConflicts.IsNull() || m.ForceConflicts.IsUnknown() {
 		m.ForceConflicts = types.BoolValue(false)
+	}
+	if m.KeepOnDestroy.IsNull() || m.KeepOnDestroy.IsUnknown() {
+		m.KeepOnDestroy = types.BoolValue(false)
 	}
 
 	switch kind.name {

@@ -105,7 +105,13 @@ func (r *meshTrustDomainResource) ValidateConfig(ctx context.Context, req resour
 }
 
 func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.Data == nil {
+	if req.Plan.Raw.IsNull() {
+		if !req.State.Raw.IsNull() {
+			warnDestroyReverts(ctx, req, resp)
+		}
+		return
+	}
+	if r.Data == nil {
 		return
 	}
 	var plan, config meshTrustDomainResourceModel
@@ -365,4 +371,38 @@ func settleAliases(plan *meshTrustDomainResourceModel, kind meshKind, existing *
 		plan.EffectiveTrustDomainAliases = stringList(effectiveAliases(listStrings(plan.TrustDomainAliases),
 			listStrings(plan.PreviousTrustDomains), target))
 	}
+}
+
+// warnDestroyReverts warns when destroying the resource hands an Istio
+// mesh's trust domain back: the operator's default (cluster.local) returns,
+// which changes every workload identity at once (Istio's trust domain design
+// calls such a change downtime). Nothing to say when keep_on_destroy leaves
+// the value, when the resource never held the field (an imported object it
+// never wrote: destroy releases nothing), or when the mesh already runs on
+// the default.
+func warnDestroyReverts(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var state meshTrustDomainResourceModel
+	var mesh meshModel
+	if req.State.Get(ctx, &state).HasError() || state.Mesh.IsNull() || state.Mesh.As(ctx, &mesh, basetypes.ObjectAsOptions{}).HasError() {
+		return
+	}
+	kind, ok := meshKinds[mesh.Kind.ValueString()]
+	td := state.TrustDomain.ValueString()
+	if !ok || kind.defaultTrustDomain == "" || state.KeepOnDestroy.ValueBool() || td == "" || td == kind.defaultTrustDomain {
+		return
+	}
+	var diags diag.Diagnostics
+	if !readMeshOwnership(ctx, req.Private, &diags).TrustDomain {
+		return
+	}
+	resp.Diagnostics.AddWarning("Mesh Reverts to cluster.local", fmt.Sprintf(
+		"Destroying this resource gives %s of %s back to the operator: the mesh returns to its default trust domain "+
+			"%q (from %q), and with it every workload identity changes (spiffe://%s/... becomes spiffe://%s/...) as "+
+			"certificates rotate. Until all have rotated, workloads may fail to authenticate each other, and "+
+			"authorization policies and federated peers that name %q stop matching: a trust domain change is "+
+			"downtime.\n\nTo keep the mesh on %q after Terraform forgets it, set keep_on_destroy = true and apply "+
+			"before destroying: the values then stay on the object. To leave the trust domain on purpose, migrate as "+
+			"for any trust domain change (for Sail, keep the old one as an alias until certificates have rotated).",
+		strings.Join(kind.trustDomainPath, "."), mesh.describe(kind), kind.defaultTrustDomain, td, td,
+		kind.defaultTrustDomain, td, td))
 }

@@ -147,12 +147,33 @@ func (r *meshTrustDomainResource) Delete(ctx context.Context, req resource.Delet
 		resp.Diagnostics.Append(kube.Diagnostic(err, "release the trust domain of "+mesh.describe(kind)))
 		return
 	}
-	if kind.createsObject && !othersOwnAny(obj, client.FieldManager, []string{"spec", "trustDomain"}, kumaCABundlesPath) {
+	if state.KeepOnDestroy.ValueBool() {
+		keepMeshFields(ctx, client, kind, mesh, obj, &resp.Diagnostics)
+		return
+	}
+	keptManager := client.FieldManager + meshKeptManagerSuffix
+	others := func(e metav1.ManagedFieldsEntry) bool {
+		return e.Manager != client.FieldManager && e.Manager != keptManager
+	}
+	if kind.createsObject && !fieldsOwned(obj, others, []string{"spec", "trustDomain"}, kumaCABundlesPath) {
 		if err := client.Delete(ctx, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString()); err != nil {
 			resp.Diagnostics.Append(kube.Diagnostic(err, "delete "+mesh.describe(kind)))
 		}
 		return
 	}
+	releaseMeshFields(ctx, client, kind, mesh, obj, &resp.Diagnostics)
+	// Values an earlier destroy kept, which this resource took over (it
+	// manages the same object), go back too: the destroy plan said so.
+	if managesAny(obj, keptManager) && !resp.Diagnostics.HasError() {
+		if keeper := keptMeshClient(client, &resp.Diagnostics); keeper != nil {
+			releaseMeshFields(ctx, keeper, kind, mesh, obj, &resp.Diagnostics)
+		}
+	}
+}
+
+// releaseMeshFields gives back every field the client's field manager holds
+// on obj: a field no other manager holds is removed.
+func releaseMeshFields(ctx context.Context, client *kube.Client, kind meshKind, mesh meshModel, obj *unstructured.Unstructured, diags *diag.Diagnostics) {
 	if !managesAny(obj, client.FieldManager) {
 		// Nothing to give back (an imported object the resource never
 		// wrote). An empty apply is not a no-op on an object without
@@ -168,8 +189,83 @@ func (r *meshTrustDomainResource) Delete(ctx context.Context, req resource.Delet
 		if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
 			return // deleted meanwhile: nothing left to release
 		}
-		resp.Diagnostics.Append(kube.Diagnostic(err, "release the trust domain fields of "+mesh.describe(kind)))
+		diags.Append(kube.Diagnostic(err, "release the trust domain fields of "+mesh.describe(kind)))
 	}
+}
+
+// meshKeptManagerSuffix makes, from the provider's field manager, the one
+// that holds the values keep_on_destroy leaves behind.
+const meshKeptManagerSuffix = "-kept"
+
+// keepMeshFields is destroy with keep_on_destroy: the values stay, and so does
+// a MeshTrust, but the provider's field manager lets go of them. Under
+// server-side apply a field stays as long as any field manager holds it, so
+// the kept manager first applies the values the object holds now (the same
+// values: it becomes a co-owner, with no conflict), then the provider's
+// manager releases its fields as a plain destroy does. Just skipping the
+// release would keep the values as well, but leave them owned by the
+// provider's field manager: a later resource of this provider on the same
+// object, configured without them, would silently remove them. Fields the
+// kept manager holds from an earlier destroy are applied again, or that
+// apply would drop them.
+func keepMeshFields(ctx context.Context, client *kube.Client, kind meshKind, mesh meshModel, obj *unstructured.Unstructured, diags *diag.Diagnostics) {
+	keptManager := client.FieldManager + meshKeptManagerSuffix
+	holds := func(e metav1.ManagedFieldsEntry) bool {
+		return e.Manager == client.FieldManager || e.Manager == keptManager
+	}
+	kept := &unstructured.Unstructured{Object: map[string]any{}}
+	kept.SetName(obj.GetName())
+	kept.SetNamespace(obj.GetNamespace())
+	kept.SetUID(obj.GetUID())
+	keeps := false
+	for _, p := range meshWrittenPaths(kind) {
+		value, found, err := unstructured.NestedFieldCopy(obj.Object, p...)
+		if err != nil || !found || !fieldsOwned(obj, holds, p) {
+			continue
+		}
+		if err := unstructured.SetNestedField(kept.Object, value, p...); err != nil {
+			diags.AddError("Cannot Build Object", fmt.Sprintf("Setting %s: %v. This is a bug in the provider.", strings.Join(p, "."), err))
+			return
+		}
+		keeps = true
+	}
+	if keeps {
+		keeper := keptMeshClient(client, diags)
+		if keeper == nil {
+			return
+		}
+		if _, err := keeper.Apply(ctx, kind.kube, kept, false); err != nil {
+			if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
+				return // deleted meanwhile: nothing left to keep
+			}
+			diags.Append(kube.Diagnostic(err, "hand the trust fields of "+mesh.describe(kind)+" to the field manager "+keptManager))
+			return
+		}
+	}
+	releaseMeshFields(ctx, client, kind, mesh, obj, diags)
+}
+
+// keptMeshClient is client with the field manager keep_on_destroy hands
+// values to.
+func keptMeshClient(client *kube.Client, diags *diag.Diagnostics) *kube.Client {
+	manager := client.FieldManager + meshKeptManagerSuffix
+	keeper, err := kube.NewClient(client.Name, client.RESTConfig(), manager)
+	if err != nil {
+		diags.AddError("Cannot Reach the Cluster", fmt.Sprintf("Building a client for the field manager %q: %v.", manager, err))
+		return nil
+	}
+	return keeper
+}
+
+// meshWrittenPaths are the fields the resource may write on an object of kind.
+func meshWrittenPaths(kind meshKind) [][]string {
+	switch kind.name {
+	case meshKindSail:
+		return [][]string{kind.trustDomainPath, sailAliasesPath, sailCACertsPath, sailCAAddressPath}
+	case meshKindKuma:
+		return [][]string{kind.trustDomainPath, kumaCABundlesPath, kumaMeshLabelPath}
+	}
+	return [][]string{kind.trustDomainPath}
 }
 
 // meshImportIDFormat is what the import ID string may be, for the error

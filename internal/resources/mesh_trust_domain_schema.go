@@ -122,7 +122,10 @@ func meshTrustDomainSchema(context.Context) schema.Schema {
 			"the fields above and never creates them; destroy releases the fields, and the operator's default (trust " +
 			"domain `cluster.local`) comes back. A `MeshTrust` is a standalone declaration, so the resource creates it " +
 			"when missing and deletes it on destroy, unless another field manager also sets its trust domain and CA " +
-			"bundles, in which case destroy only releases this resource's share.\n\n" +
+			"bundles, in which case destroy only releases this resource's share. Handing an Istio trust domain back " +
+			"changes every workload identity (a trust domain change means downtime until certificates rotate), so a " +
+			"destroy plan warns; " +
+			"`keep_on_destroy = true` leaves the values in place instead.\n\n" +
 			"**Changing a trust domain** changes every workload's SPIFFE ID, and a workload gets its new identity only " +
 			"when its certificate rotates: in between, peers on the new and the old trust domain may refuse each " +
 			"other. The plan warns about it. For Sail, `keep_previous_as_alias = true` keeps each former trust domain " +
@@ -259,6 +262,21 @@ func meshTrustDomainSchema(context.Context) schema.Schema {
 				},
 			},
 			"force_conflicts": forceConflictsAttribute(),
+			"keep_on_destroy": schema.BoolAttribute{
+				Optional: true, Computed: true,
+				Default: booldefault.StaticBool(false),
+				MarkdownDescription: "What destroy does with the values this resource wrote. `false` (the default): " +
+					"destroy gives the fields back, so an Istio mesh returns to the operator's default trust domain " +
+					"`cluster.local` (every workload identity changes: the plan warns) and a MeshTrust only this resource " +
+					"describes is deleted. `true`: destroy leaves every value it wrote (trust domain, aliases, CA " +
+					"certificates, CA address, CA bundles, mesh label) and the object itself in place, and hands their " +
+					"ownership to the field manager `<field_manager>-kept` (the provider's `field_manager` with `-kept` " +
+					"appended: `zerotrust-kept` by default), so the mesh " +
+					"keeps running on its trust domain after Terraform forgets it. Like any destroy-time setting it must " +
+					"be applied (be in the state) before the destroy. A later resource that writes other values to those " +
+					"fields meets that field manager as a conflict: set `force_conflicts = true` once to take them over. " +
+					"Defaults to `false`.",
+			},
 			"spiffe_id_prefix": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "`spiffe://<trust domain>/`: the prefix of every SPIFFE ID of the trust domain the " +

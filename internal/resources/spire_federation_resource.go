@@ -159,6 +159,11 @@ func (r *spireFederationResource) apply(ctx context.Context, m *spireFederationR
 		return
 	}
 	facts.SpireServer = out
+	if m.ManagedRoute.IsUnknown() {
+		// Not configured, so not sent: the object's own value.
+		applied, _ := specFromObject(out)
+		m.ManagedRoute = types.BoolValue(applied.managedRoute())
+	}
 	setFederationComputed(ctx, client, r.Data.SpireNamespace, m, facts, diags)
 }
 

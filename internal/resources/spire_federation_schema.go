@@ -15,8 +15,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -102,10 +104,13 @@ func spireFederationSchema() schema.Schema {
 			"managed_route": schema.BoolAttribute{
 				Optional: true,
 				Computed: true,
-				Default:  booldefault.StaticBool(true),
+				// No static default: unset, it is not sent, so the object keeps
+				// whatever another manager (the operator's administrator) set;
+				// planning the CRD's default would then never converge.
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 				MarkdownDescription: "Whether the operator creates the OpenShift Route `spire-server-federation` exposing " +
-					"the bundle endpoint (the CRD's string `managedRoute`, `\"true\"`/`\"false\"`). Defaults to `true`; sent " +
-					"only when set.",
+					"the bundle endpoint (the CRD's string `managedRoute`, `\"true\"`/`\"false\"`). Sent only when set; " +
+					"unset, it reads the object's value (the CRD's default `true` when nobody set it).",
 			},
 			"federates_with": schema.MapNestedAttribute{
 				Optional: true,

@@ -31,3 +31,14 @@ check "apps_domain_verified" {
     error_message = "apps.example.com is not verified: ${coalesce(data.zerotrust_domain_verification.check.message, "no verdict yet")}"
   }
 }
+
+# A subdomain of a verified domain needs no verification of its own:
+# covered_by names the verified parent (here apps.example.com), and verified is
+# true without a DomainVerification for the subdomain.
+data "zerotrust_domain_verification" "api" {
+  domain = "api.apps.example.com"
+}
+
+output "api_covered_by" {
+  value = data.zerotrust_domain_verification.api.covered_by
+}

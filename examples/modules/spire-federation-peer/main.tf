@@ -34,4 +34,6 @@ resource "zerotrust_federated_trust_domain" "peer" {
   trust_domain_bundle = each.value.trust_domain_bundle
   class_name          = var.class_name
   wait_for_bundle     = var.wait_for_bundle
+
+  delete_bundle_on_destroy = var.delete_bundle_on_destroy
 }

@@ -37,3 +37,9 @@ variable "wait_for_bundle" {
   type        = bool
   default     = false
 }
+
+variable "delete_bundle_on_destroy" {
+  description = "On destroy, also remove each peer's bundle from the cluster's SPIRE server, so workloads stop trusting it (needs pods/exec on the SPIRE server; without a SPIRE server pod the destroy warns)."
+  type        = bool
+  default     = true
+}

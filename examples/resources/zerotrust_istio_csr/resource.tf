@@ -6,6 +6,8 @@ resource "zerotrust_istio_csr" "this" {
   namespace = "cert-manager" # where the singleton IstioCSR "default" lives
 
   cert_manager = {
+    # An Issuer must live in istio.namespace (istio-system), not in the IstioCSR's
+    # namespace; a ClusterIssuer is cluster-wide.
     issuer_ref = { name = "istio-ca", kind = "Issuer", group = "cert-manager.io" }
   }
   istiod_tls = {

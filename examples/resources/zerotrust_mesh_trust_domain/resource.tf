@@ -1,10 +1,14 @@
 # A Sail-managed Istio mesh moves from cluster.local to its own trust domain
 # without breaking identities: the old trust domain stays an alias until every
 # workload certificate has rotated. It also trusts a federated peer's CAs.
+# Destroying the resource leaves the trust domain in place (keep_on_destroy):
+# without it the mesh would fall back to cluster.local, changing every
+# workload identity (the destroy plan warns).
 resource "zerotrust_mesh_trust_domain" "sail" {
   mesh                   = { kind = "istio_sail" } # the Istio object "default"
   trust_domain           = "apps.east.example.com"
   keep_previous_as_alias = true
+  keep_on_destroy        = true
 
   ca_certificates = [
     {

@@ -147,7 +147,14 @@ func mtls(ctx context.Context, args []string, w io.Writer) (int, error) {
 			code = 1
 			outcome += " (want " + *want + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.from.Workload.SPIFFEID, r.to.Workload.SPIFFEID, outcome, oneLine(r.detail, 110))
+		detail := r.detail
+		// "handshake with <addr>: " says nothing the row does not.
+		if rest, ok := strings.CutPrefix(detail, "handshake with "); ok {
+			if _, reason, ok := strings.Cut(rest, ": "); ok {
+				detail = reason
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.from.Workload.SPIFFEID, r.to.Workload.SPIFFEID, outcome, oneLine(detail, 120))
 	}
 	tw.Flush()
 	return code, nil

@@ -8,6 +8,9 @@
 provider "zerotrust" {}
 
 variables {
+  # The test cluster runs no SPIRE server to remove bundles from.
+  delete_bundle_on_destroy = false
+
   peers = {
     "alpha.tftest.example" = {
       bundle_endpoint_url = "https://spire.alpha.tftest.example:8443"
