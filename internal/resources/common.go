@@ -3,8 +3,11 @@ package resources
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -134,4 +137,35 @@ func parseClusterScopedID(id string) (objectIdentity, error) {
 		return objectIdentity{}, errors.New("the name is empty")
 	}
 	return objectIdentity{Cluster: cluster.ValueString(), Name: name}, nil
+}
+
+// schemaTypes gives the attribute types of the object at an attribute path of
+// a resource's schema (through list, set and map elements; no names: the
+// resource itself). It is each resource's one source of attribute types for
+// null and new object values, so they cannot drift from the schema.
+type schemaTypes func(names ...string) map[string]attr.Type
+
+// schemaTypesOf derives schemaTypes from the schema's type, built once.
+func schemaTypesOf(schemaType func() attr.Type) schemaTypes {
+	root := sync.OnceValue(schemaType)
+	return func(names ...string) map[string]attr.Type {
+		attrs := objectAttrTypes(root())
+		for _, name := range names {
+			attrs = objectAttrTypes(attrs[name])
+		}
+		if attrs == nil {
+			panic(fmt.Sprintf("resources: %v is not an object attribute path of the schema", names))
+		}
+		return attrs
+	}
+}
+
+func objectAttrTypes(t attr.Type) map[string]attr.Type {
+	switch t := t.(type) {
+	case attr.TypeWithElementType:
+		return objectAttrTypes(t.ElementType())
+	case attr.TypeWithAttributeTypes:
+		return t.AttributeTypes()
+	}
+	return nil
 }

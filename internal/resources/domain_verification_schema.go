@@ -2,8 +2,6 @@ package resources
 
 import (
 	"context"
-	"fmt"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -141,21 +139,8 @@ func domainVerificationSchema(ctx context.Context) schema.Schema {
 
 // domainVerificationAttrTypes are the types of the schema's top-level
 // attributes and blocks, read from the schema once.
-var domainVerificationAttrTypes = sync.OnceValue(func() map[string]attr.Type {
-	t, ok := domainVerificationSchema(context.Background()).Type().(attr.TypeWithAttributeTypes)
-	if !ok {
-		panic("domain_verification: the schema type is not an object type")
-	}
-	return t.AttributeTypes()
-})
-
 // domainVerificationObjectAttrTypes are the attribute types of the object
-// attribute or block name (the null timeouts of an imported object):
-// derived from the schema, they cannot drift from it.
-func domainVerificationObjectAttrTypes(name string) map[string]attr.Type {
-	t, ok := domainVerificationAttrTypes()[name].(attr.TypeWithAttributeTypes)
-	if !ok {
-		panic(fmt.Sprintf("domain_verification: schema attribute %q is not an object", name))
-	}
-	return t.AttributeTypes()
-}
+// attribute at a path (the null timeouts of an imported object), from the schema.
+var domainVerificationObjectAttrTypes = schemaTypesOf(func() attr.Type {
+	return domainVerificationSchema(context.Background()).Type()
+})

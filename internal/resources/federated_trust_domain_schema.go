@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -146,21 +145,9 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 
 // federatedTrustDomainAttrTypes are the types of the schema's top-level
 // attributes and blocks, read from the schema once.
-var federatedTrustDomainAttrTypes = sync.OnceValue(func() map[string]attr.Type {
-	t, ok := federatedTrustDomainSchemaOnce().Type().(attr.TypeWithAttributeTypes)
-	if !ok {
-		panic("federated_trust_domain: the schema type is not an object type")
-	}
-	return t.AttributeTypes()
-})
-
 // federatedTrustDomainObjectAttrTypes are the attribute types of the object
-// attribute or block name, for the null and known object values the model
-// builds: derived from the schema, they cannot drift from it.
-func federatedTrustDomainObjectAttrTypes(name string) map[string]attr.Type {
-	t, ok := federatedTrustDomainAttrTypes()[name].(attr.TypeWithAttributeTypes)
-	if !ok {
-		panic(fmt.Sprintf("federated_trust_domain: schema attribute %q is not an object", name))
-	}
-	return t.AttributeTypes()
-}
+// attribute at a path, for the null and known object values the model
+// builds, from the schema.
+var federatedTrustDomainObjectAttrTypes = schemaTypesOf(func() attr.Type {
+	return federatedTrustDomainSchemaOnce().Type()
+})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -107,30 +106,10 @@ type istioCSRControllerConfigModel struct {
 	Labels types.Map `tfsdk:"labels"`
 }
 
-// istioCSRType is the resource's schema as a type, the one source of the
-// attribute types of nested objects.
-var istioCSRType = sync.OnceValue(func() attr.Type { return istioCSRSchema(context.Background()).Type() })
-
 // istioCSRAttrTypes are the attribute types of the object at the attribute
 // path names (through list and map elements: "tolerations" gives those of a
-// toleration), as the schema declares them.
-func istioCSRAttrTypes(names ...string) map[string]attr.Type {
-	attrs := istioCSRObjectAttrTypes(istioCSRType())
-	for _, name := range names {
-		attrs = istioCSRObjectAttrTypes(attrs[name])
-	}
-	return attrs
-}
-
-func istioCSRObjectAttrTypes(t attr.Type) map[string]attr.Type {
-	switch t := t.(type) {
-	case attr.TypeWithElementType:
-		return istioCSRObjectAttrTypes(t.ElementType())
-	case attr.TypeWithAttributeTypes:
-		return t.AttributeTypes()
-	}
-	return nil
-}
+// toleration), from the schema.
+var istioCSRAttrTypes = schemaTypesOf(func() attr.Type { return istioCSRSchema(context.Background()).Type() })
 
 // istioCSRObjectAs reads a nested object into its tfsdk struct; ok is false
 // for a null or unknown object (nothing to send or read).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -62,41 +63,30 @@ func destroyDetail(cluster string) string {
 }
 
 func (r *spireFederationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan spireFederationResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	var cfg spireFederationResourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	r.apply(ctx, &plan, cfg, "set spec.federation of the SpireServer cluster", &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(federationIdentity(plan.Cluster).set(ctx, spireFederationIdentity, resp.Identity)...)
+	r.write(ctx, req.Plan, req.Config, "set spec.federation of the SpireServer cluster", &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 func (r *spireFederationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan spireFederationResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	r.write(ctx, req.Plan, req.Config, "update spec.federation of the SpireServer cluster", &resp.State, resp.Identity, &resp.Diagnostics)
+}
+
+// write is Create and Update: apply the plan (sending what the configuration
+// sets), then store state and identity.
+func (r *spireFederationResource) write(ctx context.Context, planned tfsdk.Plan, config tfsdk.Config, action string,
+	state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
+) {
+	var plan, cfg spireFederationResourceModel
+	diags.Append(planned.Get(ctx, &plan)...)
+	diags.Append(config.Get(ctx, &cfg)...)
+	if diags.HasError() {
 		return
 	}
-	var cfg spireFederationResourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
-	if resp.Diagnostics.HasError() {
+	r.apply(ctx, &plan, cfg, action, diags)
+	if diags.HasError() {
 		return
 	}
-	r.apply(ctx, &plan, cfg, "update spec.federation of the SpireServer cluster", &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(federationIdentity(plan.Cluster).set(ctx, spireFederationIdentity, resp.Identity)...)
+	diags.Append(state.Set(ctx, &plan)...)
+	diags.Append(federationIdentity(plan.Cluster).set(ctx, spireFederationIdentity, identity)...)
 }
 
 // apply checks what needs the cluster, then writes spec.federation and fills

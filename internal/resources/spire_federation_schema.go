@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"sync"
 
@@ -45,33 +44,19 @@ type federationObjectTypes struct {
 	bundleEndpoint, httpsWeb, acme, servingCert, peer map[string]attr.Type
 }
 
-// federationTypes reads the nested object types from the schema, the one
-// place they are declared, so the model's values cannot drift from it.
+// federationTypes reads the nested object types from the schema (through
+// schemaTypesOf), the one place they are declared, so the model's values
+// cannot drift from it.
 var federationTypes = sync.OnceValue(func() federationObjectTypes {
-	attrs := spireFederationSchema().Attributes
-	be := objectAttrTypes(attrs["bundle_endpoint"].GetType())
-	web := objectAttrTypes(be["https_web"])
-	peers, ok := attrs["federates_with"].GetType().(types.MapType)
-	if !ok {
-		panic(fmt.Sprintf("zerotrust_spire_federation: federates_with is a %T, not a map", attrs["federates_with"].GetType()))
-	}
+	of := schemaTypesOf(func() attr.Type { return spireFederationSchema().Type() })
 	return federationObjectTypes{
-		bundleEndpoint: be,
-		httpsWeb:       web,
-		acme:           objectAttrTypes(web["acme"]),
-		servingCert:    objectAttrTypes(web["serving_cert"]),
-		peer:           objectAttrTypes(peers.ElemType),
+		bundleEndpoint: of("bundle_endpoint"),
+		httpsWeb:       of("bundle_endpoint", "https_web"),
+		acme:           of("bundle_endpoint", "https_web", "acme"),
+		servingCert:    of("bundle_endpoint", "https_web", "serving_cert"),
+		peer:           of("federates_with"),
 	}
 })
-
-// objectAttrTypes are the attribute types of a nested object's type.
-func objectAttrTypes(t attr.Type) map[string]attr.Type {
-	o, ok := t.(types.ObjectType)
-	if !ok {
-		panic(fmt.Sprintf("zerotrust_spire_federation: %T is not an object type", t))
-	}
-	return o.AttrTypes
-}
 
 // spireFederationSchema is the resource schema; federationTypes reads the
 // nested object types from it.
