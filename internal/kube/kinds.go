@@ -64,6 +64,12 @@ var (
 		Group: "operator.openshift.io", Version: "v1alpha1", Kind: "IstioCSR", Plural: "istiocsrs", Namespaced: true,
 		ProvidedBy: "the cert-manager Operator for Red Hat OpenShift (istio-csr support enabled)",
 	}
+	// CertManagerIssuer is only read, at plan time: an IstioCSR's issuer_ref
+	// of kind Issuer must exist in istio.namespace.
+	CertManagerIssuer = Kind{
+		Group: "cert-manager.io", Version: "v1", Kind: "Issuer", Plural: "issuers", Namespaced: true,
+		ProvidedBy: "cert-manager",
+	}
 	KymaIstio = Kind{
 		Group: "operator.kyma-project.io", Version: "v1alpha2", Kind: "Istio", Plural: "istios", Namespaced: true,
 		ProvidedBy: "the Kyma Istio module (istio-manager)",

@@ -94,13 +94,6 @@ func parseImportID(id string) (types.String, string) {
 	return types.StringValue(id[:i]), id[i+1:]
 }
 
-func importHint(cluster, name string) string {
-	if cluster == "" {
-		return name
-	}
-	return cluster + "/" + name
-}
-
 // ownedBy reports whether manager applied fields of obj: the object was made
 // by an earlier apply of this provider whose result never reached the state
 // (a lost response), so creating it again is a harmless re-apply.

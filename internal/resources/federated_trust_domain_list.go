@@ -92,12 +92,12 @@ func (f federatedTrustDomainListModel) convert(ctx context.Context, t listTarget
 	if diags.HasError() {
 		var skipped diag.Diagnostics
 		skipped.AddWarning("Object Not Listed", fmt.Sprintf("The ClusterFederatedTrustDomain %s cannot be managed "+
-			"by zerotrust_federated_trust_domain as it is: %s", importHint(t.key, obj.GetName()), diags.Errors()[0].Detail()))
+			"by zerotrust_federated_trust_domain as it is: %s", resourceID(clusterValue(t.key), obj.GetName()), diags.Errors()[0].Detail()))
 		return listedObject{}, true, skipped
 	}
 	lo := listedObject{
 		id:      federatedTrustDomainID(state),
-		display: fmt.Sprintf("%s (federates with %s)", importHint(t.key, obj.GetName()), td),
+		display: fmt.Sprintf("%s (federates with %s)", resourceID(clusterValue(t.key), obj.GetName()), td),
 	}
 	if includeResource {
 		lo.state = &state

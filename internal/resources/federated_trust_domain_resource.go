@@ -177,7 +177,7 @@ func checkUniqueAmong(ctx context.Context, items []unstructured.Unstructured, cl
 		case item.GetName() == name && !adoptGuard(item, client.FieldManager, path.Root("name"),
 			fmt.Sprintf("A ClusterFederatedTrustDomain named %q already exists on cluster %q and was not created by "+
 				"this provider. Import it (terraform import ... %s) or choose another name.",
-				name, client.DisplayName(), importHint(client.Name, name)), diags):
+				name, client.DisplayName(), resourceID(clusterValue(client.Name), name)), diags):
 			return false
 		case item.GetName() != name && other == td && stillFederates(ctx, client, item.GetName(), td):
 			diags.AddAttributeError(path.Root("trust_domain"), "Duplicate Trust Domain",

@@ -180,13 +180,6 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}})
 }
 
-// certManagerIssuer is cert-manager's namespaced Issuer, read at plan time
-// only (istio-csr's ClusterIssuer needs no namespace to get wrong).
-var certManagerIssuer = kube.Kind{
-	Group: "cert-manager.io", Version: "v1", Kind: "Issuer", Plural: "issuers", Namespaced: true,
-	ProvidedBy: "cert-manager",
-}
-
 // istioCSRIssuerReadTimeout bounds the plan-time issuer lookup: planning must
 // not wait on a slow cluster.
 const istioCSRIssuerReadTimeout = 5 * time.Second
@@ -231,7 +224,7 @@ func (r *istioCSRResource) warnMissingIssuer(ctx context.Context, req resource.M
 	}
 	ctx, cancel := context.WithTimeout(ctx, istioCSRIssuerReadTimeout)
 	defer cancel()
-	if _, err := client.Get(ctx, certManagerIssuer, istioNS.ValueString(), name.ValueString()); !kube.IsNotFound(err) {
+	if _, err := client.Get(ctx, kube.CertManagerIssuer, istioNS.ValueString(), name.ValueString()); !kube.IsNotFound(err) {
 		return // found, or no answer worth a warning (see above)
 	}
 	detail := fmt.Sprintf("The cert-manager Issuer %q does not exist in the namespace %q (istio.namespace) on cluster %q. "+
@@ -240,7 +233,7 @@ func (r *istioCSRResource) warnMissingIssuer(ctx context.Context, req resource.M
 		"in %q (or let this resource depend on what creates it), or name a ClusterIssuer.",
 		name.ValueString(), istioNS.ValueString(), client.DisplayName(), istioNS.ValueString())
 	if ns := namespace.ValueString(); !namespace.IsUnknown() && ns != istioNS.ValueString() {
-		if _, err := client.Get(ctx, certManagerIssuer, ns, name.ValueString()); err == nil {
+		if _, err := client.Get(ctx, kube.CertManagerIssuer, ns, name.ValueString()); err == nil {
 			detail += fmt.Sprintf(" An Issuer %q exists in the IstioCSR's namespace %q: the operator does not use it.", name.ValueString(), ns)
 		}
 	}

@@ -88,7 +88,7 @@ func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateReques
 	if !adoptGuard(existing, client.FieldManager, path.Root("namespace"), fmt.Sprintf(
 		"Namespace %q of cluster %q already has the IstioCSR %q, not created by this provider. Import it "+
 			"(terraform import ... %s) to manage it, or delete it first.", ns, client.DisplayName(), istioCSRName,
-		importHint(client.Name, ns)), &resp.Diagnostics) {
+		resourceID(clusterValue(client.Name), ns)), &resp.Diagnostics) {
 		return
 	}
 

@@ -90,7 +90,7 @@ func (r *spireFederationListResource) List(ctx context.Context, req list.ListReq
 // federationDisplayName is the import ID, with the trust domain when the
 // cluster has one.
 func federationDisplayName(key, trustDomain string) string {
-	name := importHint(key, spirefacts.ObjectName)
+	name := resourceID(clusterValue(key), spirefacts.ObjectName)
 	if trustDomain == "" {
 		return name
 	}
