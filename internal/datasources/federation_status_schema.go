@@ -5,11 +5,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
 func federationStatusSchema() schema.Schema {
@@ -33,28 +29,8 @@ func federationStatusSchema() schema.Schema {
 					"and reaches an API server none of the keys does (so no cluster is checked twice). A connection " +
 					"Terraform does not know yet is skipped with a warning.",
 			},
-			"spire_server": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "The SPIRE server pod asked through pod exec on every checked cluster (the credentials need " +
-					"`create` on `pods/exec` there). Unset, or `{}`, means the defaults.",
-				Attributes: map[string]schema.Attribute{
-					"namespace": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Namespace of the SPIRE server pod. Defaults to the provider's `spire.namespace`.",
-						Validators:          []validator.String{validate.DNSLabel()},
-					},
-					"pod": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Name of the SPIRE server pod. Defaults to `" + bundlesource.DefaultServerPod + "`.",
-						Validators:          []validator.String{validate.K8sName()},
-					},
-					"container": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Container running `spire-server`. Defaults to `" + bundlesource.DefaultServerContainer + "`.",
-						Validators:          []validator.String{validate.DNSLabel()},
-					},
-				},
-			},
+			"spire_server": spireServerAttribute("The SPIRE server pod asked through pod exec on every checked cluster (the credentials need " +
+				"`create` on `pods/exec` there). Unset, or `{}`, means the defaults."),
 			"check_endpoints": schema.BoolAttribute{
 				Optional: true,
 				Computed: true,

@@ -105,7 +105,7 @@ func setMeshServiceFromObject(ctx context.Context, m *meshServiceDataSourceModel
 	identities := []meshServiceIdentityModel{}
 	spiffeIDs := []string{}
 	for _, item := range msItems(spec, "identities") {
-		id := meshServiceIdentityModel{Type: msString(item, "type"), Value: msString(item, "value")}
+		id := meshServiceIdentityModel{Type: providerdata.FieldString(item, "type"), Value: providerdata.FieldString(item, "value")}
 		identities = append(identities, id)
 		if id.Type.ValueString() == "SpiffeID" {
 			spiffeIDs = append(spiffeIDs, id.Value.ValueString())
@@ -117,8 +117,8 @@ func setMeshServiceFromObject(ctx context.Context, m *meshServiceDataSourceModel
 	ports := []meshServicePortModel{}
 	for _, item := range msItems(spec, "ports") {
 		ports = append(ports, meshServicePortModel{
-			Name: msString(item, "name"), Port: msInt64(item, "port"),
-			TargetPort: msString(item, "targetPort"), AppProtocol: msString(item, "appProtocol"),
+			Name: providerdata.FieldString(item, "name"), Port: providerdata.FieldInt64(item, "port"),
+			TargetPort: providerdata.FieldString(item, "targetPort"), AppProtocol: providerdata.FieldString(item, "appProtocol"),
 		})
 	}
 	m.Ports = msObjectList(ctx, meshServiceObjectAttrTypes("ports"), ports, &diags)
@@ -137,20 +137,20 @@ func setMeshServiceFromObject(ctx context.Context, m *meshServiceDataSourceModel
 		}
 		ref, _ := msNestedMap(selector, "dataplaneRef")
 		obj, d := types.ObjectValueFrom(ctx, meshServiceObjectAttrTypes("selector"),
-			meshServiceSelectorModel{DataplaneLabels: labels, DataplaneRef: msString(ref, "name")})
+			meshServiceSelectorModel{DataplaneLabels: labels, DataplaneRef: providerdata.FieldString(ref, "name")})
 		diags.Append(d...)
 		m.Selector = obj
 	}
-	m.State = msString(spec, "state")
+	m.State = providerdata.FieldString(spec, "state")
 
 	hostnames, vips := []string{}, []string{}
 	for _, item := range msItems(status, "addresses") {
-		if h := msString(item, "hostname"); !h.IsNull() {
+		if h := providerdata.FieldString(item, "hostname"); !h.IsNull() {
 			hostnames = append(hostnames, h.ValueString())
 		}
 	}
 	for _, item := range msItems(status, "vips") {
-		if ip := msString(item, "ip"); !ip.IsNull() {
+		if ip := providerdata.FieldString(item, "ip"); !ip.IsNull() {
 			vips = append(vips, ip.ValueString())
 		}
 	}
@@ -160,13 +160,13 @@ func setMeshServiceFromObject(ctx context.Context, m *meshServiceDataSourceModel
 	m.DataplaneProxies = types.ObjectNull(meshServiceObjectAttrTypes("dataplane_proxies"))
 	if proxies, ok := status["dataplaneProxies"].(map[string]any); ok {
 		obj, d := types.ObjectValueFrom(ctx, meshServiceObjectAttrTypes("dataplane_proxies"), meshServiceDataplaneProxiesModel{
-			Total: msInt64(proxies, "total"), Connected: msInt64(proxies, "connected"), Healthy: msInt64(proxies, "healthy"),
+			Total: providerdata.FieldInt64(proxies, "total"), Connected: providerdata.FieldInt64(proxies, "connected"), Healthy: providerdata.FieldInt64(proxies, "healthy"),
 		})
 		diags.Append(d...)
 		m.DataplaneProxies = obj
 	}
 	tls, _ := msNestedMap(status, "tls")
-	m.TLSStatus = msString(tls, "status")
+	m.TLSStatus = providerdata.FieldString(tls, "status")
 	return diags
 }
 
@@ -191,29 +191,6 @@ func msNestedMap(m map[string]any, keys ...string) (map[string]any, bool) {
 		m = next
 	}
 	return m, true
-}
-
-// msString reads m[key] as a string (an int-or-string as its decimal
-// text); absent is null.
-func msString(m map[string]any, key string) types.String {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return types.StringNull()
-	}
-	return types.StringValue(fmt.Sprint(v))
-}
-
-func msInt64(m map[string]any, key string) types.Int64 {
-	switch v := m[key].(type) {
-	case int64:
-		return types.Int64Value(v)
-	case int:
-		return types.Int64Value(int64(v))
-	case float64:
-		return types.Int64Value(int64(v))
-	default:
-		return types.Int64Null()
-	}
 }
 
 func msObjectList[T any](ctx context.Context, attrTypes map[string]attr.Type, items []T, diags *diag.Diagnostics) types.List {

@@ -104,28 +104,8 @@ func trustBundleSchema() schema.Schema {
 					},
 				},
 			},
-			"spire_server": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "Ask the SPIRE server itself: pod exec of `spire-server bundle show -format spiffe` " +
-					"through the API server (the credentials need `create` on `pods/exec`). `spire_server = {}` reads the defaults.",
-				Attributes: map[string]schema.Attribute{
-					"namespace": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Namespace of the SPIRE server pod. Defaults to the provider's `spire.namespace`.",
-						Validators:          []validator.String{validate.DNSLabel()},
-					},
-					"pod": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Name of the SPIRE server pod. Defaults to `" + bundlesource.DefaultServerPod + "`.",
-						Validators:          []validator.String{validate.K8sName()},
-					},
-					"container": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Container running `spire-server`. Defaults to `" + bundlesource.DefaultServerContainer + "`.",
-						Validators:          []validator.String{validate.DNSLabel()},
-					},
-				},
-			},
+			"spire_server": spireServerAttribute("Ask the SPIRE server itself: pod exec of `spire-server bundle show -format spiffe` " +
+				"through the API server (the credentials need `create` on `pods/exec`). `spire_server = {}` reads the defaults."),
 			"spiffe_bundle": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "The bundle as SPIFFE bundle JSON, normalised (members sorted, keys ordered by use, key " +

@@ -1,6 +1,10 @@
 package providerdata
 
-import "github.com/hashicorp/terraform-plugin-framework/types"
+import (
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
 
 // The small conversions between API strings and attribute values that the
 // provider, its resources and its data sources all make live here, the leaf
@@ -31,4 +35,33 @@ func ResourceID(cluster types.String, name string) string {
 		return name
 	}
 	return cluster.ValueString() + "/" + name
+}
+
+// FieldString is m[key] of an unstructured Kubernetes object as a string
+// attribute: null when absent, numbers and booleans (an int-or-string) as
+// their text.
+func FieldString(m map[string]any, key string) types.String {
+	v, ok := m[key]
+	if !ok || v == nil {
+		return types.StringNull()
+	}
+	if s, ok := v.(string); ok {
+		return types.StringValue(s)
+	}
+	return types.StringValue(fmt.Sprint(v))
+}
+
+// FieldInt64 is m[key] as an int64 attribute (JSON numbers decode as int64
+// or float64); null when absent or not a number.
+func FieldInt64(m map[string]any, key string) types.Int64 {
+	switch v := m[key].(type) {
+	case int64:
+		return types.Int64Value(v)
+	case int:
+		return types.Int64Value(int64(v))
+	case float64:
+		return types.Int64Value(int64(v))
+	default:
+		return types.Int64Null()
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 // Helpers between Terraform values and the JSON-shaped maps of unstructured
@@ -64,26 +65,12 @@ func objText(v any) string {
 	}
 }
 
-func objString(m map[string]any, key string) types.String {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return types.StringNull()
-	}
-	return types.StringValue(objText(v))
-}
-
-func objInt64(m map[string]any, key string) types.Int64 {
-	switch v := m[key].(type) {
-	case int64:
-		return types.Int64Value(v)
-	case int:
-		return types.Int64Value(int64(v))
-	case float64:
-		return types.Int64Value(int64(v))
-	default:
-		return types.Int64Null()
-	}
-}
+// objString and objInt64 read fields of unstructured objects, shared with
+// the data sources.
+var (
+	objString = providerdata.FieldString
+	objInt64  = providerdata.FieldInt64
+)
 
 func objStrings(m map[string]any, key string) []string {
 	items, ok := m[key].([]any)
