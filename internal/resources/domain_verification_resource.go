@@ -141,6 +141,10 @@ func (r *domainVerificationResource) Read(ctx context.Context, req resource.Read
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// The identity is known from state: the framework requires one from
+	// every way out of Read (object gone, connection not known yet), also
+	// when the prior state holds none (written by Terraform < 1.12).
+	resp.Diagnostics.Append(domainVerificationID(state).setIfMissing(ctx, domainVerificationIdentity, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return

@@ -92,6 +92,17 @@ func (id objectIdentity) set(ctx context.Context, s identityShape, ri *tfsdk.Res
 	return diags
 }
 
+// setIfMissing is set for a response that holds no identity yet: Read's
+// response comes pre-filled with the prior identity, which must not change,
+// and holds none only for state written without identities (Terraform < 1.12,
+// OpenTofu), where every way out of Read must still return one.
+func (id objectIdentity) setIfMissing(ctx context.Context, s identityShape, ri *tfsdk.ResourceIdentity) diag.Diagnostics {
+	if ri == nil || !ri.Raw.IsFullyNull() {
+		return nil
+	}
+	return id.set(ctx, s, ri)
+}
+
 // readIdentity reads an identity an import block or a list result gave.
 func readIdentity(ctx context.Context, s identityShape, ri *tfsdk.ResourceIdentity) (objectIdentity, diag.Diagnostics) {
 	var id objectIdentity

@@ -197,6 +197,10 @@ func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// The identity is known from state: the framework requires one from
+	// every way out of Read (object gone, connection not known yet), also
+	// when the prior state holds none (written by Terraform < 1.12).
+	resp.Diagnostics.Append(istioCSRObjectIdentity(state.Cluster, state.Namespace.ValueString()).setIfMissing(ctx, istioCSRIdentity, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return

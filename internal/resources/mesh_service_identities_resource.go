@@ -110,6 +110,10 @@ func (r *meshServiceIdentitiesResource) Read(ctx context.Context, req resource.R
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// The identity is known from state: the framework requires one from
+	// every way out of Read (object gone, connection not known yet), also
+	// when the prior state holds none (written by Terraform < 1.12).
+	resp.Diagnostics.Append(state.objectIdentity().setIfMissing(ctx, meshServiceIdentitiesIdentity, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return

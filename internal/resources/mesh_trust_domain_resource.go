@@ -75,7 +75,20 @@ func (r *meshTrustDomainResource) Create(ctx context.Context, req resource.Creat
 func (r *meshTrustDomainResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state meshTrustDomainResourceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || r.Data.Clusters.IsUnknown(providerdata.ClusterKey(state.Cluster)) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// The identity is known from state: the framework requires one from
+	// every way out of Read (object gone, connection not known yet), also
+	// when the prior state holds none (written by Terraform < 1.12).
+	var m meshModel
+	resp.Diagnostics.Append(state.Mesh.As(ctx, &m, basetypes.ObjectAsOptions{})...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(objectIdentity{Cluster: providerdata.ClusterKey(state.Cluster), Kind: m.Kind.ValueString(),
+		Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}.setIfMissing(ctx, meshIdentityShape, resp.Identity)...)
+	if r.Data.Clusters.IsUnknown(providerdata.ClusterKey(state.Cluster)) {
 		return
 	}
 	kind, mesh, client := r.target(ctx, state, &resp.Diagnostics)

@@ -163,6 +163,10 @@ func (r *spireFederationResource) Read(ctx context.Context, req resource.ReadReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// The identity is known from state: the framework requires one from
+	// every way out of Read (object gone, connection not known yet), also
+	// when the prior state holds none (written by Terraform < 1.12).
+	resp.Diagnostics.Append(federationIdentity(state.Cluster).setIfMissing(ctx, spireFederationIdentity, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
