@@ -22,24 +22,12 @@ func All() []func() resource.Resource {
 // Lists returns the list resource of every resource (Terraform >= 1.14:
 // `list` blocks and `terraform query`), sorted by name.
 func Lists() []func() list.ListResource {
-	return withoutStubs([]func() list.ListResource{
+	return []func() list.ListResource{
 		NewDomainVerificationListResource,
 		NewFederatedTrustDomainListResource,
 		NewIstioCSRListResource,
 		NewMeshServiceIdentitiesListResource,
 		NewMeshTrustDomainListResource,
 		NewSpireFederationListResource,
-	})
-}
-
-// withoutStubs drops list resources still being written (TEMPORARY, removed
-// once every resource has its list resource).
-func withoutStubs(all []func() list.ListResource) []func() list.ListResource {
-	var out []func() list.ListResource
-	for _, f := range all {
-		if _, stub := f().(interface{ stub() }); !stub {
-			out = append(out, f)
-		}
 	}
-	return out
 }

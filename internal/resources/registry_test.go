@@ -29,3 +29,34 @@ func TestAllIsSortedAndUnique(t *testing.T) {
 		t.Errorf("resources.All() lists a resource twice: %v", names)
 	}
 }
+
+// Every resource has an identity and a list resource of the same type name,
+// so `terraform query` can adopt any of them; Lists has nothing else.
+func TestEveryResourceHasIdentityAndList(t *testing.T) {
+	ctx := context.Background()
+	var resourceNames, listNames []string
+	for _, f := range resources.All() {
+		r := f()
+		var resp resource.MetadataResponse
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "zerotrust"}, &resp)
+		resourceNames = append(resourceNames, resp.TypeName)
+		withIdentity, ok := r.(resource.ResourceWithIdentity)
+		if !ok {
+			t.Errorf("%s has no resource identity", resp.TypeName)
+			continue
+		}
+		var id resource.IdentitySchemaResponse
+		withIdentity.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &id)
+		if _, ok := id.IdentitySchema.Attributes["name"]; !ok || id.Diagnostics.HasError() {
+			t.Errorf("%s: identity schema %v has no name (%v)", resp.TypeName, id.IdentitySchema.Attributes, id.Diagnostics)
+		}
+	}
+	for _, f := range resources.Lists() {
+		var resp resource.MetadataResponse
+		f().Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "zerotrust"}, &resp)
+		listNames = append(listNames, resp.TypeName)
+	}
+	if !slices.Equal(resourceNames, listNames) {
+		t.Errorf("list resources %v, want one per resource %v", listNames, resourceNames)
+	}
+}
