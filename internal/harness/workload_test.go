@@ -166,8 +166,12 @@ func TestAccWorkloadsMTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Each side drops the peer's bundle on its own schedule: a handshake fails
+	// on the client's side (no bundle to verify the server) or, when the
+	// server's agent was faster, on the server's side (it refuses the client's
+	// certificate). Both are the trust ending; anything else is not.
 	for _, d := range expectMTLS(ctx, t, we, ww, false, 60*time.Second) {
-		if !strings.Contains(d, "bundle") {
+		if !strings.Contains(d, "no X.509 bundle") && !strings.Contains(d, "bad certificate") {
 			t.Errorf("after the bundle delete the handshake failed for another reason than a missing bundle: %s", d)
 		}
 	}
