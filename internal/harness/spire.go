@@ -224,15 +224,7 @@ func (s *Spire) prepareDirs() error {
 	}
 	// A datastore left by an earlier installation would still hold the
 	// bundles it was federated with.
-	if err := os.RemoveAll(filepath.Join(s.Dir, "data")); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(s.Dir, "data"), 0o755); err != nil {
-		return err
-	}
-	// Unix socket paths are limited to 108 bytes, which test directories
-	// exceed easily: the socket lives in a short directory of its own.
-	d, err := os.MkdirTemp("", "zts-")
+	d, err := freshDataAndSocketDir(s.Dir, "zts-")
 	if err != nil {
 		return err
 	}
@@ -507,4 +499,17 @@ func (s *Spire) Stop() error {
 		}
 	})
 	return s.stopErr
+}
+
+// freshDataAndSocketDir empties dir/data (a SPIRE process's state) and makes
+// a short temporary directory (prefix*) for its unix socket: socket paths are
+// limited to 108 bytes, which test directories exceed easily.
+func freshDataAndSocketDir(dir, prefix string) (string, error) {
+	if err := os.RemoveAll(filepath.Join(dir, "data")); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp("", prefix)
 }

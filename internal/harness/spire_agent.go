@@ -119,14 +119,8 @@ func (a *SpireAgent) LogPath() string { return filepath.Join(a.Dir, "spire-agent
 // prepare writes the server's bundle (the agent's bootstrap trust) and a
 // fresh join token; each start is a new agent.
 func (a *SpireAgent) prepare(ctx context.Context) error {
-	if err := os.RemoveAll(filepath.Join(a.Dir, "data")); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(a.Dir, "data"), 0o755); err != nil {
-		return err
-	}
 	// The Workload API socket needs a short path, as the server's does.
-	d, err := os.MkdirTemp("", "zta-")
+	d, err := freshDataAndSocketDir(a.Dir, "zta-")
 	if err != nil {
 		return err
 	}
