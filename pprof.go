@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
@@ -40,6 +41,13 @@ func startProfiles() (stop func()) {
 			return
 		}
 		defer heap.Close()
+		// Where the process's memory went (heap, stacks, GC metadata), for
+		// the RSS analysis: the heap profile shows only live objects.
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if b, err := json.MarshalIndent(ms, "", " "); err == nil {
+			_ = os.WriteFile(name("memstats"), b, 0o644)
+		}
 		runtime.GC() // the profile then shows what is live at the end
 		if err := pprof.Lookup("heap").WriteTo(heap, 0); err != nil {
 			log.Printf("heap profile: %v", err)

@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -22,22 +21,23 @@ import (
 // ValidateConfig applies the controller's cross-field rules, which the CRD
 // schema itself does not enforce.
 func (r *federatedTrustDomainResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var profile types.Object
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("bundle_endpoint_profile"), &profile)...)
+	// The model through the codec, not Config.Get: this runs for every
+	// instance of every plan (see internal/tfmodel).
+	var config federatedTrustDomainResourceModel
+	resp.Diagnostics.Append(federatedTrustDomainCodec().Get(ctx, req.Config.Raw, &config)...)
+	profile := config.BundleEndpointProfile
 	if resp.Diagnostics.HasError() || profile.IsNull() || profile.IsUnknown() {
 		return
 	}
-	var p bundleEndpointProfileModel
-	resp.Diagnostics.Append(profile.As(ctx, &p, basetypes.ObjectAsOptions{})...)
-	if resp.Diagnostics.HasError() || p.Type.IsUnknown() {
+	typ, _ := profile.Attributes()["type"].(types.String)
+	id, _ := profile.Attributes()["endpoint_spiffe_id"].(types.String)
+	if typ.IsUnknown() {
 		return
 	}
-	var td types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("trust_domain"), &td)...)
 	// An unknown endpoint_spiffe_id counts as set: https_web refuses any
 	// configured value, known or not.
-	idSet := !p.EndpointSPIFFEID.IsNull()
-	if summary, detail := bundlesource.EndpointSPIFFEIDProblem(p.Type.ValueString(), idSet, td.ValueString()); summary != "" {
+	idSet := !id.IsNull()
+	if summary, detail := bundlesource.EndpointSPIFFEIDProblem(typ.ValueString(), idSet, config.TrustDomain.ValueString()); summary != "" {
 		validate.AttributeError(&resp.Diagnostics, path.Root("bundle_endpoint_profile").AtName("endpoint_spiffe_id"), summary, detail)
 	}
 }
@@ -46,9 +46,10 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 	if req.Plan.Raw.IsNull() || r.Data == nil {
 		return
 	}
+	codec := federatedTrustDomainCodec()
 	var plan, config federatedTrustDomainResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	resp.Diagnostics.Append(codec.Get(ctx, req.Plan.Raw, &plan)...)
+	resp.Diagnostics.Append(codec.Get(ctx, req.Config.Raw, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -69,7 +70,7 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 	if config.ClassName.IsNull() {
 		var state federatedTrustDomainResourceModel
 		if !creating {
-			resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+			resp.Diagnostics.Append(codec.Get(ctx, req.State.Raw, &state)...)
 		}
 		written, d := classNameWritten(ctx, req.Private)
 		resp.Diagnostics.Append(d...)
@@ -87,7 +88,12 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 	if creating {
 		r.planCheckUnique(ctx, plan, &resp.Diagnostics)
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	raw, diags := codec.Value(ctx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Plan.Raw = raw
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.ClusterFederatedTrustDomain,
 		Object: func() (*unstructured.Unstructured, bool) {
 			// What Update sends: no bundle, and className only when configured or written before.

@@ -88,6 +88,12 @@ func recordClassNameWritten(ctx context.Context, private privateState, obj *unst
 // fieldPath of obj (managed fields, not values: a field another manager
 // changed since then is theirs).
 func appliesField(obj *unstructured.Unstructured, manager string, fieldPath ...string) bool {
+	// A field the object does not hold has no owner. Checked first because
+	// decoding managedFields is the dearest part of a Read (run per object
+	// on every refresh).
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, fieldPath...); !found {
+		return false
+	}
 	return fieldsOwned(obj, func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
 	}, fieldPath)
@@ -214,7 +220,8 @@ func stillFederates(ctx context.Context, client *kube.Client, name, td string) b
 
 func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state federatedTrustDomainResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	codec := federatedTrustDomainCodec()
+	resp.Diagnostics.Append(codec.Get(ctx, req.State.Raw, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -237,7 +244,11 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 	}
 	resp.Diagnostics.Append(setFromObject(ctx, &state, obj)...)
 	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, obj, client.FieldManager)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	raw, diags := codec.Value(ctx, &state)
+	resp.Diagnostics.Append(diags...)
+	if !resp.Diagnostics.HasError() {
+		resp.State.Raw = raw
+	}
 	resp.Diagnostics.Append(federatedTrustDomainID(state).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
 }
 

@@ -28,13 +28,16 @@ import (
 
 // Benchmark targets, in the order they appear in tables.
 const (
-	targetZerotrust  = "zerotrust"
-	targetFloor      = "terraform_data"
-	targetKubernetes = "kubernetes_manifest"
-	targetKubectl    = "kubectl_manifest"
+	targetZerotrust = "zerotrust"
+	// targetPluginFloor is a do-nothing provider with zerotrust's schema on
+	// the same framework, served the same way (bench/cmd/floorprovider).
+	targetPluginFloor = "plugin_floor"
+	targetFloor       = "terraform_data"
+	targetKubernetes  = "kubernetes_manifest"
+	targetKubectl     = "kubectl_manifest"
 )
 
-var allTargets = []string{targetZerotrust, targetFloor, targetKubernetes, targetKubectl}
+var allTargets = []string{targetZerotrust, targetPluginFloor, targetFloor, targetKubernetes, targetKubectl}
 
 var clusterNames = []string{"c1", "c2", "c3"}
 
@@ -54,6 +57,11 @@ type options struct {
 	// fullCyclesMaxN and k8sDestroyMaxN shape the schedule (see schedule).
 	fullCyclesMaxN int
 	k8sDestroyMaxN int
+	// scale is which part runs: "objects" (N objects on 3 clusters),
+	// "clusters" (full-mesh bootstrap of opts.clusterCounts clusters with
+	// real SPIRE) or "all".
+	scale         string
+	clusterCounts []int
 }
 
 func main() {
@@ -71,6 +79,8 @@ func main() {
 		"largest N at which targets run a full apply/plan/destroy cycle in every run; above it each applies once, plans every run and destroys in the last (env BENCH_FULL_CYCLES_MAX_N)")
 	flag.IntVar(&opts.k8sDestroyMaxN, "kubernetes-destroy-max-n", envInt("BENCH_KUBERNETES_DESTROY_MAX_N", 100),
 		"largest N at which kubernetes_manifest's destroy is timed; above it its objects are deleted through the API (env BENCH_KUBERNETES_DESTROY_MAX_N)")
+	flag.StringVar(&opts.scale, "scale", envOr("BENCH_SCALE", "all"), "which part runs: objects, clusters or all (env BENCH_SCALE)")
+	clusterList := flag.String("clusters", envOr("BENCH_CLUSTERS", "3,6,10"), "cluster counts of the full-mesh part (env BENCH_CLUSTERS)")
 	extraEnv := flag.String("extra-env", "", "comma-separated K=V added to terraform's environment (for experiments; recorded in the notes)")
 	reportFrom := flag.String("report-from", "", "only rewrite REPORT.md and scaling.png from this results.json (after editing ANALYSIS.md)")
 	flag.Parse()
@@ -86,6 +96,14 @@ func main() {
 	if opts.ns, err = parseInts(*nList); err != nil {
 		fatalf("-n: %v", err)
 	}
+	if opts.clusterCounts, err = parseInts(*clusterList); err != nil {
+		fatalf("-clusters: %v", err)
+	}
+	switch opts.scale {
+	case "objects", "clusters", "all":
+	default:
+		fatalf("-scale %q: want objects, clusters or all", opts.scale)
+	}
 	opts.runs = *runs
 	if opts.runs < 1 {
 		fatalf("-runs must be at least 1")
@@ -97,8 +115,11 @@ func main() {
 		}
 		opts.targets = append(opts.targets, t)
 	}
-	if !contains(opts.targets, targetFloor) {
-		opts.targets = append(opts.targets, targetFloor) // every ratio needs the floor
+	// Every ratio needs both floors.
+	for _, floor := range []string{targetPluginFloor, targetFloor} {
+		if !contains(opts.targets, floor) {
+			opts.targets = append(opts.targets, floor)
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -159,11 +180,16 @@ func run(ctx context.Context, opts options) error {
 	if err := runCmd(ctx, root, nil, "go", "build", "-trimpath", "-tags", "pprof", ldflags, "-o", provBin, "."); err != nil {
 		return fmt.Errorf("building the provider: %w", err)
 	}
+	floorBin := filepath.Join(work, "bin", "terraform-provider-ztfloor")
+	if err := runCmd(ctx, root, nil, "go", "build", "-trimpath", ldflags, "-o", floorBin, "./bench/cmd/floorprovider"); err != nil {
+		return fmt.Errorf("building the plugin floor: %w", err)
+	}
 
 	env, err := newTFEnv(work, tools["terraform"], map[string]string{
-		targetZerotrust:  provBin,
-		targetKubernetes: tools["terraform-provider-kubernetes"],
-		targetKubectl:    tools["terraform-provider-kubectl"],
+		targetZerotrust:   provBin,
+		targetPluginFloor: floorBin,
+		targetKubernetes:  tools["terraform-provider-kubernetes"],
+		targetKubectl:     tools["terraform-provider-kubectl"],
 	}, root)
 	if err != nil {
 		return err
@@ -192,10 +218,43 @@ func run(ctx context.Context, opts options) error {
 	logf("provider start to schema")
 	res.Process = measureProcesses(ctx, env)
 
+	if opts.scale == "objects" || opts.scale == "all" {
+		if err := runObjectScale(ctx, env, opts, res); err != nil {
+			return err
+		}
+	}
+	if opts.scale == "clusters" || opts.scale == "all" {
+		if err := runClusterScale(ctx, env, opts, res); err != nil {
+			return err
+		}
+		if err := writeOutputs(opts.outDir, res); err != nil {
+			return err
+		}
+	}
+
+	if !opts.skipGo {
+		logf("bundle fetch Go benchmark")
+		gb, err := bundleFetchBench(ctx, root)
+		if err != nil {
+			res.Notes = append(res.Notes, "bundle fetch benchmark failed: "+err.Error())
+		}
+		res.BundleFetch = gb
+	}
+	res.Finished = time.Now().UTC()
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		res.Machine.LoadAvgEnd = strings.TrimSpace(string(b))
+	}
+	res.evaluate()
+	return writeOutputs(opts.outDir, res)
+}
+
+// runObjectScale is the N-objects part: opts.ns ClusterFederatedTrustDomains
+// spread over three clusters, every target, interleaved runs.
+func runObjectScale(ctx context.Context, env *tfEnv, opts options, res *Results) error {
 	logf("starting %d clusters", len(clusterNames))
 	lab, err := harness.Start(ctx, harness.Options{
 		Names:    clusterNames,
-		Dir:      filepath.Join(work, "lab"),
+		Dir:      filepath.Join(env.work, "lab"),
 		AuditLog: true,
 		// The audit log must not rotate under the reader (lumberjack renames the file).
 		APIServerFlags: []string{"--audit-log-maxsize=100000", "--audit-log-maxbackup=0"},
@@ -222,21 +281,7 @@ func run(ctx context.Context, opts options) error {
 			return err
 		}
 	}
-
-	if !opts.skipGo {
-		logf("bundle fetch Go benchmark")
-		gb, err := bundleFetchBench(ctx, root)
-		if err != nil {
-			res.Notes = append(res.Notes, "bundle fetch benchmark failed: "+err.Error())
-		}
-		res.BundleFetch = gb
-	}
-	res.Finished = time.Now().UTC()
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		res.Machine.LoadAvgEnd = strings.TrimSpace(string(b))
-	}
-	res.evaluate()
-	return writeOutputs(opts.outDir, res)
+	return nil
 }
 
 // benchN runs every target at n objects, runs times, interleaved: run r goes

@@ -1,206 +1,574 @@
 package main
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
-	"image"
 	"image/color"
 	"image/png"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+
+	xfont "golang.org/x/image/font"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// Plot colours per target (named in REPORT.md, which carries the legend:
-// the standard library has no font).
-var plotColors = map[string]color.RGBA{
-	targetZerotrust:  {0x1f, 0x77, 0xb4, 0xff}, // blue
-	targetFloor:      {0x55, 0x55, 0x55, 0xff}, // grey
-	targetKubernetes: {0xd6, 0x27, 0x28, 0xff}, // red
-	targetKubectl:    {0x2c, 0xa0, 0x2c, 0xff}, // green
-}
+// Every figure has the same pixel size so they sit side by side in REPORT.md
+// at one scale.
+const (
+	plotWidth  = 900
+	plotHeight = 550
+)
 
-var colorNames = map[string]string{
-	targetZerotrust: "blue", targetFloor: "grey", targetKubernetes: "red", targetKubectl: "green",
-}
+// Plot file names, relative to the output directory.
+const (
+	plotScaling          = "scaling.png"
+	plotClusters         = "clusters.png"
+	plotClustersRequests = "clusters_requests.png"
+)
 
-func plotLegend(r *Results) string {
-	var parts []string
-	for _, t := range r.Targets {
-		parts = append(parts, fmt.Sprintf("%s = %s", t, colorNames[t]))
+// writePlots renders every figure the results have data for into dir and
+// returns the names of the files it wrote. A figure without data is skipped,
+// not an error; a failing figure does not stop the others.
+func writePlots(dir string, r *Results) ([]string, error) {
+	figures := []struct {
+		name  string
+		build func(*Results) (*figure, error)
+	}{
+		{plotScaling, scalingFigure},
+		{plotClusters, clustersTimeFigure},
+		{plotClustersRequests, clustersRequestsFigure},
 	}
-	return strings.Join(parts, ", ") + "; y axis logarithmic (seconds, labelled at powers of ten), x axis N"
-}
-
-// 3x5 glyphs for tick labels.
-var glyphs = map[rune][5]string{
-	'0': {"111", "101", "101", "101", "111"},
-	'1': {"010", "110", "010", "010", "111"},
-	'2': {"111", "001", "111", "100", "111"},
-	'3': {"111", "001", "111", "001", "111"},
-	'4': {"101", "101", "111", "001", "001"},
-	'5': {"111", "100", "111", "001", "111"},
-	'6': {"111", "100", "111", "101", "111"},
-	'7': {"111", "001", "010", "010", "010"},
-	'8': {"111", "101", "111", "101", "111"},
-	'9': {"111", "101", "111", "001", "111"},
-	'.': {"000", "000", "000", "000", "010"},
-	's': {"000", "011", "110", "011", "110"},
-	'N': {"101", "111", "111", "111", "101"},
-	'=': {"000", "111", "000", "111", "000"},
-}
-
-const glyphScale = 2
-
-func drawText(img *image.RGBA, x, y int, s string, c color.Color) {
-	for _, r := range s {
-		g, ok := glyphs[r]
-		if ok {
-			for gy, row := range g {
-				for gx, bit := range row {
-					if bit == '1' {
-						for dy := 0; dy < glyphScale; dy++ {
-							for dx := 0; dx < glyphScale; dx++ {
-								img.Set(x+gx*glyphScale+dx, y+gy*glyphScale+dy, c)
-							}
-						}
-					}
-				}
-			}
-		}
-		x += 4 * glyphScale
-	}
-}
-
-func textWidth(s string) int { return len(s) * 4 * glyphScale }
-
-func writePlot(path string, r *Results) error {
-	const w, h, left, right, top, bottom = 900, 540, 70, 30, 30, 50
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	white := color.RGBA{0xff, 0xff, 0xff, 0xff}
-	grid := color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
-	black := color.RGBA{0, 0, 0, 0xff}
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			img.Set(x, y, white)
-		}
-	}
-	maxN, minV, maxV := 0, math.Inf(1), math.Inf(-1)
-	for _, s := range r.Scale {
-		if s.Phase != "plan" || s.WallMedian <= 0 {
+	var written []string
+	var errs []error
+	for _, f := range figures {
+		fig, err := f.build(r)
+		if err == nil && fig == nil {
 			continue
 		}
-		maxN = max(maxN, s.N)
-		minV, maxV = math.Min(minV, s.WallMedian), math.Max(maxV, s.WallMedian)
+		if err == nil {
+			err = fig.save(filepath.Join(dir, f.name))
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.name, err))
+			continue
+		}
+		written = append(written, f.name)
 	}
-	if maxN == 0 {
-		return fmt.Errorf("no plan samples to plot")
-	}
-	lo, hi := math.Floor(math.Log10(minV)), math.Ceil(math.Log10(maxV))
-	if hi <= lo {
-		hi = lo + 1
-	}
-	px := func(n int) int { return left + int(float64(n)/float64(maxN)*float64(w-left-right)) }
-	py := func(v float64) int {
-		return h - bottom - int((math.Log10(v)-lo)/(hi-lo)*float64(h-top-bottom))
-	}
-	for e := lo; e <= hi; e++ {
-		y := py(math.Pow(10, e))
-		hline(img, left, w-right, y, grid)
-		label := trimFloat(math.Pow(10, e)) + "s"
-		drawText(img, left-8-textWidth(label), y-5, label, black)
-	}
-	for _, n := range r.Ns {
-		x := px(n)
-		vline(img, x, top, h-bottom, grid)
-		label := fmt.Sprint(n)
-		drawText(img, x-textWidth(label)/2, h-bottom+10, label, black)
-	}
-	drawText(img, w-right-textWidth("N"), h-bottom+28, "N", black)
-	hline(img, left, w-right, h-bottom, black)
-	vline(img, left, top, h-bottom, black)
+	return written, errors.Join(errs...)
+}
 
-	for _, t := range r.Targets {
-		c := plotColors[t]
-		var prevX, prevY int
-		first := true
-		for _, n := range r.Ns {
-			s := r.find(t, n, "plan")
-			if s == nil || s.WallMedian <= 0 {
-				continue
-			}
-			x, y := px(n), py(s.WallMedian)
-			for dy := -3; dy <= 3; dy++ {
-				for dx := -3; dx <= 3; dx++ {
-					img.Set(x+dx, y+dy, c)
-				}
-			}
-			if !first {
-				line(img, prevX, prevY, x, y, c)
-			}
-			prevX, prevY, first = x, y, false
+// figure is one plot with its legend. The title spans the whole image and
+// the legend sits in columns under the plot, so neither squeezes the data
+// area nor hides a line.
+type figure struct {
+	plot   *plot.Plot
+	legend []legendEntry
+}
+
+type legendEntry struct {
+	label  string
+	thumbs []plot.Thumbnailer
+}
+
+// series is one line with markers at the measured points.
+type series struct {
+	label string
+	xys   plotter.XYs
+	style seriesStyle
+}
+
+type seriesStyle struct {
+	color   color.Color
+	dashes  []vg.Length
+	widthPt float64          // line width in points; 0 is lineWidthPt
+	glyph   draw.GlyphDrawer // nil: a line without markers
+}
+
+var (
+	blue   = color.RGBA{0x1f, 0x77, 0xb4, 0xff}
+	orange = color.RGBA{0xff, 0x7f, 0x0e, 0xff}
+	green  = color.RGBA{0x2c, 0xa0, 0x2c, 0xff}
+	red    = color.RGBA{0xd6, 0x27, 0x28, 0xff}
+	purple = color.RGBA{0x94, 0x67, 0xbd, 0xff}
+	brown  = color.RGBA{0x8c, 0x56, 0x4b, 0xff}
+	grey   = color.RGBA{0x88, 0x88, 0x88, 0xff}
+	dark   = color.RGBA{0x33, 0x33, 0x33, 0xff}
+	light  = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
+)
+
+const lineWidthPt = 1.6
+
+// Both floors are grey and dashed so they read as baselines next to the
+// coloured providers under test.
+var targetStyles = map[string]seriesStyle{
+	targetZerotrust:   {color: blue, glyph: draw.CircleGlyph{}},
+	targetKubernetes:  {color: red, glyph: draw.TriangleGlyph{}},
+	targetKubectl:     {color: green, glyph: draw.SquareGlyph{}},
+	targetFloor:       {color: grey, dashes: []vg.Length{vg.Points(7), vg.Points(4)}, glyph: draw.RingGlyph{}},
+	targetPluginFloor: {color: dark, dashes: []vg.Length{vg.Points(2), vg.Points(3)}, glyph: draw.CrossGlyph{}},
+}
+
+// Targets this file has no style for (added later) still get told apart.
+var spareStyles = []seriesStyle{
+	{color: purple, glyph: draw.PyramidGlyph{}},
+	{color: brown, glyph: draw.BoxGlyph{}},
+	{color: orange, glyph: draw.PlusGlyph{}},
+}
+
+// A second Terraform version of one target keeps the target's colour and
+// changes the marker and dash, so the pair still reads as one target.
+var versionGlyphs = []draw.GlyphDrawer{draw.PlusGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+
+var targetLabels = map[string]string{
+	targetFloor:       "terraform_data (floor, no plugin)",
+	targetPluginFloor: "plugin_floor (floor, no-op plugin)",
+}
+
+func isFloor(target string) bool { return target == targetFloor || target == targetPluginFloor }
+
+// scalingFigure is the plan (with refresh) wall time against N: one line
+// per target and Terraform version.
+func scalingFigure(r *Results) (*figure, error) {
+	type key struct{ target, version string }
+	points := map[key]plotter.XYs{}
+	var keys []key
+	var ns []int
+	for _, s := range r.Scale {
+		if s.Phase != "plan" || s.WallMedian <= 0 || s.N <= 0 {
+			continue
+		}
+		k := key{s.Target, terraformVersion(s.Terraform, r.Machine.Terraform)}
+		if _, ok := points[k]; !ok {
+			keys = append(keys, k)
+		}
+		points[k] = append(points[k], plotter.XY{X: math.Log10(float64(s.N)), Y: math.Log10(s.WallMedian)})
+		if !slices.Contains(ns, s.N) {
+			ns = append(ns, s.N)
 		}
 	}
-	f, err := os.Create(path)
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	slices.Sort(ns)
+
+	var versions []string
+	for _, k := range keys {
+		if !slices.Contains(versions, k.version) {
+			versions = append(versions, k.version)
+		}
+	}
+	slices.Sort(versions)
+	// Providers under test first in the order the run names them, floors
+	// last, so the legend reads top-down from subject to baseline.
+	order := func(target string) int {
+		i := slices.Index(r.Targets, target)
+		if i < 0 {
+			i = len(r.Targets)
+		}
+		if isFloor(target) {
+			i += 1000
+		}
+		return i
+	}
+	slices.SortStableFunc(keys, func(a, b key) int {
+		if d := order(a.target) - order(b.target); d != 0 {
+			return d
+		}
+		return strings.Compare(a.version, b.version)
+	})
+
+	spare := 0
+	styles := map[string]seriesStyle{}
+	var lines []series
+	for _, k := range keys {
+		base, ok := styles[k.target]
+		if !ok {
+			base, ok = targetStyles[k.target]
+			if !ok {
+				base = spareStyles[spare%len(spareStyles)]
+				spare++
+			}
+			styles[k.target] = base
+		}
+		style := base
+		vi := slices.Index(versions, k.version)
+		if vi > 0 {
+			style.glyph = versionGlyphs[(vi-1)%len(versionGlyphs)]
+			style.dashes = []vg.Length{vg.Points(10), vg.Points(3), vg.Points(2), vg.Points(3)}
+		}
+		label := k.target
+		if l, ok := targetLabels[k.target]; ok {
+			label = l
+		}
+		if len(versions) > 1 {
+			label += ", Terraform " + orUnknown(k.version)
+		}
+		xys := points[k]
+		slices.SortFunc(xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+		lines = append(lines, series{label: label, xys: xys, style: style})
+	}
+
+	title := "Plan with refresh: wall time vs number of objects"
+	if v := joinVersions(versions); v != "" {
+		title += " (" + v + ")"
+	}
+	f := newFigure(title, "N, objects in the configuration (log scale)", "median wall time, seconds (log scale)")
+	p := f.plot
+	// Both axes are logarithmic, but drawn as log10 values on linear axes:
+	// gonum v0.17 places the axis title's box at the arithmetic middle of a
+	// plot.LogScale range, near the top, and shrinks the plot to make room.
+	p.Y.Tick.Marker = log10Ticks{}
+	var ticks plot.ConstantTicks
+	for _, n := range ns {
+		ticks = append(ticks, plot.Tick{Value: math.Log10(float64(n)), Label: strconv.Itoa(n)})
+	}
+	p.X.Tick.Marker = ticks
+	if err := f.add(lines); err != nil {
+		return nil, err
+	}
+	// Pad the ranges so markers at the ends are not cut in half by the frame.
+	p.X.Min, p.X.Max = p.X.Min-0.1, p.X.Max+0.1
+	p.Y.Min, p.Y.Max = p.Y.Min-0.15, p.Y.Max+0.15
+	return f, nil
+}
+
+// clustersTimeFigure is the full-mesh bootstrap's wall time and time until
+// every SPIRE server holds every peer bundle, against the number of clusters.
+func clustersTimeFigure(r *Results) (*figure, error) {
+	rows, failed := clusterRows(r)
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	var apply, held, proportional plotter.XYs
+	first := rows[0]
+	for _, c := range rows {
+		x := float64(c.Clusters)
+		if c.ApplyWall > 0 {
+			apply = append(apply, plotter.XY{X: x, Y: c.ApplyWall})
+		}
+		if c.AllBundlesHeld > 0 {
+			held = append(held, plotter.XY{X: x, Y: c.AllBundlesHeld})
+		}
+		// The goal is cost that grows with the number of objects: this line
+		// is the smallest mesh's apply scaled by resources, so a curve above
+		// it shows a per-cluster or serial cost on top.
+		if first.ApplyWall > 0 && first.Resources > 0 && c.Resources > 0 {
+			proportional = append(proportional, plotter.XY{X: x, Y: first.ApplyWall * float64(c.Resources) / float64(first.Resources)})
+		}
+	}
+	f := newFigure(clusterTitle("Full-mesh bootstrap in one apply: time vs clusters", rows, failed, r),
+		"clusters in the full mesh (all in one terraform apply)", "seconds from the start of the apply")
+	clusterAxis(f.plot, rows)
+	lines := []series{
+		{label: "apply wall time", xys: apply, style: seriesStyle{color: blue, glyph: draw.CircleGlyph{}}},
+		{label: "every SPIRE server holds every peer bundle", xys: held, style: seriesStyle{color: orange, glyph: draw.TriangleGlyph{}}},
+		{label: fmt.Sprintf("apply time proportional to resources (from %d clusters)", first.Clusters), xys: proportional,
+			style: seriesStyle{color: grey, dashes: []vg.Length{vg.Points(2), vg.Points(3)}, widthPt: 1}},
+	}
+	if err := f.add(lines); err != nil {
+		return nil, err
+	}
+	f.plot.Y.Min, f.plot.Y.Max = 0, f.plot.Y.Max*1.1
+	return f, nil
+}
+
+// clustersRequestsFigure is the work behind clustersTimeFigure: API requests
+// the provider sends to each cluster and the resources the apply creates.
+func clustersRequestsFigure(r *Results) (*figure, error) {
+	rows, failed := clusterRows(r)
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	var requests, resources plotter.XYs
+	for _, c := range rows {
+		x := float64(c.Clusters)
+		if c.RequestsPerClusterTotal > 0 {
+			requests = append(requests, plotter.XY{X: x, Y: c.RequestsPerClusterTotal})
+		}
+		if c.Resources > 0 {
+			resources = append(resources, plotter.XY{X: x, Y: float64(c.Resources)})
+		}
+	}
+	f := newFigure(clusterTitle("Full-mesh bootstrap in one apply: work vs clusters", rows, failed, r),
+		"clusters in the full mesh (all in one terraform apply)", "count (requests, resources)")
+	clusterAxis(f.plot, rows)
+	lines := []series{
+		{label: "API requests per cluster (provider, audit log)", xys: requests, style: seriesStyle{color: blue, glyph: draw.CircleGlyph{}}},
+		{label: "resources in the apply (N(N-1) trust domains + N federations)", xys: resources, style: seriesStyle{color: purple, glyph: draw.SquareGlyph{}}},
+	}
+	if err := f.add(lines); err != nil {
+		return nil, err
+	}
+	f.plot.Y.Min, f.plot.Y.Max = 0, f.plot.Y.Max*1.1
+	return f, nil
+}
+
+// clusterRows returns the rows that completed, by cluster count, and the
+// cluster counts of the rows that failed (their times mean nothing).
+func clusterRows(r *Results) (rows []ClusterScaleRow, failed []int) {
+	for _, c := range r.ClusterScale {
+		if c.Error != "" {
+			failed = append(failed, c.Clusters)
+			continue
+		}
+		rows = append(rows, c)
+	}
+	slices.SortFunc(rows, func(a, b ClusterScaleRow) int { return a.Clusters - b.Clusters })
+	return rows, failed
+}
+
+func clusterTitle(title string, rows []ClusterScaleRow, failed []int, r *Results) string {
+	var versions []string
+	for _, c := range rows {
+		v := terraformVersion(c.Terraform, r.Machine.Terraform)
+		if !slices.Contains(versions, v) {
+			versions = append(versions, v)
+		}
+	}
+	slices.Sort(versions)
+	if v := joinVersions(versions); v != "" {
+		title += " (" + v + ")"
+	}
+	if len(failed) > 0 {
+		// A second line: the title is already about as wide as the image.
+		title += "\nnot shown, the apply failed: " + joinInts(failed) + " clusters"
+	}
+	return title
+}
+
+// clusterAxis puts a tick at each measured cluster count only: the counts
+// are few and uneven (3, 6, 10), and ticks in between would name meshes
+// that were never run.
+func clusterAxis(p *plot.Plot, rows []ClusterScaleRow) {
+	var ticks plot.ConstantTicks
+	for _, c := range rows {
+		ticks = append(ticks, plot.Tick{Value: float64(c.Clusters), Label: strconv.Itoa(c.Clusters)})
+	}
+	p.X.Tick.Marker = ticks
+	p.X.Min, p.X.Max = float64(rows[0].Clusters)-1, float64(rows[len(rows)-1].Clusters)+1
+	p.Y.Tick.Marker = linearTicks{}
+}
+
+// terraformVersion returns "1.16.0" from a row's version, or from the
+// machine's "Terraform v1.16.0" line when the row has none (older results).
+func terraformVersion(row, machine string) string {
+	v := row
+	if v == "" {
+		v = machine
+	}
+	v = strings.TrimSpace(v)
+	v = strings.TrimPrefix(v, "Terraform ")
+	return strings.TrimPrefix(v, "v")
+}
+
+func joinVersions(versions []string) string {
+	var known []string
+	for _, v := range versions {
+		if v != "" {
+			known = append(known, v)
+		}
+	}
+	if len(known) == 0 {
+		return ""
+	}
+	return "Terraform " + strings.Join(known, ", ")
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "version unknown"
+	}
+	return v
+}
+
+var (
+	sans      = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	sansBold  = font.Font{Typeface: "Liberation", Variant: "Sans", Weight: xfont.WeightBold}
+	titleSize = vg.Points(13)
+	labelSize = vg.Points(11)
+	tickSize  = vg.Points(10)
+)
+
+func newFigure(title, xLabel, yLabel string) *figure {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(sansBold, titleSize)
+	p.Title.Padding = vg.Points(8)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, labelSize)
+		a.Label.Padding = vg.Points(4)
+		a.Tick.Label.Font = font.From(sans, tickSize)
+		a.Padding = 0
+	}
+	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
+	grid := plotter.NewGrid()
+	grid.Vertical.Color, grid.Horizontal.Color = light, light
+	p.Add(grid)
+	return &figure{plot: p}
+}
+
+// add draws each non-empty series as a line with markers and names it in the
+// legend.
+func (f *figure) add(lines []series) error {
+	for _, s := range lines {
+		if len(s.xys) == 0 {
+			continue
+		}
+		width := s.style.widthPt
+		if width == 0 {
+			width = lineWidthPt
+		}
+		l, err := plotter.NewLine(s.xys)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.label, err)
+		}
+		l.Color, l.Width, l.Dashes = s.style.color, vg.Points(width), s.style.dashes
+		f.plot.Add(l)
+		thumbs := []plot.Thumbnailer{l}
+		if s.style.glyph != nil {
+			sc, err := plotter.NewScatter(s.xys)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.label, err)
+			}
+			sc.Color, sc.Radius, sc.Shape = s.style.color, vg.Points(3.5), s.style.glyph
+			f.plot.Add(sc)
+			thumbs = append(thumbs, sc)
+		}
+		f.legend = append(f.legend, legendEntry{s.label, thumbs})
+	}
+	return nil
+}
+
+func (f *figure) save(path string) error {
+	// Sizes in points at a fixed DPI give exactly plotWidth x plotHeight
+	// pixels (vgimg rounds to the nearest pixel).
+	const dpi = 96
+	canvas := vgimg.NewWith(vgimg.UseWH(vg.Inch*plotWidth/dpi, vg.Inch*plotHeight/dpi), vgimg.UseDPI(dpi))
+	dc := draw.New(canvas)
+
+	pad := vg.Points(8)
+	title := f.plot.Title
+	f.plot.Title.Text = ""
+	title.TextStyle.YAlign = draw.YTop
+	dc.FillText(title.TextStyle, vg.Point{X: dc.Center().X, Y: dc.Max.Y - pad}, title.Text)
+	titleHeight := title.TextStyle.Height(title.Text) + pad + title.Padding
+
+	legendHeight := f.drawLegend(dc, pad)
+	f.plot.Draw(draw.Crop(dc, pad, -2*pad, legendHeight+pad, -titleHeight))
+	f.plot.Title.Text = title.Text
+
+	out, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := png.Encode(f, img); err != nil {
-		f.Close()
+	if err := png.Encode(out, canvas.Image()); err != nil {
+		_ = out.Close()
 		return err
 	}
-	return f.Close()
+	return out.Close()
 }
 
-func trimFloat(v float64) string {
-	s := fmt.Sprintf("%.3f", v)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	return s
-}
-
-func hline(img *image.RGBA, x0, x1, y int, c color.Color) {
-	for x := x0; x <= x1; x++ {
-		img.Set(x, y, c)
+// drawLegend draws the legend along the bottom of dc, in two columns when it
+// has more than three entries, and returns the height it took.
+func (f *figure) drawLegend(dc draw.Canvas, pad vg.Length) vg.Length {
+	if len(f.legend) == 0 {
+		return 0
 	}
-}
-
-func vline(img *image.RGBA, x, y0, y1 int, c color.Color) {
-	for y := y0; y <= y1; y++ {
-		img.Set(x, y, c)
+	columns := 1
+	if len(f.legend) > 3 {
+		columns = 2
 	}
-}
-
-// line draws a 2-pixel-thick segment (Bresenham, doubled vertically).
-func line(img *image.RGBA, x0, y0, x1, y1 int, c color.Color) {
-	dx, dy := abs(x1-x0), -abs(y1-y0)
-	sx, sy := 1, 1
-	if x0 > x1 {
-		sx = -1
-	}
-	if y0 > y1 {
-		sy = -1
-	}
-	e := dx + dy
-	for {
-		img.Set(x0, y0, c)
-		img.Set(x0, y0+1, c)
-		if x0 == x1 && y0 == y1 {
-			return
+	rows := (len(f.legend) + columns - 1) / columns
+	// Indent to about where the data area starts, right of the y axis.
+	indent := vg.Points(50)
+	width := (dc.Max.X - dc.Min.X - indent - pad) / vg.Length(columns)
+	var legends []plot.Legend
+	var height vg.Length
+	for c := range columns {
+		l := plot.NewLegend()
+		l.TextStyle.Font = font.From(sans, tickSize)
+		l.ThumbnailWidth = vg.Points(28)
+		l.Padding = vg.Points(3)
+		l.Left, l.Top = true, true
+		for _, e := range f.legend[c*rows : min(len(f.legend), (c+1)*rows)] {
+			l.Add(e.label, e.thumbs...)
 		}
-		e2 := 2 * e
-		if e2 >= dy {
-			e += dy
-			x0 += sx
-		}
-		if e2 <= dx {
-			e += dx
-			y0 += sy
-		}
+		height = max(height, l.Rectangle(dc).Size().Y)
+		legends = append(legends, l)
 	}
+	for c, l := range legends {
+		left := dc.Min.X + indent + vg.Length(c)*width
+		l.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: left, Y: dc.Min.Y + pad},
+			Max: vg.Point{X: left + width, Y: dc.Min.Y + pad + height},
+		}})
+	}
+	return height + pad
 }
 
-func abs(v int) int {
-	if v < 0 {
-		return -v
+// linearTicks labels a linear axis at about five round steps (1, 2 or 5
+// times a power of ten).
+type linearTicks struct{}
+
+func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi <= lo {
+		return nil
 	}
-	return v
+	e := math.Floor(math.Log10((hi - lo) / 5))
+	step := math.Pow(10, e)
+	for _, m := range []float64{2, 5, 10} {
+		if (hi-lo)/step <= 7 {
+			break
+		}
+		step = m * math.Pow(10, e)
+	}
+	decimals := max(0, -int(math.Floor(math.Log10(step))))
+	var ticks []plot.Tick
+	for i := math.Ceil(lo / step); i*step <= hi; i++ {
+		v := i * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
+	}
+	return ticks
+}
+
+// log10Ticks marks an axis that holds log10 of the values: labelled at 1,
+// 2 and 5 times each power of ten (only at powers of ten when the range
+// spans many decades), written as plain decimals ("0.2", "5", "20") rather
+// than "2e-01", with unlabelled minor ticks in between.
+type log10Ticks struct{}
+
+func (log10Ticks) Ticks(lo, hi float64) []plot.Tick {
+	if hi <= lo {
+		return nil
+	}
+	first, last := int(math.Floor(lo)), int(math.Ceil(hi))
+	labelled := []int{1, 2, 5}
+	if last-first > 4 {
+		labelled = []int{1}
+	}
+	var ticks []plot.Tick
+	for e := first; e <= last; e++ {
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * math.Pow10(e)
+			if math.Log10(v) < lo || math.Log10(v) > hi {
+				continue
+			}
+			t := plot.Tick{Value: math.Log10(v)}
+			if slices.Contains(labelled, m) {
+				t.Label = strconv.FormatFloat(v, 'f', max(0, -e), 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }

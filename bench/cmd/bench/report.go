@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -21,14 +22,11 @@ func writeOutputs(dir string, r *Results) error {
 	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	plotted := false
-	if len(r.Scale) > 0 {
-		if err := writePlot(filepath.Join(dir, "scaling.png"), r); err != nil {
-			r.Notes = append(r.Notes, "plot: "+err.Error())
-		} else {
-			plotted = true
-		}
+	plots, err := writePlots(dir, r)
+	if err != nil {
+		r.Notes = append(r.Notes, "plot: "+err.Error())
 	}
+	plotted := slices.Contains(plots, plotScaling)
 	// Hand-written analysis of this run's misses lives next to the report and
 	// is included verbatim.
 	analysis, _ := os.ReadFile(filepath.Join(dir, "ANALYSIS.md"))
@@ -82,7 +80,7 @@ func markdown(r *Results, plotted bool, analysis string) string {
 	p("ClusterFederatedTrustDomain objects spread round-robin over 3 clusters. Wall time is the median of the runs; ×floor is that median over terraform_data's. CPU total = terraform plus every provider process (rusage of waited-for children); CPU provider = the provider processes alone (sampled from /proc every %s); RSS = largest VmHWM of one provider process (it counts the binary's mapped pages); anon = largest RssAnon sampled from one provider process (its heap, stacks and runtime).\n\n", sampleEvery)
 	if plotted {
 		p("![plan time vs N](scaling.png)\n\n")
-		p("Plot: median wall time of the plan (with refresh) against N. Colours: %s.\n\n", plotLegend(r))
+		p("Plot: median wall time of the plan (with refresh) against N, one line per target; the grey dashed and dotted lines are the two floors (terraform_data and plugin_floor). Both axes are logarithmic.\n\n")
 	}
 	for _, n := range r.measuredNs() {
 		for _, phase := range []string{"apply", "plan", "destroy"} {

@@ -16,19 +16,20 @@ import (
 
 // Results is everything results.json holds.
 type Results struct {
-	Started               time.Time     `json:"started"`
-	Finished              time.Time     `json:"finished"`
-	Machine               Machine       `json:"machine"`
-	Ns                    []int         `json:"n"`
-	Runs                  int           `json:"runs"`
-	FullCyclesMaxN        int           `json:"full_cycles_max_n,omitempty"`
-	KubernetesDestroyMaxN int           `json:"kubernetes_destroy_max_n,omitempty"`
-	Targets               []string      `json:"targets"`
-	Scale                 []Summary     `json:"scale"`
-	Process               []ProcessCost `json:"process"`
-	BundleFetch           *GoBench      `json:"bundle_fetch,omitempty"`
-	Goals                 []Goal        `json:"targets_checked"`
-	Notes                 []string      `json:"notes"`
+	Started               time.Time         `json:"started"`
+	Finished              time.Time         `json:"finished"`
+	Machine               Machine           `json:"machine"`
+	Ns                    []int             `json:"n"`
+	Runs                  int               `json:"runs"`
+	FullCyclesMaxN        int               `json:"full_cycles_max_n,omitempty"`
+	KubernetesDestroyMaxN int               `json:"kubernetes_destroy_max_n,omitempty"`
+	Targets               []string          `json:"targets"`
+	Scale                 []Summary         `json:"scale"`
+	Process               []ProcessCost     `json:"process"`
+	BundleFetch           *GoBench          `json:"bundle_fetch,omitempty"`
+	ClusterScale          []ClusterScaleRow `json:"cluster_scale,omitempty"`
+	Goals                 []Goal            `json:"targets_checked"`
+	Notes                 []string          `json:"notes"`
 }
 
 // Machine describes where the numbers come from.
@@ -48,6 +49,7 @@ type Summary struct {
 	Target         string             `json:"target"`
 	N              int                `json:"n"`
 	Phase          string             `json:"phase"`
+	Terraform      string             `json:"terraform,omitempty"` // CLI version that ran this row, e.g. "1.16.0"; empty in older results (see Machine.Terraform)
 	Runs           int                `json:"runs"`
 	WallMedian     float64            `json:"wall_median_s"`
 	Walls          []float64          `json:"wall_s"`

@@ -38,7 +38,7 @@ type ProcessCost struct {
 
 func measureProcesses(ctx context.Context, e *tfEnv) []ProcessCost {
 	var out []ProcessCost
-	for _, t := range []string{targetZerotrust, targetKubernetes, targetKubectl} {
+	for _, t := range []string{targetZerotrust, targetPluginFloor, targetKubernetes, targetKubectl} {
 		p, ok := e.providers[t]
 		if !ok {
 			continue

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,9 +44,10 @@ func newTFEnv(work, terraform string, bins map[string]string, root string) (*tfE
 		return nil, err
 	}
 	e := &tfEnv{terraform: terraform, work: work, providers: map[string]provider{
-		targetZerotrust:  {source: "registry.terraform.io/ztfabric/zerotrust", local: "zerotrust", version: "0.0.1", bin: bins[targetZerotrust]},
-		targetKubernetes: {source: "registry.terraform.io/hashicorp/kubernetes", local: "kubernetes", version: strings.TrimPrefix(kv, "v"), bin: bins[targetKubernetes]},
-		targetKubectl:    {source: "registry.terraform.io/alekc/kubectl", local: "kubectl", version: strings.TrimPrefix(cv, "v"), bin: bins[targetKubectl]},
+		targetZerotrust:   {source: "registry.terraform.io/ztfabric/zerotrust", local: "zerotrust", version: "0.0.1", bin: bins[targetZerotrust]},
+		targetPluginFloor: {source: "registry.terraform.io/ztfabric/ztfloor", local: "ztfloor", version: "0.0.1", bin: bins[targetPluginFloor]},
+		targetKubernetes:  {source: "registry.terraform.io/hashicorp/kubernetes", local: "kubernetes", version: strings.TrimPrefix(kv, "v"), bin: bins[targetKubernetes]},
+		targetKubectl:     {source: "registry.terraform.io/alekc/kubectl", local: "kubectl", version: strings.TrimPrefix(cv, "v"), bin: bins[targetKubectl]},
 	}}
 	mirror := filepath.Join(work, "mirror")
 	for t, p := range e.providers {
@@ -112,7 +114,7 @@ type object struct {
 // the same length, so objects one target keeps between runs (see schedule)
 // never collide with another's: SPIRE wants trust domains unique, and
 // zerotrust checks that before it creates an object.
-var targetTags = map[string]string{targetZerotrust: "zt", targetFloor: "tf", targetKubernetes: "k8", targetKubectl: "kc"}
+var targetTags = map[string]string{targetZerotrust: "zt", targetPluginFloor: "pf", targetFloor: "tf", targetKubernetes: "k8", targetKubectl: "kc"}
 
 func objects(target string, n int) []object {
 	tag := targetTags[target]
@@ -144,86 +146,107 @@ func (e *tfEnv) prepare(ctx context.Context, lab *harness.Lab, target string, n 
 	return dir, nil
 }
 
-// config is the Terraform configuration of one target. All four carry the
-// same values: name, trust domain, bundle endpoint URL, https_spiffe profile
-// and endpoint SPIFFE ID, spread round-robin over the clusters.
+// config is the Terraform configuration of one target. All carry the same
+// values: name, trust domain, bundle endpoint URL, https_spiffe profile and
+// endpoint SPIFFE ID, spread round-robin over the clusters (the values of
+// objects(target, n)).
+//
+// Every configuration is the leanest Terraform offers for that shape: count
+// with the values computed inline from count.index. A for_each over a large
+// local map with per-instance lookups, which the first version of this
+// benchmark used, costs Terraform itself seconds at N=1000 (7.5 s for
+// terraform_data alone) and so hid the providers' share in the floor.
 func (e *tfEnv) config(lab *harness.Lab, target string, n int) string {
 	var b strings.Builder
-	b.WriteString("locals {\n  objs = {\n")
-	for _, o := range objects(target, n) {
-		fmt.Fprintf(&b, "    %s = { cluster = %q, name = %q, td = %q }\n", o.key, o.cluster, o.name, o.td)
-	}
-	b.WriteString("  }\n}\n\n")
 	if p, ok := e.providers[target]; ok {
 		fmt.Fprintf(&b, "terraform {\n  required_providers {\n    %s = {\n      source  = %q\n      version = \"= %s\"\n    }\n  }\n}\n\n",
 			p.local, strings.TrimPrefix(p.source, "registry.terraform.io/"), p.version)
 	}
-	url := `"https://${each.value.td}:8443"`
-	id := `"spiffe://${each.value.td}/spire/server"`
+	tag := targetTags[target]
+	// idx is the object's index i in objects(): count.index, or for the
+	// per-cluster blocks of the peers count.index*clusters + cluster.
+	values := func(idx string) (name, td, url, id string) {
+		return fmt.Sprintf(`format("bench-%s-td%%04d", %s)`, tag, idx),
+			fmt.Sprintf(`format("td%%04d.%s.bench.example.org", %s)`, tag, idx),
+			fmt.Sprintf(`format("https://td%%04d.%s.bench.example.org:8443", %s)`, tag, idx),
+			fmt.Sprintf(`format("spiffe://td%%04d.%s.bench.example.org/spire/server", %s)`, tag, idx)
+	}
+	quoted := make([]string, len(clusterNames))
+	for i, c := range clusterNames {
+		quoted[i] = strconv.Quote(c)
+	}
 	switch target {
 	case targetFloor:
+		name, td, url, id := values("count.index")
 		fmt.Fprintf(&b, `resource "terraform_data" "cftd" {
-  for_each = local.objs
+  count = %d
   input = {
-    cluster             = each.value.cluster
-    name                = each.value.name
-    trust_domain        = each.value.td
+    cluster             = element([%s], count.index)
+    name                = %s
+    trust_domain        = %s
     bundle_endpoint_url = %s
     bundle_endpoint_profile = {
       type               = "https_spiffe"
       endpoint_spiffe_id = %s
     }
+    delete_bundle_on_destroy = false
   }
 }
-`, url, id)
-	case targetZerotrust:
+`, n, strings.Join(quoted, ", "), name, td, url, id)
+	case targetZerotrust, targetPluginFloor:
+		p := e.providers[target]
 		c0 := lab.Cluster(clusterNames[0])
-		fmt.Fprintf(&b, "provider \"zerotrust\" {\n  kubernetes = { config_path = %q, config_context = %q }\n  clusters = {\n", c0.Kubeconfig, c0.Name)
+		fmt.Fprintf(&b, "provider %q {\n  kubernetes = { config_path = %q, config_context = %q }\n  clusters = {\n", p.local, c0.Kubeconfig, c0.Name)
 		for _, name := range clusterNames {
 			c := lab.Cluster(name)
 			fmt.Fprintf(&b, "    %s = { config_path = %q, config_context = %q }\n", name, c.Kubeconfig, name)
 		}
 		b.WriteString("  }\n}\n\n")
-		fmt.Fprintf(&b, `resource "zerotrust_federated_trust_domain" "cftd" {
-  for_each            = local.objs
-  cluster             = each.value.cluster
-  name                = each.value.name
-  trust_domain        = each.value.td
+		name, td, url, id := values("count.index")
+		// The lab runs no SPIRE server: the bundle is not deleted on destroy.
+		fmt.Fprintf(&b, `resource "%s_federated_trust_domain" "cftd" {
+  count               = %d
+  cluster             = element([%s], count.index)
+  name                = %s
+  trust_domain        = %s
   bundle_endpoint_url = %s
   bundle_endpoint_profile = {
     type               = "https_spiffe"
     endpoint_spiffe_id = %s
   }
+  delete_bundle_on_destroy = false
 }
-`, url, id)
+`, p.local, n, strings.Join(quoted, ", "), name, td, url, id)
 	case targetKubernetes, targetKubectl:
 		// These providers reach one cluster per provider block: one alias and
-		// one resource block per cluster.
+		// one resource block per cluster, holding every len(clusterNames)-th object.
 		p := e.providers[target]
-		for _, name := range clusterNames {
-			c := lab.Cluster(name)
-			fmt.Fprintf(&b, "provider %q {\n  alias          = %q\n  config_path    = %q\n  config_context = %q\n", p.local, name, c.Kubeconfig, name)
+		for j, cname := range clusterNames {
+			c := lab.Cluster(cname)
+			fmt.Fprintf(&b, "provider %q {\n  alias          = %q\n  config_path    = %q\n  config_context = %q\n", p.local, cname, c.Kubeconfig, cname)
 			if target == targetKubectl {
 				b.WriteString("  load_config_file = true\n")
 			}
 			b.WriteString("}\n\n")
+			count := (n - j + len(clusterNames) - 1) / len(clusterNames)
+			name, td, url, id := values(fmt.Sprintf("count.index * %d + %d", len(clusterNames), j))
 			manifest := fmt.Sprintf(`{
     apiVersion = "spire.spiffe.io/v1alpha1"
     kind       = "ClusterFederatedTrustDomain"
-    metadata   = { name = each.value.name }
+    metadata   = { name = %s }
     spec = {
-      trustDomain       = each.value.td
+      trustDomain       = %s
       bundleEndpointURL = %s
       bundleEndpointProfile = {
         type             = "https_spiffe"
         endpointSPIFFEID = %s
       }
     }
-  }`, url, id)
+  }`, name, td, url, id)
 			if target == targetKubernetes {
-				fmt.Fprintf(&b, "resource \"kubernetes_manifest\" %q {\n  provider = kubernetes.%s\n  for_each = { for k, v in local.objs : k => v if v.cluster == %q }\n  manifest = %s\n}\n\n", name, name, name, manifest)
+				fmt.Fprintf(&b, "resource \"kubernetes_manifest\" %q {\n  provider = kubernetes.%s\n  count    = %d\n  manifest = %s\n}\n\n", cname, cname, count, manifest)
 			} else {
-				fmt.Fprintf(&b, "resource \"kubectl_manifest\" %q {\n  provider  = kubectl.%s\n  for_each  = { for k, v in local.objs : k => v if v.cluster == %q }\n  yaml_body = yamlencode(%s)\n}\n\n", name, name, name, manifest)
+				fmt.Fprintf(&b, "resource \"kubectl_manifest\" %q {\n  provider  = kubectl.%s\n  count     = %d\n  yaml_body = yamlencode(%s)\n}\n\n", cname, cname, count, manifest)
 			}
 		}
 	}

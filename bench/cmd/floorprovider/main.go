@@ -1,0 +1,128 @@
+// Command floorprovider is the benchmark's plugin floor: what any provider
+// built on the same framework pays, whatever it does. It has the zerotrust
+// provider's schema and zerotrust_federated_trust_domain's schema and
+// identity schema (so the framework walks the same attributes, defaults,
+// validators and attribute plan modifiers), is served the same way
+// (internal/protoserver behind tf6server), and does nothing of its own: no
+// ModifyPlan, Read returns the state it gets, Create and Update store the
+// plan (unknown computed values as null) and make no API call.
+//
+// bench/cmd/bench builds it and installs it as ztfabric/ztfloor; its resource
+// is ztfloor_federated_trust_domain. Never part of a release.
+package main
+
+import (
+	"context"
+	"log"
+	"os"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/protoserver"
+	ztprovider "github.com/ztfabric/terraform-provider-zerotrust/internal/provider"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/resources"
+)
+
+func main() {
+	// The same log settings as the real provider's main: Terraform discards
+	// provider logs unless TF_LOG is set, and the framework would format them.
+	if os.Getenv("TF_LOG") == "" && os.Getenv("TF_LOG_PROVIDER") == "" {
+		for _, name := range []string{"TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO"} {
+			if os.Getenv(name) == "" {
+				_ = os.Setenv(name, "off")
+			}
+		}
+	}
+	server, err := protoserver.New(&floorProvider{real: ztprovider.New("floor")()})()
+	if err == nil {
+		err = tf6server.Serve("registry.terraform.io/ztfabric/ztfloor", func() tfprotov6.ProviderServer { return server })
+	}
+	if err != nil {
+		log.Fatal(err.Error())
+	}
+}
+
+type floorProvider struct{ real provider.Provider }
+
+func (p *floorProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "ztfloor"
+}
+
+func (p *floorProvider) Schema(ctx context.Context, req provider.SchemaRequest, resp *provider.SchemaResponse) {
+	p.real.Schema(ctx, req, resp)
+}
+
+// Configure connects to nothing.
+func (p *floorProvider) Configure(context.Context, provider.ConfigureRequest, *provider.ConfigureResponse) {
+}
+
+func (p *floorProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{func() resource.Resource {
+		return &floorResource{real: resources.NewFederatedTrustDomainResource().(resource.ResourceWithIdentity)}
+	}}
+}
+
+func (p *floorProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
+
+type floorResource struct{ real resource.ResourceWithIdentity }
+
+var _ resource.ResourceWithIdentity = (*floorResource)(nil)
+
+func (r *floorResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_federated_trust_domain"
+}
+
+func (r *floorResource) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
+	r.real.Schema(ctx, req, resp)
+}
+
+func (r *floorResource) IdentitySchema(ctx context.Context, req resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	r.real.IdentitySchema(ctx, req, resp)
+}
+
+func (r *floorResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.store(ctx, req.Plan.Raw, &resp.State.Raw, resp)
+}
+
+func (r *floorResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.store(ctx, req.Plan.Raw, &resp.State.Raw, nil)
+}
+
+// Read returns the state it got (the framework pre-fills the response with it).
+func (r *floorResource) Read(context.Context, resource.ReadRequest, *resource.ReadResponse) {}
+
+func (r *floorResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+
+// store writes plan, with unknown values made null, as the new state; on
+// create it also records the identity (cluster and name), as the real
+// resource does.
+func (r *floorResource) store(ctx context.Context, plan tftypes.Value, state *tftypes.Value, created *resource.CreateResponse) {
+	v, err := tftypes.Transform(plan, func(_ *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+		if !v.IsKnown() {
+			return tftypes.NewValue(v.Type(), nil), nil
+		}
+		return v, nil
+	})
+	if err != nil {
+		if created != nil {
+			created.Diagnostics.AddError("Floor Provider", err.Error())
+		}
+		return
+	}
+	*state = v
+	// Identity is nil for clients without identity support (Terraform < 1.12).
+	if created == nil || created.Identity == nil {
+		return
+	}
+	for _, name := range []string{"cluster", "name"} {
+		var s *string
+		created.Diagnostics.Append(created.State.GetAttribute(ctx, path.Root(name), &s)...)
+		created.Diagnostics.Append(created.Identity.SetAttribute(ctx, path.Root(name), s)...)
+	}
+}

@@ -1,0 +1,93 @@
+package tfmodel
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+type model struct {
+	Name    types.String `tfsdk:"name"`
+	Enabled types.Bool   `tfsdk:"enabled"`
+	Profile types.Object `tfsdk:"profile"`
+	Ignored string
+}
+
+var profileTypes = map[string]attr.Type{"type": types.StringType}
+
+var modelType = basetypes.ObjectType{AttrTypes: map[string]attr.Type{
+	"name":    types.StringType,
+	"enabled": types.BoolType,
+	"profile": types.ObjectType{AttrTypes: profileTypes},
+}}
+
+func TestRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	c := New[model](ctx, modelType)
+	in := model{
+		Name:    types.StringValue("a"),
+		Enabled: types.BoolUnknown(),
+		Profile: types.ObjectValueMust(profileTypes, map[string]attr.Value{"type": types.StringValue("https_web")}),
+	}
+	raw, diags := c.Value(ctx, &in)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	want := tftypes.NewValue(modelType.TerraformType(ctx), map[string]tftypes.Value{
+		"name":    tftypes.NewValue(tftypes.String, "a"),
+		"enabled": tftypes.NewValue(tftypes.Bool, tftypes.UnknownValue),
+		"profile": tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{"type": tftypes.String}},
+			map[string]tftypes.Value{"type": tftypes.NewValue(tftypes.String, "https_web")}),
+	})
+	if !raw.Equal(want) {
+		t.Fatalf("Value = %s, want %s", raw, want)
+	}
+	var out model
+	if diags := c.Get(ctx, raw, &out); diags.HasError() {
+		t.Fatal(diags)
+	}
+	if !out.Name.Equal(in.Name) || !out.Enabled.IsUnknown() || !out.Profile.Equal(in.Profile) {
+		t.Fatalf("Get = %+v, want %+v", out, in)
+	}
+}
+
+func TestGetRefusesNull(t *testing.T) {
+	ctx := context.Background()
+	var out model
+	if diags := New[model](ctx, modelType).Get(ctx, tftypes.NewValue(modelType.TerraformType(ctx), nil), &out); !diags.HasError() {
+		t.Fatal("want an error for a null object")
+	}
+}
+
+func TestValueRefusesWrongNestedType(t *testing.T) {
+	ctx := context.Background()
+	in := model{Name: types.StringNull(), Enabled: types.BoolNull(),
+		Profile: types.ObjectNull(map[string]attr.Type{"other": types.StringType})}
+	if _, diags := New[model](ctx, modelType).Value(ctx, &in); !diags.HasError() {
+		t.Fatal("want an error for a nested object of another type")
+	}
+}
+
+func TestNewPanicsOnMismatch(t *testing.T) {
+	ctx := context.Background()
+	type missing struct {
+		Name types.String `tfsdk:"name"`
+	}
+	for name, f := range map[string]func(){
+		"attribute without field": func() { New[missing](ctx, modelType) },
+		"not an object":           func() { New[model](ctx, types.StringType) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("want a panic")
+				}
+			}()
+			f()
+		})
+	}
+}
