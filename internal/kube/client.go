@@ -37,6 +37,15 @@ type Client struct {
 	// one LIST, not N.
 	listMu    sync.Mutex
 	listCache map[schema.GroupVersionResource]*listEntry
+
+	// served remembers kinds discovery said the cluster serves (GVR ->
+	// true): a plan asks once per created object (duplicate check), and a
+	// served CRD does not go away within one Terraform command. "Not served"
+	// is never remembered: the CRD may be installed moments later.
+	served sync.Map
+	// snapshots holds one refresh snapshot per kind (GVR -> *snapshot); see
+	// GetForRefresh.
+	snapshots sync.Map
 }
 
 type listEntry struct {
@@ -245,10 +254,21 @@ func (c *Client) listEntry(kind Kind) *listEntry {
 	return e
 }
 
-// Served asks discovery whether the cluster serves kind. It refreshes on every
-// call (a CRD may have been installed moments ago), so callers use it only for
-// one-off checks and error messages.
+// Served asks discovery whether the cluster serves kind. A "no" is asked
+// again on every call (a CRD may have been installed moments ago); a "yes"
+// is remembered for the client's life.
 func (c *Client) Served(ctx context.Context, kind Kind) (bool, error) {
+	if _, ok := c.served.Load(kind.GVR()); ok {
+		return true, nil
+	}
+	served, err := c.askServed(ctx, kind)
+	if err == nil && served {
+		c.served.Store(kind.GVR(), true)
+	}
+	return served, err
+}
+
+func (c *Client) askServed(ctx context.Context, kind Kind) (bool, error) {
 	var served bool
 	err := c.do(ctx, Kind{}, func(ctx context.Context) error {
 		list, err := c.serverResources(ctx, kind.APIVersion())

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,7 @@ type countingProxy struct {
 	resCount int
 	crdCount int
 	inject   []func(http.ResponseWriter) // one per upcoming request; consumed in order
+	seen     []string                    // method and URI of each counted request, for failure messages
 }
 
 func newCountingProxy(t *testing.T, c *harness.Cluster, resource string) *countingProxy {
@@ -63,6 +65,7 @@ func newCountingProxy(t *testing.T, c *harness.Cluster, resource string) *counti
 			p.crdCount++
 		case strings.Contains(r.URL.Path, p.resource):
 			p.resCount++
+			p.seen = append(p.seen, r.Method+" "+r.URL.RequestURI())
 			if len(p.inject) > 0 {
 				inject, p.inject = p.inject[0], p.inject[1:]
 			}
@@ -96,7 +99,14 @@ func (p *countingProxy) client(t *testing.T, name, token string) *kube.Client {
 func (p *countingProxy) reset(inject ...func(http.ResponseWriter)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.resCount, p.crdCount, p.inject = 0, 0, inject
+	p.resCount, p.crdCount, p.inject, p.seen = 0, 0, inject, nil
+}
+
+// requests are the method and URI of each counted request since reset.
+func (p *countingProxy) requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.seen)
 }
 
 func (p *countingProxy) counts() (resource, crd int) {

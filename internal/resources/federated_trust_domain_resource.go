@@ -233,7 +233,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 	if client == nil {
 		return
 	}
-	obj, err := client.Get(ctx, kube.ClusterFederatedTrustDomain, "", state.Name.ValueString())
+	obj, err := client.GetForRefresh(ctx, kube.ClusterFederatedTrustDomain, "", state.Name.ValueString())
 	if kube.IsNotFound(err) {
 		resp.State.RemoveResource(ctx)
 		return

@@ -62,6 +62,15 @@ type options struct {
 	// real SPIRE) or "all".
 	scale         string
 	clusterCounts []int
+	// peersMaxN is the largest N the peer providers run at (kubernetes_manifest
+	// also only up to k8sDestroyMaxN): their N=1000 rows alone took 20 of the
+	// 45 minutes the whole benchmark may take.
+	peersMaxN int
+	// alsoTerraform are further CLIs (scripts/tool.sh names) that run the
+	// zerotrust and floor targets at alsoN, so the report shows how each
+	// Terraform version changes the picture.
+	alsoTerraform []string
+	alsoN         int
 }
 
 func main() {
@@ -81,6 +90,9 @@ func main() {
 		"largest N at which kubernetes_manifest's destroy is timed; above it its objects are deleted through the API (env BENCH_KUBERNETES_DESTROY_MAX_N)")
 	flag.StringVar(&opts.scale, "scale", envOr("BENCH_SCALE", "all"), "which part runs: objects, clusters or all (env BENCH_SCALE)")
 	clusterList := flag.String("clusters", envOr("BENCH_CLUSTERS", "3,6,10"), "cluster counts of the full-mesh part (env BENCH_CLUSTERS)")
+	flag.IntVar(&opts.peersMaxN, "peers-max-n", envInt("BENCH_PEERS_MAX_N", 300), "largest N the peer providers run at (env BENCH_PEERS_MAX_N)")
+	also := flag.String("also-terraform", envOr("BENCH_ALSO_TERRAFORM", "terraform-1.11"), "comma-separated further CLIs (scripts/tool.sh names) for the zerotrust and floor targets; \"none\" for none (env BENCH_ALSO_TERRAFORM)")
+	flag.IntVar(&opts.alsoN, "also-n", envInt("BENCH_ALSO_N", 300), "N at which the further CLIs run (env BENCH_ALSO_N)")
 	extraEnv := flag.String("extra-env", "", "comma-separated K=V added to terraform's environment (for experiments; recorded in the notes)")
 	reportFrom := flag.String("report-from", "", "only rewrite REPORT.md and scaling.png from this results.json (after editing ANALYSIS.md)")
 	flag.Parse()
@@ -103,6 +115,11 @@ func main() {
 	case "objects", "clusters", "all":
 	default:
 		fatalf("-scale %q: want objects, clusters or all", opts.scale)
+	}
+	for _, t := range strings.Split(*also, ",") {
+		if t = strings.TrimSpace(t); t != "" && t != "none" {
+			opts.alsoTerraform = append(opts.alsoTerraform, t)
+		}
 	}
 	opts.runs = *runs
 	if opts.runs < 1 {
@@ -202,6 +219,9 @@ func run(ctx context.Context, opts options) error {
 	}
 	res := &Results{
 		Started:               started.UTC(),
+		TerraformVersion:      env.version,
+		AlsoN:                 opts.alsoN,
+		PeersMaxN:             opts.peersMaxN,
 		Machine:               machineFacts(ctx, tools["terraform"]),
 		Ns:                    opts.ns,
 		Runs:                  opts.runs,
@@ -273,7 +293,7 @@ func runObjectScale(ctx context.Context, env *tfEnv, opts options, res *Results)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := benchN(ctx, env, lab, audit, opts, n, res); err != nil {
+		if err := benchN(ctx, env, lab, audit, opts, n, targetsAt(opts, n), res); err != nil {
 			return err
 		}
 		// Partial results survive a later failure or an interrupt.
@@ -281,15 +301,47 @@ func runObjectScale(ctx context.Context, env *tfEnv, opts options, res *Results)
 			return err
 		}
 	}
+	for _, name := range opts.alsoTerraform {
+		logf("tool %s", name)
+		bin, err := harness.Tool(name)
+		if err != nil {
+			return err
+		}
+		also, err := env.withTerraform(filepath.Join(env.work, "also-"+name), bin)
+		if err != nil {
+			return err
+		}
+		res.AlsoTerraform = append(res.AlsoTerraform, also.version)
+		if err := benchN(ctx, also, lab, audit, opts, opts.alsoN, []string{targetZerotrust, targetPluginFloor, targetFloor}, res); err != nil {
+			return fmt.Errorf("terraform %s: %w", also.version, err)
+		}
+		if err := writeOutputs(opts.outDir, res); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// targetsAt are the targets that run at n (see options.peersMaxN).
+func targetsAt(opts options, n int) []string {
+	var out []string
+	for _, t := range opts.targets {
+		switch {
+		case t == targetKubernetes && n > min(opts.peersMaxN, opts.k8sDestroyMaxN):
+		case t == targetKubectl && n > opts.peersMaxN:
+		default:
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // benchN runs every target at n objects, runs times, interleaved: run r goes
 // through the targets in an order rotated by r, so slow drifts in machine
 // load spread over all targets instead of biasing one.
-func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReader, opts options, n int, res *Results) error {
+func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReader, opts options, n int, targets []string, res *Results) error {
 	dirs := map[string]string{}
-	for _, t := range opts.targets {
+	for _, t := range targets {
 		d, err := env.prepare(ctx, lab, t, n)
 		if err != nil {
 			return fmt.Errorf("%s N=%d: %w", t, n, err)
@@ -299,11 +351,11 @@ func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReade
 	samples := map[string][]phaseSample{}
 	last := map[string][]string{} // phases of each target's last run
 	for r := 0; r < opts.runs; r++ {
-		for i := range opts.targets {
-			t := opts.targets[(i+r)%len(opts.targets)]
+		for i := range targets {
+			t := targets[(i+r)%len(targets)]
 			phases := schedule(t, n, r, opts)
 			last[t] = phases
-			logf("N=%d run %d/%d %s (%s)", n, r+1, opts.runs, t, strings.Join(phases, ", "))
+			logf("terraform %s N=%d run %d/%d %s (%s)", env.version, n, r+1, opts.runs, t, strings.Join(phases, ", "))
 			s, err := env.cycle(ctx, dirs[t], t, n, audit, opts.timeout, phases)
 			if err != nil {
 				return fmt.Errorf("%s N=%d run %d: %w", t, n, r+1, err)
@@ -311,9 +363,9 @@ func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReade
 			samples[t] = append(samples[t], s...)
 		}
 	}
-	for _, t := range opts.targets {
+	for _, t := range targets {
 		if appliesOnce(t, n, opts) {
-			note := fmt.Sprintf("%s at N=%d: applied once (run 1), planned in each of the %d runs, ", t, n, opts.runs)
+			note := fmt.Sprintf("%s at N=%d (terraform %s): applied once (run 1), planned in each of the %d runs, ", t, n, env.version, opts.runs)
 			if contains(last[t], "destroy") {
 				note += fmt.Sprintf("destroyed by terraform in run %d: its apply and destroy are single runs.", opts.runs)
 			} else {
@@ -327,8 +379,8 @@ func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReade
 			}
 		}
 	}
-	for _, t := range opts.targets {
-		res.Scale = append(res.Scale, summarize(t, n, samples[t])...)
+	for _, t := range targets {
+		res.Scale = append(res.Scale, summarize(t, env.version, n, samples[t])...)
 	}
 	return nil
 }

@@ -26,11 +26,11 @@ func writeOutputs(dir string, r *Results) error {
 	if err != nil {
 		r.Notes = append(r.Notes, "plot: "+err.Error())
 	}
-	plotted := slices.Contains(plots, plotScaling)
+
 	// Hand-written analysis of this run's misses lives next to the report and
 	// is included verbatim.
 	analysis, _ := os.ReadFile(filepath.Join(dir, "ANALYSIS.md"))
-	return os.WriteFile(filepath.Join(dir, "REPORT.md"), []byte(markdown(r, plotted, string(analysis))), 0o644)
+	return os.WriteFile(filepath.Join(dir, "REPORT.md"), []byte(markdown(r, plots, string(analysis))), 0o644)
 }
 
 // rewriteReport regenerates the report of an earlier run from its
@@ -47,7 +47,8 @@ func rewriteReport(resultsPath, dir string) error {
 	return writeOutputs(dir, &r)
 }
 
-func markdown(r *Results, plotted bool, analysis string) string {
+func markdown(r *Results, plots []string, analysis string) string {
+	plotted := slices.Contains(plots, plotScaling)
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Benchmarks\n\n")
@@ -77,52 +78,28 @@ func markdown(r *Results, plotted bool, analysis string) string {
 	}
 
 	p("## Scale: apply, plan (with refresh) on unchanged state, destroy\n\n")
-	p("ClusterFederatedTrustDomain objects spread round-robin over 3 clusters. Wall time is the median of the runs; ×floor is that median over terraform_data's. CPU total = terraform plus every provider process (rusage of waited-for children); CPU provider = the provider processes alone (sampled from /proc every %s); RSS = largest VmHWM of one provider process (it counts the binary's mapped pages); anon = largest RssAnon sampled from one provider process (its heap, stacks and runtime).\n\n", sampleEvery)
+	p("ClusterFederatedTrustDomain objects spread round-robin over 3 clusters. Every table has both floors: plugin_floor (a do-nothing provider with zerotrust's provider and resource schemas on the same framework, served the same way: `bench/cmd/floorprovider`) and terraform_data (Terraform's built-in resource, no plugin at all), each with the leanest configuration (`count`, values inline). Wall time is the median of the runs; ×plugin floor and ×terraform_data are that median over the floor's, and ms/object above is the difference per object. CPU total = terraform plus every provider process (rusage of waited-for children); CPU provider = the provider processes alone (sampled from /proc every %s); RSS = largest VmHWM of one provider process (it counts the binary's mapped pages); anon = largest RssAnon sampled from one provider process (its heap, stacks and runtime).\n\n", sampleEvery)
 	if plotted {
 		p("![plan time vs N](scaling.png)\n\n")
 		p("Plot: median wall time of the plan (with refresh) against N, one line per target; the grey dashed and dotted lines are the two floors (terraform_data and plugin_floor). Both axes are logarithmic.\n\n")
 	}
-	for _, n := range r.measuredNs() {
-		for _, phase := range []string{"apply", "plan", "destroy"} {
-			floor := r.find(targetFloor, n, phase)
-			p("### N=%d %s\n\n| target | wall median (s) | ×floor | runs (s) | CPU total (s) | CPU provider (s) | provider peak RSS (MiB) | anon (MiB) |", n, phase)
-			if phase == "plan" {
-				p(" plan empty |")
+	for _, v := range r.versions() {
+		for _, n := range r.measuredNs() {
+			for _, phase := range []string{"apply", "plan", "destroy"} {
+				r.scaleTable(p, v, n, phase)
 			}
-			p("\n|---|---|---|---|---|---|---|---|")
-			if phase == "plan" {
-				p("---|")
-			}
-			p("\n")
-			for _, t := range r.Targets {
-				s := r.find(t, n, phase)
-				if s == nil {
-					continue
-				}
-				ratio := "-"
-				if floor != nil && floor.WallMedian > 0 {
-					ratio = fmt.Sprintf("%.2f", s.WallMedian/floor.WallMedian)
-				}
-				rss := "-"
-				if s.PeakRSS > 0 {
-					rss = fmt.Sprintf("%.1f", float64(s.PeakRSS)/mib)
-				}
-				anon := "-"
-				if s.PeakAnon > 0 {
-					anon = fmt.Sprintf("%.1f", float64(s.PeakAnon)/mib)
-				}
-				p("| %s | %.2f | %s | %s | %.2f | %.2f | %s | %s |", t, s.WallMedian, ratio, joinFloats(s.Walls), s.CPUTotalMedian, s.CPUProvMedian, rss, anon)
-				if phase == "plan" {
-					e := "-"
-					if s.PlanEmpty != nil {
-						e = fmt.Sprint(*s.PlanEmpty)
-					}
-					p(" %s |", e)
-				}
-				p("\n")
-			}
-			p("\n")
 		}
+	}
+
+	if len(r.ClusterScale) > 0 {
+		p("## Scale in clusters: full-mesh bootstrap in one apply\n\n")
+		if slices.Contains(plots, plotClusters) {
+			p("![full-mesh apply time vs clusters](%s)\n\n", plotClusters)
+		}
+		if slices.Contains(plots, plotClustersRequests) {
+			p("![API requests per cluster and resources vs clusters](%s)\n\n", plotClustersRequests)
+		}
+		p("%s\n\n", strings.TrimSpace(clusterScaleMarkdown(r)))
 	}
 
 	p("## API requests per object\n\n")
@@ -187,10 +164,11 @@ func markdown(r *Results, plotted bool, analysis string) string {
 
 	p("## Method\n\n")
 	p("- Clusters: 3 etcd + kube-apiserver pairs from `internal/harness` on 127.0.0.1, audit log on (Metadata level), the project's CRDs installed.\n")
-	p("- Providers: zerotrust built from this checkout with the release flags of `.goreleaser.yml` (go build -trimpath, ldflags -s -w), the peers from the pins in `tools/terraform-provider-{kubernetes,kubectl}` via `scripts/tool.sh`; all three copied into a filesystem mirror with exact versions, the CLI config's only installation method. `terraform init` is run once per target and N and is not timed.\n")
-	p("- Each target's configuration carries the same values per object (name, trust domain, bundle endpoint URL, https_spiffe profile, endpoint SPIFFE ID); zerotrust uses one provider block with `clusters` and one `for_each`; kubernetes_manifest and kubectl_manifest one provider alias and one resource block per cluster; terraform_data holds the same values as `input`.\n")
+	p("- Providers: zerotrust and the plugin floor built from this checkout with the release flags of `.goreleaser.yml` (go build -trimpath, ldflags -s -w; zerotrust also with `-tags pprof`, whose hook is idle unless `ZT_PPROF_DIR` is set), the peers from the pins in `tools/terraform-provider-{kubernetes,kubectl}` via `scripts/tool.sh`; all three copied into a filesystem mirror with exact versions, the CLI config's only installation method. `terraform init` is run once per target and N and is not timed.\n")
+	p("- Each target's configuration carries the same values per object (name, trust domain, bundle endpoint URL, https_spiffe profile, endpoint SPIFFE ID); zerotrust and plugin_floor use one provider block with `clusters` and one resource block with `count`; kubernetes_manifest and kubectl_manifest one provider alias and one resource block (with `count`) per cluster; terraform_data holds the same values as `input`. Every value is computed inline from `count.index` (`format`, `element`): the leanest configuration, so that Terraform's own evaluation cost (which a `for_each` over a large local map with per-instance lookups inflates by seconds at N=1000) does not hide the providers' share.\n")
 	p("- Each run: `apply -auto-approve`, then `plan -detailed-exitcode` (refresh on) on the unchanged state, then `destroy -auto-approve`; Terraform's default parallelism (10); provider defaults otherwise. Each target has its own object names and trust domains (same lengths), so objects one target keeps never collide with another's.\n")
-	p("- Schedule: up to N=%d every run is a full apply/plan/destroy cycle. Above it (Terraform core alone needs minutes per cycle there) every target applies once in run 1, plans in every run and destroys in its last run, so its apply and destroy are single runs and its plan the median of all runs. kubernetes_manifest always follows that apply-once schedule, and above N=%d its objects are deleted through the API (untimed) instead of by a timed destroy: client-go's default 5 requests/s per provider alias (not configurable in that provider) makes it ~0.9 s per object and cycle, so full cycles would take over an hour. The Notes list every exception.\n\n", r.FullCyclesMaxN, r.KubernetesDestroyMaxN)
+	p("- Schedule: up to N=%d every run is a full apply/plan/destroy cycle. Above it (Terraform core alone needs minutes per cycle there) every target applies once in run 1, plans in every run and destroys in its last run, so its apply and destroy are single runs and its plan the median of all runs. kubernetes_manifest always follows that apply-once schedule, and above N=%d its objects are deleted through the API (untimed) instead of by a timed destroy: client-go's default 5 requests/s per provider alias (not configurable in that provider) makes it ~0.9 s per object and cycle, so full cycles would take over an hour. The Notes list every exception.\n", r.FullCyclesMaxN, r.KubernetesDestroyMaxN)
+	p("- Peers and Terraform versions: the peer providers run up to N=%d (kubernetes_manifest up to N=%d). Every table and target uses Terraform %s, the newest this project pins; %s\n\n", r.PeersMaxN, min(r.PeersMaxN, r.KubernetesDestroyMaxN), r.TerraformVersion, alsoText(r))
 	if len(r.Notes) > 0 {
 		p("## Notes\n\n")
 		for _, n := range r.Notes {
@@ -233,4 +211,61 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// scaleTable writes the table of one phase at n objects on Terraform version v.
+func (r *Results) scaleTable(p func(string, ...any), v string, n int, phase string) {
+	var rows []*Summary
+	for _, t := range r.Targets {
+		if s := r.findOn(v, t, n, phase); s != nil && (s.Terraform == v || v == r.TerraformVersion) {
+			rows = append(rows, s)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	pf, tf := r.findOn(v, targetPluginFloor, n, phase), r.findOn(v, targetFloor, n, phase)
+	cmp := func(s, base *Summary) (ratio, above string) {
+		if base == nil || base.WallMedian <= 0 {
+			return "-", "-"
+		}
+		return fmt.Sprintf("%.2f", s.WallMedian/base.WallMedian), fmt.Sprintf("%+.2f", (s.WallMedian-base.WallMedian)*1000/float64(n))
+	}
+	p("### N=%d %s, Terraform %s\n\n| target | wall median (s) | ×plugin floor | ms/object above plugin floor | ×terraform_data | ms/object above terraform_data | runs (s) | CPU total (s) | CPU provider (s) | provider peak RSS (MiB) | anon (MiB) |", n, phase, v)
+	if phase == "plan" {
+		p(" plan empty |")
+	}
+	p("\n|---|---|---|---|---|---|---|---|---|---|---|")
+	if phase == "plan" {
+		p("---|")
+	}
+	p("\n")
+	for _, s := range rows {
+		rpf, apf := cmp(s, pf)
+		rtf, atf := cmp(s, tf)
+		rss, anon := "-", "-"
+		if s.PeakRSS > 0 {
+			rss = fmt.Sprintf("%.1f", float64(s.PeakRSS)/mib)
+		}
+		if s.PeakAnon > 0 {
+			anon = fmt.Sprintf("%.1f", float64(s.PeakAnon)/mib)
+		}
+		p("| %s | %.2f | %s | %s | %s | %s | %s | %.2f | %.2f | %s | %s |", s.Target, s.WallMedian, rpf, apf, rtf, atf, joinFloats(s.Walls), s.CPUTotalMedian, s.CPUProvMedian, rss, anon)
+		if phase == "plan" {
+			e := "-"
+			if s.PlanEmpty != nil {
+				e = fmt.Sprint(*s.PlanEmpty)
+			}
+			p(" %s |", e)
+		}
+		p("\n")
+	}
+	p("\n")
+}
+
+func alsoText(r *Results) string {
+	if len(r.AlsoTerraform) == 0 {
+		return "no other CLI ran."
+	}
+	return fmt.Sprintf("zerotrust and both floors also ran on Terraform %s at N=%d (tables titled with that version).", strings.Join(r.AlsoTerraform, ", "), r.AlsoN)
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,7 +18,15 @@ import (
 
 // Results is everything results.json holds.
 type Results struct {
-	Started               time.Time         `json:"started"`
+	Started time.Time `json:"started"`
+	// TerraformVersion is the CLI every table and target uses (the newest
+	// this project pins); rows run on others carry their own version.
+	TerraformVersion string `json:"terraform_version"`
+	// AlsoTerraform are the other CLIs some rows ran on (options.alsoTerraform).
+	AlsoTerraform []string `json:"also_terraform,omitempty"`
+	AlsoN         int      `json:"also_n,omitempty"`
+	// PeersMaxN is options.peersMaxN.
+	PeersMaxN             int               `json:"peers_max_n,omitempty"`
 	Finished              time.Time         `json:"finished"`
 	Machine               Machine           `json:"machine"`
 	Ns                    []int             `json:"n"`
@@ -62,10 +72,10 @@ type Summary struct {
 	APITotal       map[string]int     `json:"api_requests_first_run"`
 }
 
-func summarize(target string, n int, samples []phaseSample) []Summary {
+func summarize(target, terraform string, n int, samples []phaseSample) []Summary {
 	var out []Summary
 	for _, phase := range []string{"apply", "plan", "destroy"} {
-		s := Summary{Target: target, N: n, Phase: phase, APIPerObject: map[string]float64{}}
+		s := Summary{Target: target, Terraform: terraform, N: n, Phase: phase, APIPerObject: map[string]float64{}}
 		var cpuT, cpuP []float64
 		for _, x := range samples {
 			if x.Phase != phase {
@@ -102,14 +112,49 @@ func summarize(target string, n int, samples []phaseSample) []Summary {
 	return out
 }
 
+// find is the summary of target at n and phase run on the main Terraform
+// (r.TerraformVersion); findOn on another.
 func (r *Results) find(target string, n int, phase string) *Summary {
+	return r.findOn(r.TerraformVersion, target, n, phase)
+}
+
+func (r *Results) findOn(version, target string, n int, phase string) *Summary {
 	for i := range r.Scale {
 		s := &r.Scale[i]
-		if s.Target == target && s.N == n && s.Phase == phase {
+		// Rows of older results carry no version: they ran on the main one.
+		if s.Target == target && s.N == n && s.Phase == phase && (s.Terraform == version || s.Terraform == "") {
 			return s
 		}
 	}
 	return nil
+}
+
+// versions are the Terraform versions of the rows, the main one first.
+func (r *Results) versions() []string {
+	out := []string{r.TerraformVersion}
+	for _, s := range r.Scale {
+		if s.Terraform != "" && !slices.Contains(out, s.Terraform) {
+			out = append(out, s.Terraform)
+		}
+	}
+	return out
+}
+
+// cliVersion is the bare version of a terraform binary ("1.16.0").
+func cliVersion(ctx context.Context, bin string) string {
+	cmd := exec.CommandContext(ctx, bin, "version", "-json")
+	cmd.Env = append(os.Environ(), "CHECKPOINT_DISABLE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	if json.Unmarshal(out, &v) != nil {
+		return ""
+	}
+	return v.Version
 }
 
 func round3(v float64) float64 {

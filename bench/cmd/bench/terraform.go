@@ -29,9 +29,11 @@ type provider struct {
 // exact versions, and checkpoint calls disabled.
 type tfEnv struct {
 	terraform string
+	version   string // "1.16.0"
 	work      string
 	env       []string
 	providers map[string]provider // by target
+	root      string
 }
 
 func newTFEnv(work, terraform string, bins map[string]string, root string) (*tfEnv, error) {
@@ -43,7 +45,7 @@ func newTFEnv(work, terraform string, bins map[string]string, root string) (*tfE
 	if err != nil {
 		return nil, err
 	}
-	e := &tfEnv{terraform: terraform, work: work, providers: map[string]provider{
+	e := &tfEnv{root: root, terraform: terraform, version: cliVersion(context.Background(), terraform), work: work, providers: map[string]provider{
 		targetZerotrust:   {source: "registry.terraform.io/ztfabric/zerotrust", local: "zerotrust", version: "0.0.1", bin: bins[targetZerotrust]},
 		targetPluginFloor: {source: "registry.terraform.io/ztfabric/ztfloor", local: "ztfloor", version: "0.0.1", bin: bins[targetPluginFloor]},
 		targetKubernetes:  {source: "registry.terraform.io/hashicorp/kubernetes", local: "kubernetes", version: strings.TrimPrefix(kv, "v"), bin: bins[targetKubernetes]},
@@ -88,6 +90,17 @@ func newTFEnv(work, terraform string, bins map[string]string, root string) (*tfE
 		"TMPDIR=" + os.TempDir(),
 	}
 	return e, nil
+}
+
+// withTerraform is e's setup for another terraform binary, in its own
+// scratch directory (state and configurations are per CLI: an older
+// Terraform refuses state a newer one wrote).
+func (e *tfEnv) withTerraform(work, terraform string) (*tfEnv, error) {
+	bins := map[string]string{}
+	for t, p := range e.providers {
+		bins[t] = p.bin
+	}
+	return newTFEnv(work, terraform, bins, e.root)
 }
 
 // pinnedVersion reads the version tools/<tool>/go.mod requires module at.

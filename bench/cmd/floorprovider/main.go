@@ -64,7 +64,11 @@ func (p *floorProvider) Configure(context.Context, provider.ConfigureRequest, *p
 
 func (p *floorProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{func() resource.Resource {
-		return &floorResource{real: resources.NewFederatedTrustDomainResource().(resource.ResourceWithIdentity)}
+		ftd, ok := resources.NewFederatedTrustDomainResource().(resource.ResourceWithIdentity)
+		if !ok {
+			panic("zerotrust_federated_trust_domain has no identity: the floor would not match it")
+		}
+		return &floorResource{real: ftd}
 	}}
 }
 

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+func TestMeshConfig(t *testing.T) {
+	p := provider{source: "registry.terraform.io/ztfabric/zerotrust", local: "zerotrust", version: "0.0.1"}
+	facts := []meshClusterFacts{
+		{Name: "mesh01", Kubeconfig: "/lab/mesh01/kubeconfig", BundleEndpointURL: "https://127.0.0.1:4001"},
+		{Name: "mesh02", Kubeconfig: "/lab/mesh02/kubeconfig", BundleEndpointURL: "https://127.0.0.1:4002"},
+		{Name: "mesh03", Kubeconfig: "/lab/mesh03/kubeconfig", BundleEndpointURL: "https://127.0.0.1:4003"},
+	}
+	src := meshConfig(p, facts)
+	f, diags := hclsyntax.ParseConfig([]byte(src), "main.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatalf("%s\n%s", diags, src)
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		t.Fatalf("body is %T", f.Body)
+	}
+	var got []string
+	for _, block := range body.Blocks {
+		got = append(got, strings.Join(append([]string{block.Type}, block.Labels...), " "))
+	}
+	want := []string{
+		"terraform", "locals", "provider zerotrust",
+		"data zerotrust_spire_server this", "data zerotrust_trust_bundle this", "locals",
+		"resource zerotrust_spire_federation this", "resource zerotrust_federated_trust_domain peer",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("blocks %q, want %q", got, want)
+	}
+	for _, s := range []string{
+		`source  = "ztfabric/zerotrust"`, `version = "= 0.0.1"`,
+		`mesh02 = { config_path = "/lab/mesh02/kubeconfig", config_context = "mesh02", bundle_endpoint_url = "https://127.0.0.1:4002" }`,
+		`wait_for_bundle     = true`,
+	} {
+		if !strings.Contains(src, s) {
+			t.Errorf("config lacks %q:\n%s", s, src)
+		}
+	}
+}
+
+// bundleMessage encodes a spire.api.types.Bundle with the fields SPIRE sends
+// without an output mask, so the parser must skip what it does not read.
+func bundleMessage(td string) []byte {
+	var b []byte
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendString(b, td)
+	b = protowire.AppendTag(b, 2, protowire.BytesType) // an X.509 authority
+	b = protowire.AppendBytes(b, []byte{0x0a, 0x02, 0x30, 0x82})
+	b = protowire.AppendTag(b, 4, protowire.VarintType) // refresh_hint
+	b = protowire.AppendVarint(b, 300)
+	return b
+}
+
+func TestParseListFederatedBundles(t *testing.T) {
+	var resp []byte
+	for _, td := range []string{"mesh02.zt.test", "mesh03.zt.test"} {
+		resp = protowire.AppendTag(resp, 1, protowire.BytesType)
+		resp = protowire.AppendBytes(resp, bundleMessage(td))
+	}
+	resp = protowire.AppendTag(resp, 2, protowire.BytesType)
+	resp = protowire.AppendString(resp, "page-2")
+	tds, next, err := parseListFederatedBundles(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"mesh02.zt.test", "mesh03.zt.test"}; !reflect.DeepEqual(tds, want) || next != "page-2" {
+		t.Errorf("got %q, next %q; want %q, next page-2", tds, next, want)
+	}
+
+	if tds, next, err := parseListFederatedBundles(nil); err != nil || len(tds) != 0 || next != "" {
+		t.Errorf("empty response: %q, %q, %v", tds, next, err)
+	}
+	if _, _, err := parseListFederatedBundles(resp[:len(resp)-3]); err == nil {
+		t.Error("a truncated response parsed without error")
+	}
+}
+
+func TestListFederatedBundlesRequest(t *testing.T) {
+	type field struct {
+		num protowire.Number
+		v   string
+	}
+	decode := func(b []byte) []field {
+		var out []field
+		if err := protoFields(b, func(num protowire.Number, _ protowire.Type, v []byte) error {
+			out = append(out, field{num, string(v)})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got, want := decode(listFederatedBundlesRequest("")), []field{{1, ""}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("first page: %v, want %v", got, want)
+	}
+	if got, want := decode(listFederatedBundlesRequest("tok")), []field{{1, ""}, {3, "tok"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("next page: %v, want %v", got, want)
+	}
+}
+
+func TestMeshAdded(t *testing.T) {
+	out := "zerotrust_federated_trust_domain.peer[\"a->b\"]: Creation complete\n\nApply complete! Resources: 9 added, 0 changed, 0 destroyed.\n"
+	if got := meshAdded(out); got != 9 {
+		t.Errorf("meshAdded = %d, want 9", got)
+	}
+	if got := meshAdded("Error: boom"); got != -1 {
+		t.Errorf("meshAdded without summary = %d, want -1", got)
+	}
+}
+
+func TestMeshProviderRequests(t *testing.T) {
+	dir := t.TempDir()
+	const (
+		provider = `"userAgent":"terraform-provider-zerotrust/0.0.1 (linux/amd64)"`
+		manager  = `"userAgent":"manager/v0.0.0 (linux/amd64) kubernetes/$Format"`
+	)
+	logs := [][]string{
+		{
+			`{"stage":"ResponseComplete","verb":"get","user":{"username":"admin"},` + provider + `,"objectRef":{"resource":"clusterfederatedtrustdomains","apiGroup":"spire.spiffe.io"}}`,
+			`{"stage":"ResponseStarted","verb":"create","user":{"username":"admin"},` + provider + `,"objectRef":{"resource":"pods","subresource":"exec"}}`,
+			`{"stage":"ResponseComplete","verb":"create","user":{"username":"admin"},` + provider + `,"objectRef":{"resource":"pods","subresource":"exec"}}`,
+			`{"stage":"ResponseComplete","verb":"list","user":{"username":"admin"},` + manager + `,"objectRef":{"resource":"clusterfederatedtrustdomains"}}`,
+			`{"stage":"ResponseComplete","verb":"get","user":{"username":"system:apiserver"},` + provider + `,"objectRef":{"resource":"namespaces"}}`,
+		},
+		{
+			`{"stage":"ResponseComplete","verb":"patch","user":{"username":"admin"},` + provider + `,"objectRef":{"resource":"spireservers"}}`,
+			`{"stage":"ResponseComplete","verb":"get","user":{"username":"admin"},` + provider + `}`,
+		},
+	}
+	a := &auditReader{offsets: make([]int64, len(logs))}
+	for i, lines := range logs {
+		p := filepath.Join(dir, "audit"+string(rune('a'+i))+".log")
+		// A line before the mark must not count.
+		if err := os.WriteFile(p, []byte(lines[0]+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a.paths = append(a.paths, p)
+	}
+	a.mark()
+	for i, lines := range logs {
+		if err := os.WriteFile(a.paths[i], []byte(strings.Join(append(lines[:1:1], lines...), "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts, perCluster, err := meshProviderRequests(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCounts := map[string]int{"get cftd": 1, "create pods/exec": 1, "patch spireservers": 1, "discovery": 1}
+	if !reflect.DeepEqual(counts, wantCounts) {
+		t.Errorf("counts %v, want %v", counts, wantCounts)
+	}
+	if want := []int{2, 2}; !reflect.DeepEqual(perCluster, want) {
+		t.Errorf("per cluster %v, want %v", perCluster, want)
+	}
+}
+
+func TestClusterScaleMarkdown(t *testing.T) {
+	if got := clusterScaleMarkdown(&Results{}); got != "" {
+		t.Errorf("no rows: %q, want nothing", got)
+	}
+	r := &Results{Machine: Machine{CPUs: 2}, ClusterScale: []ClusterScaleRow{
+		{Clusters: 3, Terraform: "1.16.0", Resources: 9, Runs: 3, NewClusters: 3, StartWall: 20, ApplyWall: 9, ApplyWalls: []float64{9, 12.25, 8}, ApplyCPUTotal: 3, ApplyCPUProvider: 1,
+			ApplyLabCPU: 4.5, ApplyMachineBusy: 0.951, ProviderRSS: 30 << 20, AllBundlesHeld: 8.5, BundlesHeldPerCluster: []float64{8.5, 7.25, 8}, RequestsPerCluster: map[string]float64{"get cftd": 4, "create pods/exec": 2.5},
+			RequestsPerClusterTotal: 6.5, RequestsMaxCluster: 7, PlanWall: 2, PlanEmpty: true, DestroyWall: 5},
+		{Clusters: 6, Terraform: "1.16.0", Resources: 36, NewClusters: 3, StartWall: 21, ApplyWall: 30,
+			RequestsPerCluster: map[string]float64{"get cftd": 10}, RequestsPerClusterTotal: 10, RequestsMaxCluster: 10,
+			PlanWall: 3, DestroyWall: 9, Error: "the plan after the apply is not empty: ~ update | x"},
+	}}
+	got := clusterScaleMarkdown(r)
+	for _, want := range []string{
+		"k = 3, 6",
+		"the machine's 2 cores",
+		"destroy 3 times",
+		"| 3 | 1.16.0 | 9 | 9.0 (9.0, 12.2, 8.0) | 1000 | 3.0 / 1.0 / 4.5 | 95% | 30.0 | 8.5, 7.2 | 6 (7) | 2.0 | 5.0 | 3, 20 |",
+		"| 6 | 1.16.0 | 36 | 30.0 | 833 | 0.0 / 0.0 / 0.0 | 0% | 0.0 | not reached | 10 (10) | 3.0 (not empty) | 9.0 | 3, 21 |",
+		"| create pods/exec | 2.5 | 0 |",
+		"| get cftd | 4 | 10 |",
+		`- 6 clusters: the plan after the apply is not empty: ~ update \| x`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestClusterScaleSummarize(t *testing.T) {
+	run := func(wall float64, held time.Duration, planEmpty bool, rss int64, requests map[string]int) meshRun {
+		return meshRun{
+			apply:          phaseSample{Wall: wall, ProviderRSS: rss},
+			held:           held,
+			heldPerCluster: []time.Duration{held, held / 2},
+			requests:       requests,
+			applied:        true,
+			planEmpty:      planEmpty,
+			plan:           wall / 10,
+		}
+	}
+	row := ClusterScaleRow{Clusters: 2}
+	row.summarize([]meshRun{
+		run(10, 9*time.Second, true, 40<<20, map[string]int{"get cftd": 4}),
+		run(30, 20*time.Second, true, 50<<20, map[string]int{"get cftd": 6, "discovery": 2}),
+		run(12, 11*time.Second, false, 45<<20, map[string]int{"get cftd": 4}),
+	})
+	if row.ApplyWall != 12 || !reflect.DeepEqual(row.ApplyWalls, []float64{10, 30, 12}) {
+		t.Errorf("apply %v %v, want median 12 of [10 30 12]", row.ApplyWall, row.ApplyWalls)
+	}
+	if row.ProviderRSS != 50<<20 {
+		t.Errorf("RSS %d, want the largest", row.ProviderRSS)
+	}
+	if row.AllBundlesHeld != 11 || !reflect.DeepEqual(row.BundlesHeldPerCluster, []float64{11, 5.5}) {
+		t.Errorf("held %v %v, want 11 and the median run's [11 5.5]", row.AllBundlesHeld, row.BundlesHeldPerCluster)
+	}
+	if row.PlanEmpty || row.PlanWall != 1.2 {
+		t.Errorf("plan empty %v wall %v, want not empty (one run planned changes), 1.2", row.PlanEmpty, row.PlanWall)
+	}
+	if want := map[string]float64{"get cftd": 2, "discovery": 0}; !reflect.DeepEqual(row.RequestsPerCluster, want) || row.RequestsPerClusterTotal != 2 {
+		t.Errorf("requests %v total %v, want %v total 2", row.RequestsPerCluster, row.RequestsPerClusterTotal, want)
+	}
+
+	row = ClusterScaleRow{Clusters: 2}
+	row.summarize([]meshRun{run(10, 9*time.Second, true, 1, nil), run(10, 0, true, 1, nil)})
+	if row.AllBundlesHeld != 0 || row.BundlesHeldPerCluster != nil {
+		t.Errorf("held %v %v, want not reached when a run did not reach it", row.AllBundlesHeld, row.BundlesHeldPerCluster)
+	}
+}
