@@ -17,9 +17,11 @@ import (
 	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -98,8 +100,15 @@ func (r *floorResource) Update(ctx context.Context, req resource.UpdateRequest, 
 	r.store(ctx, req.Plan.Raw, &resp.State.Raw, nil)
 }
 
-// Read returns the state it got (the framework pre-fills the response with it).
-func (r *floorResource) Read(context.Context, resource.ReadRequest, *resource.ReadResponse) {}
+// Read returns the state it got (the framework pre-fills the response with
+// it), and like the real resource an identity when the prior state holds
+// none (state written by Terraform < 1.12, where the framework still wants
+// one from Read).
+func (r *floorResource) Read(ctx context.Context, _ resource.ReadRequest, resp *resource.ReadResponse) {
+	if resp.Identity != nil && resp.Identity.Raw.IsFullyNull() {
+		setIdentity(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
+	}
+}
 
 func (r *floorResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
 
@@ -124,9 +133,14 @@ func (r *floorResource) store(ctx context.Context, plan tftypes.Value, state *tf
 	if created == nil || created.Identity == nil {
 		return
 	}
+	setIdentity(ctx, &created.State, created.Identity, &created.Diagnostics)
+}
+
+// setIdentity copies cluster and name from state into identity.
+func setIdentity(ctx context.Context, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	for _, name := range []string{"cluster", "name"} {
 		var s *string
-		created.Diagnostics.Append(created.State.GetAttribute(ctx, path.Root(name), &s)...)
-		created.Diagnostics.Append(created.Identity.SetAttribute(ctx, path.Root(name), s)...)
+		diags.Append(state.GetAttribute(ctx, path.Root(name), &s)...)
+		diags.Append(identity.SetAttribute(ctx, path.Root(name), s)...)
 	}
 }
