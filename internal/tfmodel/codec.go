@@ -53,7 +53,11 @@ func New[T any](ctx context.Context, schemaType attr.Type) *Codec[T] {
 	if rt.Kind() != reflect.Struct {
 		panic(fmt.Sprintf("tfmodel: %s is not a struct", rt))
 	}
-	c := &Codec[T]{typ: objType.TerraformType(ctx).(tftypes.Object)}
+	tfType, ok := objType.TerraformType(ctx).(tftypes.Object)
+	if !ok {
+		panic(fmt.Sprintf("tfmodel: %s is not a Terraform object type", objType))
+	}
+	c := &Codec[T]{typ: tfType}
 	seen := map[string]bool{}
 	for i := range rt.NumField() {
 		f := rt.Field(i)
@@ -114,7 +118,8 @@ func (c *Codec[T]) Value(ctx context.Context, src *T) (tftypes.Value, diag.Diagn
 	rv := reflect.ValueOf(src).Elem()
 	vals := make(map[string]tftypes.Value, len(c.fields))
 	for _, f := range c.fields {
-		v, err := rv.Field(f.index).Interface().(attr.Value).ToTerraformValue(ctx)
+		av, _ := rv.Field(f.index).Interface().(attr.Value) // checked in New
+		v, err := av.ToTerraformValue(ctx)
 		if err != nil {
 			diags.AddError("Provider Error", fmt.Sprintf("tfmodel: attribute %q: %v", f.name, err))
 			continue
