@@ -92,14 +92,14 @@ func markdown(r *Results, plots []string, analysis string) string {
 	}
 
 	if len(r.ClusterScale) > 0 {
-		p("## Scale in clusters: full-mesh bootstrap in one apply\n\n")
+		// The section brings its own heading; the plots follow its method text and tables.
+		p("%s\n\n", strings.TrimSpace(clusterScaleMarkdown(r)))
 		if slices.Contains(plots, plotClusters) {
 			p("![full-mesh apply time vs clusters](%s)\n\n", plotClusters)
 		}
 		if slices.Contains(plots, plotClustersRequests) {
 			p("![API requests per cluster and resources vs clusters](%s)\n\n", plotClustersRequests)
 		}
-		p("%s\n\n", strings.TrimSpace(clusterScaleMarkdown(r)))
 	}
 
 	p("## API requests per object\n\n")
