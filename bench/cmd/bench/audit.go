@@ -22,9 +22,9 @@ type auditReader struct {
 	offsets []int64
 }
 
-func newAuditReader(lab *harness.Lab) *auditReader {
+func newAuditReader(clusters []*harness.Cluster) *auditReader {
 	a := &auditReader{}
-	for _, c := range lab.Clusters {
+	for _, c := range clusters {
 		a.paths = append(a.paths, c.AuditLogPath())
 	}
 	a.offsets = make([]int64, len(a.paths))
@@ -58,31 +58,40 @@ type auditEvent struct {
 // "discovery".
 func (a *auditReader) collect() (map[string]int, error) {
 	counts := map[string]int{}
+	err := a.scan(func(_ int, line []byte) {
+		var ev auditEvent
+		if json.Unmarshal(line, &ev) != nil || ev.Stage != "ResponseComplete" || ev.User.Username != benchUser {
+			return
+		}
+		counts[classify(ev)]++
+	})
+	return counts, err
+}
+
+// scan calls fn with each audit event line written since the last mark and
+// the index of its log (cluster) in a.paths.
+func (a *auditReader) scan(fn func(i int, line []byte)) error {
 	for i, p := range a.paths {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, fmt.Errorf("audit log: %w", err)
+			return fmt.Errorf("audit log: %w", err)
 		}
 		if _, err := f.Seek(a.offsets[i], io.SeekStart); err != nil {
 			f.Close()
-			return nil, err
+			return err
 		}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for sc.Scan() {
-			var ev auditEvent
-			if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" || ev.User.Username != benchUser {
-				continue
-			}
-			counts[classify(ev)]++
+			fn(i, sc.Bytes())
 		}
 		err = sc.Err()
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("audit log %s: %w", p, err)
+			return fmt.Errorf("audit log %s: %w", p, err)
 		}
 	}
-	return counts, nil
+	return nil
 }
 
 func classify(ev auditEvent) string {

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,10 +64,10 @@ func meshClusterName(i int) string { return fmt.Sprintf("mesh%02d", i+1) }
 // A row that leaves anything behind (objects, bundles in SPIRE) ends the
 // part with an error, since the next row would start dirty.
 func runClusterScale(ctx context.Context, env *tfEnv, opts options, res *Results) error {
-	version, err := meshTerraformVersion(ctx, env)
-	if err != nil {
-		return err
+	if env.version == "" {
+		return fmt.Errorf("terraform %s: no version from `terraform version -json`", env.terraform)
 	}
+	version := env.version
 	var (
 		members []*meshMember
 		labs    []*harness.Lab
@@ -109,21 +107,6 @@ func runClusterScale(ctx context.Context, env *tfEnv, opts options, res *Results
 	return nil
 }
 
-// meshTerraformVersion asks the CLI the rows run with for its version.
-func meshTerraformVersion(ctx context.Context, env *tfEnv) (string, error) {
-	out, err := env.tf(ctx, env.work, time.Minute, "version", "-json")
-	if err != nil {
-		return "", fmt.Errorf("terraform version: %w\n%s", err, tail(out, 10))
-	}
-	var v struct {
-		Version string `json:"terraform_version"`
-	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Version == "" {
-		return "", fmt.Errorf("terraform version -json: no terraform_version in %q (%v)", tail(out, 5), err)
-	}
-	return v.Version, nil
-}
-
 // startMeshMembers starts clusters from+1..to (names mesh<NN>) as one lab
 // with audit logs, and in each a SPIRE server with spire-controller-manager
 // and the exec endpoint, all in parallel. On error it returns what it
@@ -133,13 +116,7 @@ func startMeshMembers(ctx context.Context, work string, from, to int) (*harness.
 	for i := from; i < to; i++ {
 		names = append(names, meshClusterName(i))
 	}
-	lab, err := harness.Start(ctx, harness.Options{
-		Names:    names,
-		Dir:      filepath.Join(work, "mesh", fmt.Sprintf("lab-%02d-%02d", from+1, to)),
-		AuditLog: true,
-		// The audit log must not rotate under the reader (lumberjack renames the file).
-		APIServerFlags: []string{"--audit-log-maxsize=100000", "--audit-log-maxbackup=0"},
-	})
+	lab, err := startAuditedLab(ctx, names, filepath.Join(work, "mesh", fmt.Sprintf("lab-%02d-%02d", from+1, to)))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -252,10 +229,11 @@ type meshRun struct {
 func meshCycle(ctx context.Context, env *tfEnv, opts options, dir string, members []*meshMember, resources int,
 	fail func(format string, args ...any)) (meshRun, error) {
 	var run meshRun
-	audit := &auditReader{offsets: make([]int64, len(members))}
-	for _, m := range members {
-		audit.paths = append(audit.paths, m.cluster.AuditLogPath())
+	clusters := make([]*harness.Cluster, len(members))
+	for i, m := range members {
+		clusters[i] = m.cluster
 	}
+	audit := newAuditReader(clusters)
 	audit.mark()
 	poll := startBundlePoll(ctx, members, time.Now(), meshBundleWaitCap)
 	busyBefore, labBefore := machineBusySeconds(), labCPU(members)
@@ -604,37 +582,23 @@ type meshAuditExtra struct {
 func meshProviderRequests(a *auditReader) (map[string]int, []int, error) {
 	counts := map[string]int{}
 	perCluster := make([]int, len(a.paths))
-	for i, p := range a.paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, nil, fmt.Errorf("audit log: %w", err)
+	err := a.scan(func(i int, line []byte) {
+		var ev auditEvent
+		var extra meshAuditExtra
+		if json.Unmarshal(line, &ev) != nil || json.Unmarshal(line, &extra) != nil ||
+			ev.Stage != "ResponseComplete" || ev.User.Username != benchUser ||
+			!strings.HasPrefix(extra.UserAgent, meshProviderAgent) {
+			return
 		}
-		if _, err := f.Seek(a.offsets[i], io.SeekStart); err != nil {
-			f.Close()
-			return nil, nil, err
+		kind := classify(ev)
+		if extra.ObjectRef != nil && extra.ObjectRef.Subresource != "" {
+			kind += "/" + extra.ObjectRef.Subresource
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var ev auditEvent
-			var extra meshAuditExtra
-			if json.Unmarshal(sc.Bytes(), &ev) != nil || json.Unmarshal(sc.Bytes(), &extra) != nil ||
-				ev.Stage != "ResponseComplete" || ev.User.Username != benchUser ||
-				!strings.HasPrefix(extra.UserAgent, meshProviderAgent) {
-				continue
-			}
-			kind := classify(ev)
-			if extra.ObjectRef != nil && extra.ObjectRef.Subresource != "" {
-				kind += "/" + extra.ObjectRef.Subresource
-			}
-			counts[kind]++
-			perCluster[i]++
-		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, nil, fmt.Errorf("audit log %s: %w", p, err)
-		}
+		counts[kind]++
+		perCluster[i]++
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return counts, perCluster, nil
 }

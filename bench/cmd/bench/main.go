@@ -272,13 +272,7 @@ func run(ctx context.Context, opts options) error {
 // spread over three clusters, every target, interleaved runs.
 func runObjectScale(ctx context.Context, env *tfEnv, opts options, res *Results) error {
 	logf("starting %d clusters", len(clusterNames))
-	lab, err := harness.Start(ctx, harness.Options{
-		Names:    clusterNames,
-		Dir:      filepath.Join(env.work, "lab"),
-		AuditLog: true,
-		// The audit log must not rotate under the reader (lumberjack renames the file).
-		APIServerFlags: []string{"--audit-log-maxsize=100000", "--audit-log-maxbackup=0"},
-	})
+	lab, err := startAuditedLab(ctx, clusterNames, filepath.Join(env.work, "lab"))
 	if err != nil {
 		return err
 	}
@@ -287,7 +281,7 @@ func runObjectScale(ctx context.Context, env *tfEnv, opts options, res *Results)
 			logf("stopping clusters: %v", err)
 		}
 	}()
-	audit := newAuditReader(lab)
+	audit := newAuditReader(lab.Clusters)
 
 	for _, n := range opts.ns {
 		if err := ctx.Err(); err != nil {
@@ -320,6 +314,18 @@ func runObjectScale(ctx context.Context, env *tfEnv, opts options, res *Results)
 		}
 	}
 	return nil
+}
+
+// startAuditedLab starts clusters whose API servers write the audit log the
+// request counts come from (auditReader).
+func startAuditedLab(ctx context.Context, names []string, dir string) (*harness.Lab, error) {
+	return harness.Start(ctx, harness.Options{
+		Names:    names,
+		Dir:      dir,
+		AuditLog: true,
+		// The audit log must not rotate under the reader (lumberjack renames the file).
+		APIServerFlags: []string{"--audit-log-maxsize=100000", "--audit-log-maxbackup=0"},
+	})
 }
 
 // targetsAt are the targets that run at n (see options.peersMaxN).
