@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"log"
-	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -22,8 +21,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/protoserver"
@@ -32,20 +29,7 @@ import (
 )
 
 func main() {
-	// The same log settings as the real provider's main: Terraform discards
-	// provider logs unless TF_LOG is set, and the framework would format them.
-	if os.Getenv("TF_LOG") == "" && os.Getenv("TF_LOG_PROVIDER") == "" {
-		for _, name := range []string{"TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO"} {
-			if os.Getenv(name) == "" {
-				_ = os.Setenv(name, "off")
-			}
-		}
-	}
-	server, err := protoserver.New(&floorProvider{real: ztprovider.New("floor")()})()
-	if err == nil {
-		err = tf6server.Serve("registry.terraform.io/ztfabric/ztfloor", func() tfprotov6.ProviderServer { return server })
-	}
-	if err != nil {
+	if err := protoserver.Serve("registry.terraform.io/ztfabric/ztfloor", &floorProvider{real: ztprovider.New("floor")()}); err != nil {
 		log.Fatal(err.Error())
 	}
 }
