@@ -290,13 +290,20 @@ func (c *Client) askServed(ctx context.Context, kind Kind) (bool, error) {
 	return served, err
 }
 
+// groupVersionPath is the URL path of a group version ("v1" or
+// "<group>/<version>"): /api/v1 for the core group, /apis/<group>/<version>
+// otherwise.
+func groupVersionPath(groupVersion string) string {
+	if !strings.Contains(groupVersion, "/") {
+		return "/api/" + groupVersion
+	}
+	return "/apis/" + groupVersion
+}
+
 // serverResources is the discovery document of one group version
 // (GET /api/v1 or /apis/<group>/<version>).
 func (c *Client) serverResources(ctx context.Context, groupVersion string) (*metav1.APIResourceList, error) {
-	path := "/apis/" + groupVersion
-	if !strings.Contains(groupVersion, "/") {
-		path = "/api/" + groupVersion
-	}
+	path := groupVersionPath(groupVersion)
 	body, err := c.raw.Get().AbsPath(path).Do(ctx).Raw()
 	if err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // refreshSnapshotAfter is how many objects of one kind a client reads one by
@@ -80,7 +79,7 @@ func (c *Client) GetForRefresh(ctx context.Context, kind Kind, namespace, name s
 // garbage collector to trace and cost a third of decoded unstructured maps.
 func (c *Client) listRaw(ctx context.Context, kind Kind) (map[string]json.RawMessage, error) {
 	items := map[string]json.RawMessage{}
-	path := resourcePath(kind.GVR())
+	path := groupVersionPath(kind.APIVersion()) + "/" + kind.Plural
 	cont := ""
 	for {
 		var body []byte
@@ -121,12 +120,4 @@ func (c *Client) listRaw(ctx context.Context, kind Kind) (map[string]json.RawMes
 			return items, nil
 		}
 	}
-}
-
-// resourcePath is the collection URL of a resource across namespaces.
-func resourcePath(gvr schema.GroupVersionResource) string {
-	if gvr.Group == "" {
-		return "/api/" + gvr.Version + "/" + gvr.Resource
-	}
-	return "/apis/" + gvr.Group + "/" + gvr.Version + "/" + gvr.Resource
 }
