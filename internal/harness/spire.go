@@ -207,6 +207,28 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	return s, nil
 }
 
+// StartSpires starts a SPIRE server for each of clusters concurrently, with
+// the options opts gives for it. When any fails it stops the others and
+// returns every failure; otherwise the servers in the clusters' order.
+func StartSpires(ctx context.Context, clusters []*Cluster, opts func(*Cluster) SpireOptions) ([]*Spire, error) {
+	spires := make([]*Spire, len(clusters))
+	errs := make([]error, len(clusters))
+	var wg sync.WaitGroup
+	for i, c := range clusters {
+		wg.Go(func() { spires[i], errs[i] = StartSpire(ctx, c, opts(c)) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, s := range spires {
+			if s != nil {
+				err = errors.Join(err, s.Stop())
+			}
+		}
+		return nil, err
+	}
+	return spires, nil
+}
+
 func (s *Spire) prepareDirs() error {
 	s.Dir = s.opts.Dir
 	switch {

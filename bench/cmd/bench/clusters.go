@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -120,28 +119,22 @@ func startMeshMembers(ctx context.Context, work string, from, to int) (*harness.
 	if err != nil {
 		return nil, nil, err
 	}
-	members := make([]*meshMember, len(lab.Clusters))
-	errs := make([]error, len(lab.Clusters))
-	var wg sync.WaitGroup
-	for i, c := range lab.Clusters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := harness.StartSpire(ctx, c, harness.SpireOptions{TrustDomain: c.Name + ".zt.test", ControllerManager: true})
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			m := &meshMember{cluster: c, spire: s}
-			members[i] = m
-			// The admin API is the socket the spire-server CLI uses: local
-			// callers are trusted, no TLS.
-			m.admin, errs[i] = grpc.NewClient("unix://"+s.SocketPath, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		}()
+	spires, err := harness.StartSpires(ctx, lab.Clusters, func(c *harness.Cluster) harness.SpireOptions {
+		return harness.SpireOptions{TrustDomain: c.Name + ".zt.test", ControllerManager: true}
+	})
+	if err != nil {
+		return lab, nil, err
 	}
-	wg.Wait()
-	started := slices.DeleteFunc(members, func(m *meshMember) bool { return m == nil })
-	return lab, started, errors.Join(errs...)
+	members := make([]*meshMember, len(spires))
+	for i, s := range spires {
+		members[i] = &meshMember{cluster: lab.Clusters[i], spire: s}
+		// The admin API is the socket the spire-server CLI uses: local
+		// callers are trusted, no TLS. (No connection is made yet.)
+		if members[i].admin, err = grpc.NewClient("unix://"+s.SocketPath, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+			return lab, members, err
+		}
+	}
+	return lab, members, nil
 }
 
 // stopMesh stops the SPIRE installations before their clusters.

@@ -41,7 +41,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -252,25 +251,12 @@ func up(ctx context.Context, args []string) error {
 // exec endpoint (exe exec-endpoint) per cluster, concurrently; on failure it
 // stops all of them.
 func startSpires(ctx context.Context, lab *harness.Lab, tdSuffix, exe string) ([]*harness.Spire, error) {
-	spires := make([]*harness.Spire, len(lab.Clusters))
-	errs := make([]error, len(lab.Clusters))
-	var wg sync.WaitGroup
-	for i, c := range lab.Clusters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			spires[i], errs[i] = harness.StartSpire(ctx, c, harness.SpireOptions{
-				TrustDomain: c.Name + "." + tdSuffix, ControllerManager: true, Detach: true,
-				ExecEndpointCommand: []string{exe, execEndpointCommand},
-			})
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		stopSpires(spires)
-		return nil, err
-	}
-	return spires, nil
+	return harness.StartSpires(ctx, lab.Clusters, func(c *harness.Cluster) harness.SpireOptions {
+		return harness.SpireOptions{
+			TrustDomain: c.Name + "." + tdSuffix, ControllerManager: true, Detach: true,
+			ExecEndpointCommand: []string{exe, execEndpointCommand},
+		}
+	})
 }
 
 func stopSpires(spires []*harness.Spire) {
