@@ -44,3 +44,43 @@ func TestAccServedAgainstAPIServer(t *testing.T) {
 		}
 	}
 }
+
+// A "served" answer is remembered for the client's life (a plan asks once
+// per created object); "not served" is asked again each time, since the CRD
+// may be installed moments later.
+func TestAccServedRemembersOnlyYes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	lab, err := harness.Start(ctx, harness.Options{Names: []string{"served-cache"}, Dir: t.TempDir()})
+	if lab != nil {
+		t.Cleanup(func() { _ = lab.Stop() })
+	}
+	if err != nil {
+		t.Fatalf("starting a cluster: %v", err)
+	}
+	c := lab.Clusters[0]
+	// Counts the discovery document of spire.spiffe.io/v1alpha1: only Served asks for it here.
+	proxy := newCountingProxy(t, c, "/apis/spire.spiffe.io/v1alpha1")
+	client := proxy.client(t, "served-cache", c.Token)
+	missing := kube.Kind{Group: "spire.spiffe.io", Version: "v1alpha1", Kind: "Nope", Plural: "nopes"}
+	for _, tc := range []struct {
+		name     string
+		kind     kube.Kind
+		want     bool
+		requests int // for three calls
+	}{
+		{"served", kube.ClusterFederatedTrustDomain, true, 1},
+		{"not served", missing, false, 3},
+	} {
+		proxy.reset()
+		for range 3 {
+			got, err := client.Served(ctx, tc.kind)
+			if err != nil || got != tc.want {
+				t.Fatalf("%s: Served = %v, %v; want %v", tc.name, got, err, tc.want)
+			}
+		}
+		if got := proxy.requests(); len(got) != tc.requests {
+			t.Errorf("%s: %d discovery requests for three calls, want %d: %v", tc.name, len(got), tc.requests, got)
+		}
+	}
+}
