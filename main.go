@@ -28,7 +28,7 @@ func main() {
 	// tf6server.Serve instead of providerserver.Serve: the same server, but
 	// with protoserver's wrapper, which keeps the framework from retaining
 	// every request's context (see internal/protoserver).
-	err := protoserver.Serve("registry.terraform.io/ztfabric/zerotrust", provider.New(version)(), opts...)
+	err := protoserver.Serve("registry.terraform.io/ztfabric/zerotrust", provider.New(version), opts...)
 	stopProfiles()
 	if err != nil {
 		log.Fatal(err.Error())

@@ -22,13 +22,24 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
 )
 
 // New returns a factory for the provider's protocol 6 server, in the shape
 // tf6server.Serve and terraform-plugin-testing's ProtoV6ProviderFactories take.
-func New(p provider.Provider) func() (tfprotov6.ProviderServer, error) {
+// Every server gets a provider of its own from newProvider: a provider
+// implementing fastpath.Provider has its fast paths tried first for
+// ReadResource and PlanResourceChange (see internal/fastpath), and they
+// answer from what that server's ConfigureProvider configured.
+func New(newProvider func() provider.Provider) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
-		return Release(providerserver.NewProtocol6(p)()), nil
+		p := newProvider()
+		server := Release(providerserver.NewProtocol6(p)())
+		if fp, ok := p.(fastpath.Provider); ok {
+			server = WithFastPaths(server, fp.FastPaths())
+		}
+		return server, nil
 	}
 }
 
@@ -40,7 +51,7 @@ func New(p provider.Provider) func() (tfprotov6.ProviderServer, error) {
 // terraform-plugin-go passes through the embedded interface unwrapped until
 // it is listed here.
 func Release(inner tfprotov6.ProviderServer) tfprotov6.ProviderServer {
-	return releasing{inner}
+	return releasing{ProviderServer: inner}
 }
 
 // full returns the wrapped server's optional RPCs; a server without them is
@@ -53,7 +64,22 @@ func (s releasing) full() inner {
 	return full
 }
 
-type releasing struct{ tfprotov6.ProviderServer }
+type releasing struct {
+	tfprotov6.ProviderServer
+	fast map[string]fastpath.Resource // by resource type; nil: none
+}
+
+// WithFastPaths has server (a Release result) try fast[type] first for
+// ReadResource and PlanResourceChange of that resource type, and answer
+// through the framework whenever a fast path declines.
+func WithFastPaths(server tfprotov6.ProviderServer, fast map[string]fastpath.Resource) tfprotov6.ProviderServer {
+	r, ok := server.(releasing)
+	if !ok {
+		panic("protoserver: WithFastPaths takes a server Release returned")
+	}
+	r.fast = fast
+	return r
+}
 
 var (
 	_ tfprotov6.ActionServer       = releasing{}
@@ -167,6 +193,11 @@ func (s releasing) OpenEphemeralResource(ctx context.Context, req *tfprotov6.Ope
 }
 
 func (s releasing) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	if fp := s.fast[req.TypeName]; fp != nil {
+		if resp, ok := fp.PlanResourceChange(ctx, req); ok {
+			return resp, nil
+		}
+	}
 	return call(ctx, req, s.ProviderServer.PlanResourceChange)
 }
 
@@ -175,6 +206,11 @@ func (s releasing) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSo
 }
 
 func (s releasing) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	if fp := s.fast[req.TypeName]; fp != nil {
+		if resp, ok := fp.ReadResource(ctx, req); ok {
+			return resp, nil
+		}
+	}
 	return call(ctx, req, s.ProviderServer.ReadResource)
 }
 

@@ -46,7 +46,7 @@ func TestFrameworkServerRetainsRequestContexts(t *testing.T) {
 }
 
 func TestReleaseDropsRequestContexts(t *testing.T) {
-	server, err := New(provider.New("test")())()
+	server, err := New(provider.New("test"))()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 )
 
-// Serve serves p as the plugin at address (registry.terraform.io/<ns>/<type>)
+// Serve serves the provider newProvider returns as the plugin at address (registry.terraform.io/<ns>/<type>)
 // the way the provider binary does: framework logs quiet unless asked for,
 // the server of New, tf6server. The benchmark's plugin floor calls it too,
 // so that it is served exactly like the provider it is a floor for.
-func Serve(address string, p provider.Provider, opts ...tf6server.ServeOpt) error {
+func Serve(address string, newProvider func() provider.Provider, opts ...tf6server.ServeOpt) error {
 	quietFrameworkLogs()
-	server, err := New(p)()
+	server, err := New(newProvider)()
 	if err != nil {
 		return err
 	}

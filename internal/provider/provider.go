@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/action"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/actions"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/datasources"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/resources"
@@ -38,6 +40,20 @@ var (
 
 type zerotrustProvider struct {
 	version string
+	// configured is what Configure gave resources, for the fast paths
+	// (internal/fastpath); nil before Configure, after a failed one and
+	// while the provider defers, so that the framework answers then. One
+	// provider serves one server (protoserver.New).
+	configured atomic.Pointer[providerdata.Data]
+}
+
+var _ fastpath.Provider = (*zerotrustProvider)(nil)
+
+// FastPaths serves the resources a configuration holds by the hundred.
+func (p *zerotrustProvider) FastPaths() map[string]fastpath.Resource {
+	return map[string]fastpath.Resource{
+		"zerotrust_federated_trust_domain": resources.NewFederatedTrustDomainFastPath(p.configured.Load),
+	}
 }
 
 // New returns a constructor for the provider at the given version.
@@ -55,6 +71,12 @@ func (p *zerotrustProvider) Schema(_ context.Context, _ provider.SchemaRequest, 
 }
 
 func (p *zerotrustProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	p.configured.Store(nil)
+	defer func() {
+		if data, ok := resp.ResourceData.(*providerdata.Data); ok && resp.Deferred == nil && !resp.Diagnostics.HasError() {
+			p.configured.Store(data)
+		}
+	}()
 	var cfg providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {

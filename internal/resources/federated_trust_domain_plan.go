@@ -53,40 +53,17 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
-		return
-	}
-	if config.Name.IsNull() && !plan.TrustDomain.IsUnknown() {
-		name := defaultObjectName(plan.TrustDomain.ValueString())
-		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-			resp.Diagnostics.AddAttributeError(path.Root("name"), "Cannot Derive Object Name",
-				fmt.Sprintf("The name derived from trust_domain (%q) is not a valid object name: %s. Set name explicitly.",
-					name, strings.Join(msgs, "; ")))
+	var state *federatedTrustDomainResourceModel
+	if !req.State.Raw.IsNull() {
+		state = &federatedTrustDomainResourceModel{}
+		resp.Diagnostics.Append(codec.Get(ctx, req.State.Raw, state)...)
+		if resp.Diagnostics.HasError() {
 			return
 		}
-		plan.Name = types.StringValue(name)
 	}
-	creating := req.State.Raw.IsNull()
-	if config.ClassName.IsNull() {
-		var state federatedTrustDomainResourceModel
-		if !creating {
-			resp.Diagnostics.Append(codec.Get(ctx, req.State.Raw, &state)...)
-		}
-		written, d := classNameWritten(ctx, req.Private)
-		resp.Diagnostics.Append(d...)
-		if creating || written {
-			plan.ClassName = optionalString(r.Data.SpireClassName)
-		} else {
-			plan.ClassName = state.ClassName
-		}
-	}
-	if plan.Name.IsUnknown() {
-		plan.ID = types.StringUnknown()
-	} else {
-		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
-	}
-	if creating {
-		r.planCheckUnique(ctx, plan, &resp.Diagnostics)
+	resp.Diagnostics.Append(r.planModel(ctx, &plan, config, state, req.Private)...)
+	if resp.Diagnostics.HasError() {
+		return
 	}
 	raw, diags := codec.Value(ctx, &plan)
 	resp.Diagnostics.Append(diags...)
@@ -104,6 +81,48 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 			obj, d := federatedTrustDomainObject(ctx, toApply, false)
 			return obj, !d.HasError()
 		}})
+}
+
+// planModel is ModifyPlan's work on the model, shared with its fast path
+// (federated_trust_domain_fastpath.go): it completes plan (the framework's
+// plan after defaults and attribute plan modifiers) from config, the prior
+// state (nil when creating) and the private state. The API calls it makes
+// are the plan-time duplicate checks of a create.
+func (r *federatedTrustDomainResource) planModel(ctx context.Context, plan *federatedTrustDomainResourceModel, config federatedTrustDomainResourceModel,
+	state *federatedTrustDomainResourceModel, private privateStateReader) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &diags) {
+		return diags
+	}
+	if config.Name.IsNull() && !plan.TrustDomain.IsUnknown() {
+		name := defaultObjectName(plan.TrustDomain.ValueString())
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			diags.AddAttributeError(path.Root("name"), "Cannot Derive Object Name",
+				fmt.Sprintf("The name derived from trust_domain (%q) is not a valid object name: %s. Set name explicitly.",
+					name, strings.Join(msgs, "; ")))
+			return diags
+		}
+		plan.Name = types.StringValue(name)
+	}
+	creating := state == nil
+	if config.ClassName.IsNull() {
+		written, d := classNameWritten(ctx, private)
+		diags.Append(d...)
+		if creating || written {
+			plan.ClassName = optionalString(r.Data.SpireClassName)
+		} else {
+			plan.ClassName = state.ClassName
+		}
+	}
+	if plan.Name.IsUnknown() {
+		plan.ID = types.StringUnknown()
+	} else {
+		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
+	}
+	if creating {
+		r.planCheckUnique(ctx, *plan, &diags)
+	}
+	return diags
 }
 
 // planCheckUnique runs the duplicate checks of Create at plan time, when the

@@ -227,29 +227,45 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 	}
 	// The identity is known from state: the framework requires one from
 	// every way out of Read (object gone, connection not known yet), also
-	// when the prior state holds none (written by Terraform < 1.12).
+	// when the prior state holds none (written by Terraform < 1.12); Read
+	// never changes it (cluster and name replace the resource).
 	resp.Diagnostics.Append(federatedTrustDomainID(state).setIfMissing(ctx, federatedTrustDomainIdentity, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
 	}
-	obj, err := client.GetForRefresh(ctx, kube.ClusterFederatedTrustDomain, "", state.Name.ValueString())
-	if kube.IsNotFound(err) {
+	found, written, diags := refreshFederatedTrustDomain(ctx, client, &state)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !found {
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "read the ClusterFederatedTrustDomain "+state.Name.ValueString()))
-		return
-	}
-	resp.Diagnostics.Append(setFromObject(ctx, &state, obj)...)
-	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, obj, client.FieldManager)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, classNameWrittenKey, []byte(strconv.FormatBool(written)))...)
 	raw, diags := codec.Value(ctx, &state)
 	resp.Diagnostics.Append(diags...)
 	if !resp.Diagnostics.HasError() {
 		resp.State.Raw = raw
 	}
-	resp.Diagnostics.Append(federatedTrustDomainID(state).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+}
+
+// refreshFederatedTrustDomain is Read's work, shared with its fast path
+// (federated_trust_domain_fastpath.go): it reads the object state names
+// and updates state from it. found is false when the object is gone;
+// classNameWritten is what recordClassNameWritten keeps in private state.
+func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, state *federatedTrustDomainResourceModel) (found, classNameWritten bool, diags diag.Diagnostics) {
+	obj, err := client.GetForRefresh(ctx, kube.ClusterFederatedTrustDomain, "", state.Name.ValueString())
+	if kube.IsNotFound(err) {
+		return false, false, nil
+	}
+	if err != nil {
+		diags.Append(kube.Diagnostic(err, "read the ClusterFederatedTrustDomain "+state.Name.ValueString()))
+		return false, false, diags
+	}
+	diags.Append(setFromObject(ctx, state, obj)...)
+	return true, appliesField(obj, client.FieldManager, "spec", "className"), diags
 }
 
 func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {

@@ -29,7 +29,7 @@ import (
 )
 
 func main() {
-	if err := protoserver.Serve("registry.terraform.io/ztfabric/ztfloor", &floorProvider{real: ztprovider.New("floor")()}); err != nil {
+	if err := protoserver.Serve("registry.terraform.io/ztfabric/ztfloor", func() provider.Provider { return &floorProvider{real: ztprovider.New("floor")()} }); err != nil {
 		log.Fatal(err.Error())
 	}
 }

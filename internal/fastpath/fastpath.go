@@ -1,0 +1,42 @@
+// Package fastpath serves the two RPCs a plan sends for every managed
+// instance, ReadResource and PlanResourceChange, for a resource whose count
+// makes them the provider's hot path, without the framework's per-request
+// machinery, in the one case where the answer is certain: a refresh, and a
+// plan that changes nothing. Everything else goes to the framework.
+//
+// Why: at 1000 objects the framework's own work for these two RPCs (its
+// schema walks per attribute path, value copies, semantic-equality and
+// write-only passes, defaults and plan modifiers run through reflection) was
+// most of the provider's CPU (bench/ANALYSIS.md). terraform-plugin-go is the
+// library the framework itself serves with; the fast path decodes and
+// encodes with it and runs the resource's own Read and ModifyPlan logic.
+//
+// What keeps the answers equal to the framework's: a Resource answers only
+// requests it can prove the framework would answer the same way (for a
+// plan: proposed state equal to prior state, no default or attribute plan
+// modifier that would change a value, the resource's plan logic changing
+// nothing and saying nothing), and says "not mine" (false) for anything
+// else, before any side effect that the framework's answer would repeat
+// differently. Shortcut checks the schema once and refuses schemas with
+// features it does not model. The resources' tests compare both answers on
+// a real API server.
+package fastpath
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+)
+
+// Resource is a fast path for one resource type. Each method returns false
+// when the framework must answer; then its response is ignored.
+type Resource interface {
+	ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool)
+	PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool)
+}
+
+// Provider is implemented by a framework provider that has fast paths, by
+// resource type name.
+type Provider interface {
+	FastPaths() map[string]Resource
+}

@@ -1,0 +1,65 @@
+package fastpath
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+)
+
+// Private is a resource's private state in the framework's encoding (v1.19,
+// internal/privatestate): a JSON object whose values are base64 JSON
+// documents, the provider's keys as they are and the framework's own ones
+// beginning with ".".
+type Private struct {
+	raw []byte
+	m   map[string][]byte
+}
+
+// ParsePrivate parses private state; false leaves the request to the
+// framework: state it cannot parse, and any framework key (".import_before_read"
+// is set by an import and consumed by the framework's next Read).
+func ParsePrivate(raw []byte) (Private, bool) {
+	p := Private{raw: raw}
+	if len(raw) == 0 {
+		return p, true
+	}
+	if err := json.Unmarshal(raw, &p.m); err != nil {
+		return Private{}, false
+	}
+	for k := range p.m {
+		if strings.HasPrefix(k, ".") {
+			return Private{}, false
+		}
+	}
+	return p, true
+}
+
+// GetKey reads a provider key, as the framework's ProviderData.GetKey does.
+func (p Private) GetKey(_ context.Context, key string) ([]byte, diag.Diagnostics) {
+	return p.m[key], nil
+}
+
+// With returns the private state with key set to value (removed when value
+// is empty), encoded as the framework encodes it; the bytes it was parsed
+// from when that changes nothing.
+func (p Private) With(key string, value []byte) ([]byte, error) {
+	if bytes.Equal(p.m[key], value) {
+		return p.raw, nil
+	}
+	m := make(map[string][]byte, len(p.m)+1)
+	for k, v := range p.m {
+		m[k] = v
+	}
+	if len(value) == 0 {
+		delete(m, key)
+	} else {
+		m[key] = value
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(m)
+}

@@ -1,0 +1,237 @@
+package fastpath
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// Shortcut holds what a resource schema says about an unchanged plan: the
+// top-level defaults and the top-level string and bool plan modifiers, the
+// only schema features through which the framework changes a plan whose
+// proposed state equals the prior state (v1.19, fwserver PlanResourceChange:
+// defaults for null configuration values, then attribute plan modifiers,
+// then the resource's ModifyPlan, which the resource runs itself). A schema
+// with anything else that could (a default or plan modifier below the top
+// level or on another type, write-only attributes, types with semantic
+// equality) gets a Shortcut that refuses every request: Why says why.
+type Shortcut struct {
+	schema   schema.Schema
+	Type     tftypes.Object
+	defaults map[string]tftypes.Value
+	strings  map[string][]planmodifier.String
+	bools    map[string][]planmodifier.Bool
+	Why      string
+}
+
+// NewShortcut reads s once.
+func NewShortcut(ctx context.Context, s schema.Schema) *Shortcut {
+	typ, _ := s.Type().TerraformType(ctx).(tftypes.Object)
+	c := &Shortcut{schema: s, Type: typ, defaults: map[string]tftypes.Value{},
+		strings: map[string][]planmodifier.String{}, bools: map[string][]planmodifier.Bool{}}
+	for name, a := range s.Attributes {
+		if why := c.addAttribute(ctx, name, a); why != "" {
+			c.Why = fmt.Sprintf("attribute %q: %s", name, why)
+			return c
+		}
+	}
+	for name, b := range s.Blocks {
+		single, ok := b.(schema.SingleNestedBlock)
+		if !ok || len(single.PlanModifiers) > 0 {
+			c.Why = fmt.Sprintf("block %q: only single nested blocks without plan modifiers are modelled", name)
+			return c
+		}
+		if why := semanticEquality(ctx, single.GetNestedObject().Type()); why != "" {
+			c.Why = fmt.Sprintf("block %q: %s", name, why)
+			return c
+		}
+		for n, a := range single.Attributes {
+			if why := plainNested(ctx, a); why != "" {
+				c.Why = fmt.Sprintf("block %q attribute %q: %s", name, n, why)
+				return c
+			}
+		}
+		if len(single.Blocks) > 0 {
+			c.Why = fmt.Sprintf("block %q: nested blocks are not modelled", name)
+			return c
+		}
+	}
+	return c
+}
+
+func (c *Shortcut) addAttribute(ctx context.Context, name string, a schema.Attribute) string {
+	if a.IsWriteOnly() {
+		return "write-only attributes are not modelled"
+	}
+	if why := semanticEquality(ctx, a.GetType()); why != "" {
+		return why
+	}
+	p := path.Root(name)
+	switch a := a.(type) {
+	case schema.StringAttribute:
+		c.strings[name] = a.PlanModifiers
+		if a.Default != nil {
+			var resp defaults.StringResponse
+			a.Default.DefaultString(ctx, defaults.StringRequest{Path: p}, &resp)
+			v, err := resp.PlanValue.ToTerraformValue(ctx)
+			if err != nil || resp.Diagnostics.HasError() {
+				return "its default cannot be computed"
+			}
+			c.defaults[name] = v
+		}
+	case schema.BoolAttribute:
+		c.bools[name] = a.PlanModifiers
+		if a.Default != nil {
+			var resp defaults.BoolResponse
+			a.Default.DefaultBool(ctx, defaults.BoolRequest{Path: p}, &resp)
+			v, err := resp.PlanValue.ToTerraformValue(ctx)
+			if err != nil || resp.Diagnostics.HasError() {
+				return "its default cannot be computed"
+			}
+			c.defaults[name] = v
+		}
+	case schema.SingleNestedAttribute:
+		if a.Default != nil || len(a.PlanModifiers) > 0 {
+			return "defaults and plan modifiers of nested attributes are not modelled"
+		}
+		for n, nested := range a.Attributes {
+			if why := plainNested(ctx, nested); why != "" {
+				return fmt.Sprintf("attribute %q: %s", n, why)
+			}
+		}
+	default:
+		if plainNested(ctx, a) != "" {
+			return "defaults and plan modifiers of this attribute type are not modelled"
+		}
+	}
+	return ""
+}
+
+// plainNested refuses anything that would let the framework change an
+// unchanged plan below the top level.
+func plainNested(ctx context.Context, a schema.Attribute) string {
+	if a.IsWriteOnly() {
+		return "write-only attributes are not modelled"
+	}
+	if why := semanticEquality(ctx, a.GetType()); why != "" {
+		return why
+	}
+	switch a := a.(type) {
+	case schema.StringAttribute:
+		if a.Default == nil && len(a.PlanModifiers) == 0 {
+			return ""
+		}
+	case schema.BoolAttribute:
+		if a.Default == nil && len(a.PlanModifiers) == 0 {
+			return ""
+		}
+	case schema.Int64Attribute:
+		if a.Default == nil && len(a.PlanModifiers) == 0 {
+			return ""
+		}
+	}
+	return "only string, bool and int64 attributes without defaults or plan modifiers are modelled here"
+}
+
+// semanticEquality refuses types whose values the framework may replace by
+// their prior values after Read (SchemaSemanticEquality).
+func semanticEquality(ctx context.Context, t attr.Type) string {
+	switch t.ValueType(ctx).(type) {
+	case basetypes.StringValuableWithSemanticEquals, basetypes.BoolValuableWithSemanticEquals,
+		basetypes.Int64ValuableWithSemanticEquals, basetypes.ObjectValuableWithSemanticEquals,
+		basetypes.ListValuableWithSemanticEquals, basetypes.MapValuableWithSemanticEquals,
+		basetypes.SetValuableWithSemanticEquals, basetypes.NumberValuableWithSemanticEquals,
+		basetypes.Float64ValuableWithSemanticEquals, basetypes.Int32ValuableWithSemanticEquals,
+		basetypes.Float32ValuableWithSemanticEquals, basetypes.DynamicValuableWithSemanticEquals:
+		return "types with semantic equality are not modelled"
+	}
+	if o, ok := t.(attr.TypeWithAttributeTypes); ok {
+		for _, at := range o.AttributeTypes() {
+			if why := semanticEquality(ctx, at); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// Unchanged decodes a plan request whose proposed new state is the prior
+// state and for which the schema's defaults and top-level plan modifiers
+// change nothing; false for any other request, which the resource must
+// leave to the framework.
+func (c *Shortcut) Unchanged(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (prior, config tftypes.Value, ok bool) {
+	if c.Why != "" || req.PriorState == nil || req.ProposedNewState == nil || req.Config == nil ||
+		len(req.PriorState.MsgPack) == 0 || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
+		return prior, config, false
+	}
+	prior, err := req.PriorState.Unmarshal(c.Type)
+	if err != nil || prior.IsNull() || !prior.IsFullyKnown() {
+		return prior, config, false
+	}
+	config, err = req.Config.Unmarshal(c.Type)
+	if err != nil || config.IsNull() || !config.IsFullyKnown() {
+		return prior, config, false
+	}
+	var priorAttrs, configAttrs map[string]tftypes.Value
+	if prior.As(&priorAttrs) != nil || config.As(&configAttrs) != nil {
+		return prior, config, false
+	}
+	for name, def := range c.defaults {
+		if configAttrs[name].IsNull() && !priorAttrs[name].Equal(def) {
+			return prior, config, false
+		}
+	}
+	cfg := tfsdk.Config{Schema: c.schema, Raw: config}
+	plan := tfsdk.Plan{Schema: c.schema, Raw: prior}
+	state := tfsdk.State{Schema: c.schema, Raw: prior}
+	for name, mods := range c.strings {
+		if len(mods) == 0 {
+			continue
+		}
+		cv, err1 := types.StringType.ValueFromTerraform(ctx, configAttrs[name])
+		pv, err2 := types.StringType.ValueFromTerraform(ctx, priorAttrs[name])
+		if err1 != nil || err2 != nil {
+			return prior, config, false
+		}
+		for _, m := range mods {
+			req := planmodifier.StringRequest{Path: path.Root(name), PathExpression: path.MatchRoot(name), Config: cfg,
+				ConfigValue: cv.(types.String), Plan: plan, PlanValue: pv.(types.String), State: state, StateValue: pv.(types.String)}
+			resp := planmodifier.StringResponse{PlanValue: req.PlanValue}
+			m.PlanModifyString(ctx, req, &resp)
+			if resp.RequiresReplace || len(resp.Diagnostics) > 0 || !resp.PlanValue.Equal(req.PlanValue) {
+				return prior, config, false
+			}
+		}
+	}
+	for name, mods := range c.bools {
+		if len(mods) == 0 {
+			continue
+		}
+		cv, err1 := types.BoolType.ValueFromTerraform(ctx, configAttrs[name])
+		pv, err2 := types.BoolType.ValueFromTerraform(ctx, priorAttrs[name])
+		if err1 != nil || err2 != nil {
+			return prior, config, false
+		}
+		for _, m := range mods {
+			req := planmodifier.BoolRequest{Path: path.Root(name), PathExpression: path.MatchRoot(name), Config: cfg,
+				ConfigValue: cv.(types.Bool), Plan: plan, PlanValue: pv.(types.Bool), State: state, StateValue: pv.(types.Bool)}
+			resp := planmodifier.BoolResponse{PlanValue: req.PlanValue}
+			m.PlanModifyBool(ctx, req, &resp)
+			if resp.RequiresReplace || len(resp.Diagnostics) > 0 || !resp.PlanValue.Equal(req.PlanValue) {
+				return prior, config, false
+			}
+		}
+	}
+	return prior, config, true
+}
