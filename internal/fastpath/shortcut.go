@@ -110,10 +110,25 @@ func (c *Shortcut) addAttribute(ctx context.Context, name string, a schema.Attri
 				return fmt.Sprintf("attribute %q: %s", n, why)
 			}
 		}
+	case schema.Int64Attribute:
+		return noneOf(a.Default != nil, len(a.PlanModifiers))
+	case schema.ListAttribute:
+		return noneOf(a.Default != nil, len(a.PlanModifiers))
+	case schema.MapAttribute:
+		return noneOf(a.Default != nil, len(a.PlanModifiers))
+	case schema.SetAttribute:
+		return noneOf(a.Default != nil, len(a.PlanModifiers))
 	default:
-		if plainNested(ctx, a) != "" {
-			return "defaults and plan modifiers of this attribute type are not modelled"
-		}
+		return "attributes of this type are not modelled"
+	}
+	return ""
+}
+
+// noneOf refuses a top-level attribute of a type whose defaults and plan
+// modifiers Unchanged does not run.
+func noneOf(hasDefault bool, planModifiers int) string {
+	if hasDefault || planModifiers > 0 {
+		return "defaults and plan modifiers of this attribute type are not modelled"
 	}
 	return ""
 }
@@ -199,14 +214,14 @@ func (c *Shortcut) Unchanged(ctx context.Context, req *tfprotov6.PlanResourceCha
 		if len(mods) == 0 {
 			continue
 		}
-		cv, err1 := types.StringType.ValueFromTerraform(ctx, configAttrs[name])
-		pv, err2 := types.StringType.ValueFromTerraform(ctx, priorAttrs[name])
-		if err1 != nil || err2 != nil {
+		cv, ok1 := stringValue(ctx, configAttrs[name])
+		pv, ok2 := stringValue(ctx, priorAttrs[name])
+		if !ok1 || !ok2 {
 			return prior, config, false
 		}
 		for _, m := range mods {
 			req := planmodifier.StringRequest{Path: path.Root(name), PathExpression: path.MatchRoot(name), Config: cfg,
-				ConfigValue: cv.(types.String), Plan: plan, PlanValue: pv.(types.String), State: state, StateValue: pv.(types.String)}
+				ConfigValue: cv, Plan: plan, PlanValue: pv, State: state, StateValue: pv}
 			resp := planmodifier.StringResponse{PlanValue: req.PlanValue}
 			m.PlanModifyString(ctx, req, &resp)
 			if resp.RequiresReplace || len(resp.Diagnostics) > 0 || !resp.PlanValue.Equal(req.PlanValue) {
@@ -218,14 +233,14 @@ func (c *Shortcut) Unchanged(ctx context.Context, req *tfprotov6.PlanResourceCha
 		if len(mods) == 0 {
 			continue
 		}
-		cv, err1 := types.BoolType.ValueFromTerraform(ctx, configAttrs[name])
-		pv, err2 := types.BoolType.ValueFromTerraform(ctx, priorAttrs[name])
-		if err1 != nil || err2 != nil {
+		cv, ok1 := boolValue(ctx, configAttrs[name])
+		pv, ok2 := boolValue(ctx, priorAttrs[name])
+		if !ok1 || !ok2 {
 			return prior, config, false
 		}
 		for _, m := range mods {
 			req := planmodifier.BoolRequest{Path: path.Root(name), PathExpression: path.MatchRoot(name), Config: cfg,
-				ConfigValue: cv.(types.Bool), Plan: plan, PlanValue: pv.(types.Bool), State: state, StateValue: pv.(types.Bool)}
+				ConfigValue: cv, Plan: plan, PlanValue: pv, State: state, StateValue: pv}
 			resp := planmodifier.BoolResponse{PlanValue: req.PlanValue}
 			m.PlanModifyBool(ctx, req, &resp)
 			if resp.RequiresReplace || len(resp.Diagnostics) > 0 || !resp.PlanValue.Equal(req.PlanValue) {
@@ -234,4 +249,16 @@ func (c *Shortcut) Unchanged(ctx context.Context, req *tfprotov6.PlanResourceCha
 		}
 	}
 	return prior, config, true
+}
+
+func stringValue(ctx context.Context, v tftypes.Value) (types.String, bool) {
+	av, err := types.StringType.ValueFromTerraform(ctx, v)
+	s, ok := av.(types.String)
+	return s, err == nil && ok
+}
+
+func boolValue(ctx context.Context, v tftypes.Value) (types.Bool, bool) {
+	av, err := types.BoolType.ValueFromTerraform(ctx, v)
+	b, ok := av.(types.Bool)
+	return b, err == nil && ok
 }
