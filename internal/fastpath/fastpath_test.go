@@ -54,10 +54,19 @@ func TestPrivate(t *testing.T) {
 	if gone, _ := p.With("class_name_written", nil); gone != nil {
 		t.Errorf("removing the last key = %q, want nil", gone)
 	}
+	// No data is encoded as none, as the framework does.
+	for _, in := range []string{`{}`, `null`} {
+		p, ok := ParsePrivate([]byte(in))
+		if same, _ := p.With("k", nil); !ok || same != nil {
+			t.Errorf("ParsePrivate(%s).With unchanged = %q (ok %v), want nil", in, same, ok)
+		}
+	}
 
 	for name, in := range map[string]string{
-		"framework key": `{".import_before_read":"dHJ1ZQ=="}`,
-		"not JSON":      `{`,
+		"framework key":            `{".import_before_read":"dHJ1ZQ=="}`,
+		"not JSON":                 `{`,
+		"a value that is no JSON":  `{"k":"YWJj"}`, // "abc": the framework refuses it
+		"a value that is no UTF-8": `{"k":"/w=="}`,
 	} {
 		if _, ok := ParsePrivate([]byte(in)); ok {
 			t.Errorf("%s: ParsePrivate(%s) accepted", name, in)
@@ -108,9 +117,10 @@ func TestNewShortcutRefusesWhatItDoesNotModel(t *testing.T) {
 	}{
 		"nested default": {schema.SingleNestedAttribute{Optional: true, Attributes: map[string]schema.Attribute{
 			"x": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("d")}}}, "without defaults or plan modifiers"},
-		"write-only":        {schema.StringAttribute{Optional: true, WriteOnly: true}, "write-only"},
-		"semantic equality": {schema.StringAttribute{Optional: true, CustomType: jsontypes.NormalizedType{}}, "semantic equality"},
-		"plain list":        {schema.ListAttribute{Optional: true, ElementType: types.StringType}, ""},
+		"write-only":                         {schema.StringAttribute{Optional: true, WriteOnly: true}, "write-only"},
+		"semantic equality":                  {schema.StringAttribute{Optional: true, CustomType: jsontypes.NormalizedType{}}, "semantic equality"},
+		"semantic equality of list elements": {schema.ListAttribute{Optional: true, ElementType: jsontypes.NormalizedType{}}, "semantic equality"},
+		"plain list":                         {schema.ListAttribute{Optional: true, ElementType: types.StringType}, ""},
 		"list with a default": {schema.ListAttribute{Optional: true, Computed: true, ElementType: types.StringType,
 			Default: listdefault.StaticValue(types.ListValueMust(types.StringType, nil))}, "defaults and plan modifiers"},
 	} {

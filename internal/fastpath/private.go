@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 )
@@ -19,8 +20,9 @@ type Private struct {
 }
 
 // ParsePrivate parses private state; false leaves the request to the
-// framework: state it cannot parse, and any framework key (".import_before_read"
-// is set by an import and consumed by the framework's next Read).
+// framework: state it cannot parse or would refuse (values that are not
+// UTF-8 JSON), and any framework key (".import_before_read" is set by an
+// import and consumed by the framework's next Read).
 func ParsePrivate(raw []byte) (Private, bool) {
 	p := Private{raw: raw}
 	if len(raw) == 0 {
@@ -29,10 +31,14 @@ func ParsePrivate(raw []byte) (Private, bool) {
 	if err := json.Unmarshal(raw, &p.m); err != nil {
 		return Private{}, false
 	}
-	for k := range p.m {
-		if strings.HasPrefix(k, ".") {
+	for k, v := range p.m {
+		// The framework refuses values that are not UTF-8 JSON documents.
+		if strings.HasPrefix(k, ".") || !utf8.Valid(v) || !json.Valid(v) {
 			return Private{}, false
 		}
+	}
+	if len(p.m) == 0 {
+		p.raw = nil // the framework encodes no data as none ("{}" and "null" included)
 	}
 	return p, true
 }

@@ -178,6 +178,10 @@ func semanticEquality(ctx context.Context, t attr.Type) string {
 			}
 		}
 	}
+	// List, set and map elements get semantic equality too.
+	if e, ok := t.(attr.TypeWithElementType); ok {
+		return semanticEquality(ctx, e.ElementType())
+	}
 	return ""
 }
 

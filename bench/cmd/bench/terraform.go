@@ -1,10 +1,12 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +22,7 @@ import (
 type provider struct {
 	source  string // registry.terraform.io/<namespace>/<type>
 	local   string // local name in required_providers
-	version string // exact version, as the mirror directory names it
+	version string // exact version, as the mirror's zip names it
 	bin     string
 }
 
@@ -57,17 +59,7 @@ func newTFEnv(work, terraform string, bins map[string]string, root string) (*tfE
 			delete(e.providers, t)
 			continue
 		}
-		typ := p.source[strings.LastIndex(p.source, "/")+1:]
-		dir := filepath.Join(mirror, p.source, p.version, "linux_amd64")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		// A copy, not a link: the binary measured is the one in the mirror.
-		data, err := os.ReadFile(p.bin)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "terraform-provider-"+typ+"_v"+p.version), data, 0o755); err != nil {
+		if err := packProvider(mirror, p); err != nil {
 			return nil, err
 		}
 	}
@@ -397,4 +389,43 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// packProvider puts p into the mirror in the packed layout, the zip a
+// registry serves, so that `terraform init` unpacks the binary the way it
+// installs any provider. Not a copy of our own: how a binary was written
+// decides how much of it a process maps. A file written in one large write
+// sits in the page cache in large folios that a page fault maps whole: 28.6
+// MiB resident at the start of the provider against 18.3 MiB for the same
+// binary written in small pieces, as Terraform's unzip writes it (this
+// machine, Linux 6.18, ext4). The peak RSS measured is the user's.
+func packProvider(mirror string, p provider) error {
+	typ := p.source[strings.LastIndex(p.source, "/")+1:]
+	dir := filepath.Join(mirror, p.source)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	bin, err := os.Open(p.bin)
+	if err != nil {
+		return err
+	}
+	defer bin.Close()
+	out, err := os.Create(filepath.Join(dir, fmt.Sprintf("terraform-provider-%s_%s_linux_amd64.zip", typ, p.version)))
+	if err != nil {
+		return err
+	}
+	zw := zip.NewWriter(out)
+	hdr := &zip.FileHeader{Name: "terraform-provider-" + typ + "_v" + p.version, Method: zip.Deflate}
+	hdr.SetMode(0o755)
+	w, err := zw.CreateHeader(hdr)
+	if err == nil {
+		_, err = io.Copy(w, bin)
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -1,0 +1,187 @@
+package fastpath
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+)
+
+// privateOf encodes m as the framework encodes private state.
+func privateOf(t *testing.T, m map[string][]byte) []byte {
+	t.Helper()
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func TestParsePrivateAccepts(t *testing.T) {
+	for name, tc := range map[string]struct {
+		raw  []byte
+		key  string
+		want []byte // GetKey(key); nil: absent
+	}{
+		"nil":                 {nil, "k", nil},
+		"zero length":         {[]byte{}, "k", nil},
+		"provider key":        {privateOf(t, map[string][]byte{"k": []byte(`"v"`)}), "k", []byte(`"v"`)},
+		"absent provider key": {privateOf(t, map[string][]byte{"k": []byte(`"v"`)}), "other", nil},
+		"two provider keys":   {privateOf(t, map[string][]byte{"a": []byte("1"), "b": []byte("true")}), "b", []byte("true")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, ok := ParsePrivate(tc.raw)
+			if !ok {
+				t.Fatalf("ParsePrivate(%q) refused", tc.raw)
+			}
+			got, diags := p.GetKey(t.Context(), tc.key)
+			if diags.HasError() {
+				t.Fatalf("GetKey(%q): %v", tc.key, diags)
+			}
+			if !bytes.Equal(got, tc.want) || (got == nil) != (tc.want == nil) {
+				t.Errorf("GetKey(%q) = %q, want %q", tc.key, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParsePrivateRefuses(t *testing.T) {
+	b64 := base64.StdEncoding.EncodeToString([]byte("true"))
+	for name, raw := range map[string]string{
+		"framework key":                   `{".import_before_read":"` + b64 + `"}`,
+		"framework key beside a provider": `{"k":"` + b64 + `",".import_before_read":"` + b64 + `"}`,
+		"truncated JSON":                  `{`,
+		"not JSON":                        `private`,
+		"JSON array":                      `["` + b64 + `"]`,
+		"value not base64":                `{"k":"@@@"}`,
+		"value not a string (SDK style)":  `{"k":{"create":1}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, ok := ParsePrivate([]byte(raw))
+			if ok {
+				t.Fatalf("ParsePrivate(%s) accepted", raw)
+			}
+			if v, _ := p.GetKey(t.Context(), "k"); v != nil {
+				t.Errorf("refused Private still answers GetKey: %q", v)
+			}
+		})
+	}
+}
+
+func TestPrivateRoundTrip(t *testing.T) {
+	ctx := t.Context()
+	for name, value := range map[string][]byte{
+		"bool":   []byte("true"),
+		"string": []byte(`"a \"quoted\" value"`),
+		"object": []byte(`{"a":[1,2,3]}`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			empty, ok := ParsePrivate(nil)
+			if !ok {
+				t.Fatal("empty private state refused")
+			}
+			raw, err := empty.With("written", value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, ok := ParsePrivate(raw)
+			if !ok {
+				t.Fatalf("ParsePrivate(%s) refused what With wrote", raw)
+			}
+			if got, _ := p.GetKey(ctx, "written"); !bytes.Equal(got, value) {
+				t.Errorf("GetKey after round trip = %q, want %q", got, value)
+			}
+		})
+	}
+}
+
+func TestPrivateWith(t *testing.T) {
+	one := privateOf(t, map[string][]byte{"k": []byte("true")})
+	two := privateOf(t, map[string][]byte{"k": []byte("true"), "other": []byte("1")})
+	// Not the framework's canonical encoding: an unchanged value must still
+	// give these very bytes back.
+	spaced := []byte(`{ "k" : "` + base64.StdEncoding.EncodeToString([]byte("true")) + `" }`)
+	for name, tc := range map[string]struct {
+		raw   []byte
+		key   string
+		value []byte
+		want  map[string][]byte // decoded result; nil: With returns nil
+		same  bool              // With returns raw exactly
+	}{
+		"unchanged value":                 {raw: one, key: "k", value: []byte("true"), same: true},
+		"unchanged value, spaced input":   {raw: spaced, key: "k", value: []byte("true"), same: true},
+		"removing an absent key":          {raw: two, key: "absent", value: nil, same: true},
+		"removing from empty":             {raw: nil, key: "k", value: nil, same: true},
+		"removing the last key":           {raw: one, key: "k", value: nil},
+		"removing the last key (empty)":   {raw: one, key: "k", value: []byte{}},
+		"removing one of two":             {raw: two, key: "other", value: nil, want: map[string][]byte{"k": []byte("true")}},
+		"setting on empty":                {raw: nil, key: "k", value: []byte("false"), want: map[string][]byte{"k": []byte("false")}},
+		"changing a value":                {raw: one, key: "k", value: []byte("false"), want: map[string][]byte{"k": []byte("false")}},
+		"adding a key keeps the others":   {raw: one, key: "new", value: []byte(`"x"`), want: map[string][]byte{"k": []byte("true"), "new": []byte(`"x"`)}},
+		"changing one keeps the other":    {raw: two, key: "other", value: []byte("2"), want: map[string][]byte{"k": []byte("true"), "other": []byte("2")}},
+		"unchanged value among two":       {raw: two, key: "other", value: []byte("1"), same: true},
+		"setting on empty, object value":  {raw: nil, key: "k", value: []byte(`{"a":1}`), want: map[string][]byte{"k": []byte(`{"a":1}`)}},
+		"removing from empty (zero-len)":  {raw: []byte{}, key: "k", value: nil, same: true},
+		"setting on zero-length, a value": {raw: []byte{}, key: "k", value: []byte("1"), want: map[string][]byte{"k": []byte("1")}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, ok := ParsePrivate(tc.raw)
+			if !ok {
+				t.Fatalf("ParsePrivate(%s) refused", tc.raw)
+			}
+			got, err := p.With(tc.key, tc.value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.same:
+				if !bytes.Equal(got, tc.raw) || (got == nil) != (tc.raw == nil) {
+					t.Errorf("With = %q, want the input bytes %q", got, tc.raw)
+				}
+			case tc.want == nil:
+				if got != nil {
+					t.Errorf("With = %q, want nil", got)
+				}
+			default:
+				// The framework's encoding: a JSON object whose values are
+				// the base64 of the stored bytes.
+				var m map[string][]byte
+				if err := json.Unmarshal(got, &m); err != nil {
+					t.Fatalf("With wrote %s: %v", got, err)
+				}
+				if len(m) != len(tc.want) {
+					t.Errorf("With wrote %s, want the keys of %q", got, tc.want)
+				}
+				for k, v := range tc.want {
+					if !bytes.Equal(m[k], v) {
+						t.Errorf("With wrote %s: key %q holds %q, want %q", got, k, m[k], v)
+					}
+				}
+				if want := privateOf(t, tc.want); !bytes.Equal(got, want) {
+					t.Errorf("With = %s, want the framework's encoding %s", got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestPrivateWithLeavesReceiver checks that With copies: the Private it is
+// called on still reads as parsed.
+func TestPrivateWithLeavesReceiver(t *testing.T) {
+	p, ok := ParsePrivate(privateOf(t, map[string][]byte{"k": []byte("true")}))
+	if !ok {
+		t.Fatal("refused")
+	}
+	if _, err := p.With("k", []byte("false")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.With("added", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := p.GetKey(t.Context(), "k"); string(v) != "true" {
+		t.Errorf("GetKey(k) after With = %q, want %q", v, "true")
+	}
+	if v, _ := p.GetKey(t.Context(), "added"); v != nil {
+		t.Errorf("GetKey(added) after With = %q, want nil", v)
+	}
+}
