@@ -55,6 +55,8 @@ func TestParsePrivateRefuses(t *testing.T) {
 		"JSON array":                      `["` + b64 + `"]`,
 		"value not base64":                `{"k":"@@@"}`,
 		"value not a string (SDK style)":  `{"k":{"create":1}}`,
+		"value that is no JSON":           `{"k":"YWJj"}`, // "abc": the framework refuses it
+		"value that is no UTF-8":          `{"k":"/w=="}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			p, ok := ParsePrivate([]byte(raw))
@@ -112,6 +114,8 @@ func TestPrivateWith(t *testing.T) {
 		"unchanged value, spaced input":   {raw: spaced, key: "k", value: []byte("true"), same: true},
 		"removing an absent key":          {raw: two, key: "absent", value: nil, same: true},
 		"removing from empty":             {raw: nil, key: "k", value: nil, same: true},
+		"no data written as {}":           {raw: []byte(`{}`), key: "k", value: nil}, // the framework encodes none as none
+		"no data written as null":         {raw: []byte(`null`), key: "k", value: nil},
 		"removing the last key":           {raw: one, key: "k", value: nil},
 		"removing the last key (empty)":   {raw: one, key: "k", value: []byte{}},
 		"removing one of two":             {raw: two, key: "other", value: nil, want: map[string][]byte{"k": []byte("true")}},

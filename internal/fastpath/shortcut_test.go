@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -76,8 +77,11 @@ func TestNewShortcutRefusals(t *testing.T) {
 		"semantic equality": {attr: schema.StringAttribute{Optional: true, CustomType: jsontypes.NormalizedType{}}},
 		"nested semantic equality": {attr: schema.SingleNestedAttribute{Optional: true, Attributes: map[string]schema.Attribute{
 			"x": schema.StringAttribute{Optional: true, CustomType: jsontypes.NormalizedType{}}}}},
-		"int64 with a default": {attr: schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1)}},
-		"float64 attribute":    {attr: schema.Float64Attribute{Optional: true}},
+		"int64 with a default":               {attr: schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1)}},
+		"float64 attribute":                  {attr: schema.Float64Attribute{Optional: true}},
+		"semantic equality of list elements": {attr: schema.ListAttribute{Optional: true, ElementType: jsontypes.NormalizedType{}}},
+		"list with a default": {attr: schema.ListAttribute{Optional: true, Computed: true, ElementType: types.StringType,
+			Default: listdefault.StaticValue(types.ListValueMust(types.StringType, nil))}},
 		"list nested block": {block: schema.ListNestedBlock{NestedObject: schema.NestedBlockObject{
 			Attributes: map[string]schema.Attribute{"x": schema.StringAttribute{Optional: true}}}}},
 		"single nested block with a default inside": {block: schema.SingleNestedBlock{Attributes: map[string]schema.Attribute{
