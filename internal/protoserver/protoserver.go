@@ -35,9 +35,9 @@ import (
 func New(newProvider func() provider.Provider) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
 		p := newProvider()
-		server := Release(providerserver.NewProtocol6(p)())
+		server := releasing{ProviderServer: providerserver.NewProtocol6(p)()}
 		if fp, ok := p.(fastpath.Provider); ok {
-			server = WithFastPaths(server, fp.FastPaths())
+			server.fast = fp.FastPaths()
 		}
 		return server, nil
 	}
@@ -66,19 +66,9 @@ func (s releasing) full() inner {
 
 type releasing struct {
 	tfprotov6.ProviderServer
-	fast map[string]fastpath.Resource // by resource type; nil: none
-}
-
-// WithFastPaths has server (a Release result) try fast[type] first for
-// ReadResource and PlanResourceChange of that resource type, and answer
-// through the framework whenever a fast path declines.
-func WithFastPaths(server tfprotov6.ProviderServer, fast map[string]fastpath.Resource) tfprotov6.ProviderServer {
-	r, ok := server.(releasing)
-	if !ok {
-		panic("protoserver: WithFastPaths takes a server Release returned")
-	}
-	r.fast = fast
-	return r
+	// fast is tried first for ReadResource and PlanResourceChange of its
+	// resource types; the framework answers whenever it declines.
+	fast map[string]fastpath.Resource
 }
 
 var (
