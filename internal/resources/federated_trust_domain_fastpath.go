@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"strconv"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -59,7 +58,7 @@ func (f federatedTrustDomainFastPath) ReadResource(ctx context.Context, req *tfp
 	if d := codec.Get(ctx, raw, &state); d.HasError() {
 		return nil, false
 	}
-	identity, ok := federatedTrustDomainReadIdentity(req.CurrentIdentity, state)
+	identity, ok := federatedTrustDomainReadIdentity(ctx, req.CurrentIdentity, state)
 	if !ok {
 		return nil, false
 	}
@@ -73,7 +72,7 @@ func (f federatedTrustDomainFastPath) ReadResource(ctx context.Context, req *tfp
 		// The framework's Read asks again and says what happened.
 		return nil, false
 	}
-	newPrivate, err := private.With(classNameWrittenKey, []byte(strconv.FormatBool(written)))
+	newPrivate, err := private.With(classNameWrittenKey, classNameWrittenValue(written))
 	if err != nil {
 		return nil, false
 	}
@@ -91,7 +90,7 @@ func (f federatedTrustDomainFastPath) ReadResource(ctx context.Context, req *tfp
 // federatedTrustDomainReadIdentity is the identity Read returns: the prior
 // one when state has it (Read never changes it: cluster and name replace
 // the resource), else the one state names (setIfMissing).
-func federatedTrustDomainReadIdentity(prior *tfprotov6.ResourceIdentityData, state federatedTrustDomainResourceModel) (*tfprotov6.ResourceIdentityData, bool) {
+func federatedTrustDomainReadIdentity(ctx context.Context, prior *tfprotov6.ResourceIdentityData, state federatedTrustDomainResourceModel) (*tfprotov6.ResourceIdentityData, bool) {
 	typ := federatedTrustDomainIdentityType()
 	if prior != nil && prior.IdentityData != nil {
 		v, err := prior.IdentityData.Unmarshal(typ)
@@ -102,12 +101,10 @@ func federatedTrustDomainReadIdentity(prior *tfprotov6.ResourceIdentityData, sta
 			return prior, true
 		}
 	}
-	id := federatedTrustDomainID(state)
-	cluster := tftypes.NewValue(tftypes.String, nil)
-	if id.Cluster != "" {
-		cluster = tftypes.NewValue(tftypes.String, id.Cluster)
+	v, err := federatedTrustDomainID(state).terraformValue(ctx, federatedTrustDomainIdentity, typ)
+	if err != nil {
+		return nil, false
 	}
-	v := tftypes.NewValue(typ, map[string]tftypes.Value{"cluster": cluster, "name": tftypes.NewValue(tftypes.String, id.Name)})
 	dv, err := tfprotov6.NewDynamicValue(typ, v)
 	if err != nil {
 		return nil, false

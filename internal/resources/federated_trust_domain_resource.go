@@ -81,7 +81,12 @@ func classNameWritten(ctx context.Context, private privateStateReader) (bool, di
 // recordClassNameWritten reads from the object's managed fields whether
 // manager applied spec.className, and keeps the answer in private state.
 func recordClassNameWritten(ctx context.Context, private privateState, obj *unstructured.Unstructured, manager string) diag.Diagnostics {
-	return private.SetKey(ctx, classNameWrittenKey, []byte(strconv.FormatBool(appliesField(obj, manager, "spec", "className"))))
+	return private.SetKey(ctx, classNameWrittenKey, classNameWrittenValue(appliesField(obj, manager, "spec", "className")))
+}
+
+// classNameWrittenValue is the private state value under classNameWrittenKey.
+func classNameWrittenValue(written bool) []byte {
+	return []byte(strconv.FormatBool(written))
 }
 
 // appliesField reports whether manager's server-side apply owns the field at
@@ -243,7 +248,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, classNameWrittenKey, []byte(strconv.FormatBool(written)))...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, classNameWrittenKey, classNameWrittenValue(written))...)
 	raw, diags := codec.Value(ctx, &state)
 	resp.Diagnostics.Append(diags...)
 	if !resp.Diagnostics.HasError() {

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
@@ -81,15 +82,33 @@ func (id objectIdentity) set(ctx context.Context, s identityShape, ri *tfsdk.Res
 	if ri == nil {
 		return diags
 	}
-	diags.Append(ri.SetAttribute(ctx, path.Root("cluster"), clusterValue(id.Cluster))...)
-	diags.Append(ri.SetAttribute(ctx, path.Root("name"), types.StringValue(id.Name))...)
+	v, err := id.terraformValue(ctx, s, ri.Schema.Type().TerraformType(ctx))
+	if err != nil {
+		diags.AddError("Provider Error", "Building the resource identity: "+err.Error()+"; please report this to the provider developers.")
+		return diags
+	}
+	ri.Raw = v
+	return diags
+}
+
+// terraformValue is the identity as a value of typ, the type of s's schema:
+// what set stores and what a fast path (internal/fastpath) sends.
+func (id objectIdentity) terraformValue(ctx context.Context, s identityShape, typ tftypes.Type) (tftypes.Value, error) {
+	cluster, err := clusterValue(id.Cluster).ToTerraformValue(ctx)
+	if err != nil {
+		return tftypes.Value{}, err
+	}
+	vals := map[string]tftypes.Value{"cluster": cluster, "name": tftypes.NewValue(tftypes.String, id.Name)}
 	if s.namespaced {
-		diags.Append(ri.SetAttribute(ctx, path.Root("namespace"), types.StringValue(id.Namespace))...)
+		vals["namespace"] = tftypes.NewValue(tftypes.String, id.Namespace)
 	}
 	if s.kind {
-		diags.Append(ri.SetAttribute(ctx, path.Root("kind"), types.StringValue(id.Kind))...)
+		vals["kind"] = tftypes.NewValue(tftypes.String, id.Kind)
 	}
-	return diags
+	if err := tftypes.ValidateValue(typ, vals); err != nil {
+		return tftypes.Value{}, err
+	}
+	return tftypes.NewValue(typ, vals), nil
 }
 
 // setIfMissing is set for a response that holds no identity yet: Read's
