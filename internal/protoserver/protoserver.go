@@ -31,13 +31,16 @@ import (
 // Every server gets a provider of its own from newProvider: a provider
 // implementing fastpath.Provider has its fast paths tried first for
 // ReadResource and PlanResourceChange (see internal/fastpath), and they
-// answer from what that server's ConfigureProvider configured.
+// answer from what that server's ConfigureProvider configured, unless
+// fastpath.Enabled says no (switched off, or other framework versions).
 func New(newProvider func() provider.Provider) func() (tfprotov6.ProviderServer, error) {
 	return func() (tfprotov6.ProviderServer, error) {
 		p := newProvider()
 		server := releasing{ProviderServer: providerserver.NewProtocol6(p)()}
 		if fp, ok := p.(fastpath.Provider); ok {
-			server.fast = fp.FastPaths()
+			if enabled, _ := fastpath.Enabled(); enabled {
+				server.fast = fp.FastPaths()
+			}
 		}
 		return server, nil
 	}
@@ -48,8 +51,8 @@ func New(newProvider func() provider.Provider) func() (tfprotov6.ProviderServer,
 // resource and action servers (inner must implement them, as the
 // framework's server does); state stores are not forwarded, and this
 // provider defines none. A ProviderServer method added by a newer
-// terraform-plugin-go passes through the embedded interface unwrapped until
-// it is listed here.
+// terraform-plugin-go would pass through the embedded interface unwrapped:
+// TestEveryRPCIsReleased fails until it is declared here.
 func Release(inner tfprotov6.ProviderServer) tfprotov6.ProviderServer {
 	return releasing{ProviderServer: inner}
 }
@@ -206,6 +209,12 @@ func (s releasing) ReadResource(ctx context.Context, req *tfprotov6.ReadResource
 
 func (s releasing) RenewEphemeralResource(ctx context.Context, req *tfprotov6.RenewEphemeralResourceRequest) (*tfprotov6.RenewEphemeralResourceResponse, error) {
 	return call(ctx, req, s.ProviderServer.RenewEphemeralResource)
+}
+
+// StopProvider is passed the caller's context as it is: it is the one RPC
+// after which the framework drops what it kept, and it outlives nothing.
+func (s releasing) StopProvider(ctx context.Context, req *tfprotov6.StopProviderRequest) (*tfprotov6.StopProviderResponse, error) {
+	return s.ProviderServer.StopProvider(ctx, req)
 }
 
 func (s releasing) UpgradeResourceIdentity(ctx context.Context, req *tfprotov6.UpgradeResourceIdentityRequest) (*tfprotov6.UpgradeResourceIdentityResponse, error) {

@@ -5,8 +5,12 @@
 //
 // The framework's State.Get/Set reflect over the whole struct on every call
 // and, in terraform-plugin-framework v1.19, compile a regular expression per
-// field per call (internal/reflect.isValidFieldName): bench/ measured that
-// at a tenth of a 1000-object plan's provider CPU. A Codec resolves the
+// field per call (internal/reflect.isValidFieldName,
+// hashicorp/terraform-plugin-framework#725): bench/ measured that at a
+// tenth of a 1000-object plan's provider CPU. This package can go once a
+// framework release compiles that expression once. It uses only the
+// framework's public value API, so unlike internal/fastpath it needs no
+// version gate. A Codec resolves the
 // struct's fields against the schema once; each call then only converts the
 // top-level attributes with their own attr.Type (ValueFromTerraform /
 // ToTerraformValue), which is also what the framework ends up doing per
