@@ -122,7 +122,7 @@ func (a *spireBundleRefreshAction) Invoke(ctx context.Context, req action.Invoke
 	if resp.Diagnostics.HasError() || !a.Data.CheckCluster(cfg.Cluster, path.Root("cluster"), &resp.Diagnostics) {
 		return
 	}
-	timeout := durationOr(cfg.Timeout, refreshDefaultTimeout)
+	timeout := providerdata.DurationOr(cfg.Timeout, refreshDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
 	server := spireexec.Server{
 		Namespace: a.Data.SpireNamespace,
 		Pod:       bundlesource.DefaultServerPod,
@@ -179,16 +179,4 @@ func refreshFailure(server spireexec.Server, td string, timeout time.Duration, e
 	default:
 		return "Bundle Refresh Failed", fmt.Sprintf("%s could not refresh the bundle of %q.\n\n%v", server, td, err)
 	}
-}
-
-// durationOr parses an optional duration attribute (validated at plan time).
-func durationOr(v types.String, def time.Duration) time.Duration {
-	if v.IsNull() || v.IsUnknown() {
-		return def
-	}
-	d, err := time.ParseDuration(v.ValueString())
-	if err != nil || d <= 0 {
-		return def
-	}
-	return d
 }

@@ -116,8 +116,8 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 	if !d.Data.CheckCluster(cfg.Cluster, path.Root("cluster"), &resp.Diagnostics) {
 		return
 	}
-	timeout := durationOr(cfg.Timeout, dvDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
-	poll := durationOr(cfg.PollInterval, dvDefaultPoll, path.Root("poll_interval"), &resp.Diagnostics)
+	timeout := providerdata.DurationOr(cfg.Timeout, dvDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
+	poll := providerdata.DurationOr(cfg.PollInterval, dvDefaultPoll, path.Root("poll_interval"), &resp.Diagnostics)
 	var nameservers []string
 	if !cfg.Nameservers.IsNull() {
 		resp.Diagnostics.Append(cfg.Nameservers.ElementsAs(ctx, &nameservers, false)...)

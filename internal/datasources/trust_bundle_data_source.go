@@ -150,7 +150,7 @@ func (d *trustBundleDataSource) Read(ctx context.Context, req datasource.ReadReq
 		resp.Diagnostics.AddAttributeError(path.Root("trust_domain"), "Invalid Trust Domain", err.Error())
 		return
 	}
-	timeout := durationOr(m.Timeout, tbDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
+	timeout := providerdata.DurationOr(m.Timeout, tbDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

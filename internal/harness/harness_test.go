@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // startLab starts a lab for one test and stops it when the test ends. A lab
@@ -157,7 +159,7 @@ func TestAccAPIServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cftd := schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}
+	cftd := kube.ClusterFederatedTrustDomain.GVR()
 	if _, err := dyn.Resource(cftd).List(ctx, metav1.ListOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("LIST %v on a bare cluster: want NotFound, got %v", cftd, err)
 	}
@@ -397,7 +399,7 @@ func TestAccCRDsAcceptValidAndRejectInvalid(t *testing.T) {
 			}
 		}
 	}
-	cftd := schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}
+	cftd := kube.ClusterFederatedTrustDomain.GVR()
 	if _, err := dyn.Resource(cftd).List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatalf("LIST %v: %v", cftd, err)
 	}

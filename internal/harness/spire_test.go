@@ -20,17 +20,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
 
-var cftdResource = schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}
+var cftdResource = kube.ClusterFederatedTrustDomain.GVR()
 
 func startSpire(t *testing.T, c *Cluster, opts SpireOptions) *Spire {
 	t.Helper()

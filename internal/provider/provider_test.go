@@ -11,14 +11,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
 
-var cftdGVR = schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}
+var cftdGVR = kube.ClusterFederatedTrustDomain.GVR()
 
 func webCFTD(td string) string {
 	return fmt.Sprintf(`

@@ -2,6 +2,10 @@ package providerdata
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
@@ -64,4 +68,19 @@ func FieldInt64(m map[string]any, key string) types.Int64 {
 	default:
 		return types.Int64Null()
 	}
+}
+
+// DurationOr parses an optional duration attribute, def when it is unset.
+// validate.Duration() checks the value at plan time already; this catches a
+// value that was unknown then, as an error on attribute p.
+func DurationOr(v types.String, def time.Duration, p path.Path, diags *diag.Diagnostics) time.Duration {
+	if v.IsNull() || v.IsUnknown() {
+		return def
+	}
+	d, err := time.ParseDuration(v.ValueString())
+	if err != nil || d <= 0 {
+		diags.AddAttributeError(p, "Invalid Duration", fmt.Sprintf("%q is not a positive duration, such as \"90s\" or \"5m\".", v.ValueString()))
+		return def
+	}
+	return d
 }

@@ -19,11 +19,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // identityNamespace holds the service accounts the provider authenticates
@@ -155,7 +155,7 @@ func countAudit(t *testing.T, c *harness.Cluster, user string) auditCounts {
 	return counts
 }
 
-var cftdGVR = schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}
+var cftdGVR = kube.ClusterFederatedTrustDomain.GVR()
 
 // cftdNames lists the ClusterFederatedTrustDomains on c whose name starts
 // with prefix, asked as admin (not through the provider).

@@ -18,14 +18,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )
 
-var cftdGVR = schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}
+var cftdGVR = kube.ClusterFederatedTrustDomain.GVR()
 
 // testBundle returns a SPIFFE bundle JSON for td holding one fresh CA.
 func testBundle(t *testing.T, td string) string {
