@@ -6,6 +6,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 )
 
 func federationStatusSchema() schema.Schema {
@@ -29,7 +31,7 @@ func federationStatusSchema() schema.Schema {
 					"and reaches an API server none of the keys does (so no cluster is checked twice). A connection " +
 					"Terraform does not know yet is skipped with a warning.",
 			},
-			"spire_server": spireServerAttribute("The SPIRE server pod asked through pod exec on every checked cluster (the credentials need " +
+			"spire_server": spireexec.DataSourceAttribute("The SPIRE server pod asked through pod exec on every checked cluster (the credentials need " +
 				"`create` on `pods/exec` there). Unset, or `{}`, means the defaults."),
 			"check_endpoints": schema.BoolAttribute{
 				Optional: true,

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -104,7 +105,7 @@ func trustBundleSchema() schema.Schema {
 					},
 				},
 			},
-			"spire_server": spireServerAttribute("Ask the SPIRE server itself: pod exec of `spire-server bundle show -format spiffe` " +
+			"spire_server": spireexec.DataSourceAttribute("Ask the SPIRE server itself: pod exec of `spire-server bundle show -format spiffe` " +
 				"through the API server (the credentials need `create` on `pods/exec`). `spire_server = {}` reads the defaults."),
 			"spiffe_bundle": schema.StringAttribute{
 				Computed: true,

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/tfmodel"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
@@ -142,7 +143,9 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 					"`spire_server`, no right to exec, or the delete timeout passes), destroy still succeeds, with a warning " +
 					"saying how to delete it.",
 			},
-			"spire_server": spireServerAttribute(),
+			"spire_server": spireexec.ResourceAttribute("The SPIRE server pod that `wait_for_bundle` and " +
+				"`delete_bundle_on_destroy` ask through pod exec (`spire-server bundle ...`). Needs `create` on `pods/exec` in " +
+				"that namespace."),
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),

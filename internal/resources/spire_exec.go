@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
@@ -18,28 +17,6 @@ type spireServerModel struct {
 	Namespace types.String `tfsdk:"namespace"`
 	Pod       types.String `tfsdk:"pod"`
 	Container types.String `tfsdk:"container"`
-}
-
-func spireServerAttribute() schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Optional: true,
-		MarkdownDescription: "The SPIRE server pod that `wait_for_bundle` and `delete_bundle_on_destroy` ask through pod " +
-			"exec (`spire-server bundle ...`). Needs `create` on `pods/exec` in that namespace.",
-		Attributes: map[string]schema.Attribute{
-			"namespace": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Namespace of the SPIRE server pod. Defaults to the provider's `spire.namespace`.",
-			},
-			"pod": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Pod name. Defaults to `" + bundlesource.DefaultServerPod + "`.",
-			},
-			"container": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Container running `spire-server`. Defaults to `" + bundlesource.DefaultServerContainer + "`.",
-			},
-		},
-	}
 }
 
 // spireServer is the pod a spire_server value names on client's cluster;

@@ -1,0 +1,44 @@
+package spireexec
+
+import (
+	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+// serverFields are the attributes of a `spire_server` block, which names the
+// SPIRE server pod a resource or data source asks through pod exec; unset,
+// each takes the value Server is usually given.
+var serverFields = []struct {
+	name, description string
+	validator         validator.String
+}{
+	{"namespace", "Namespace of the SPIRE server pod. Defaults to the provider's `spire.namespace`.", validate.DNSLabel()},
+	{"pod", "Name of the SPIRE server pod. Defaults to `" + bundlesource.DefaultServerPod + "`.", validate.K8sName()},
+	{"container", "Container running `spire-server`. Defaults to `" + bundlesource.DefaultServerContainer + "`.", validate.DNSLabel()},
+}
+
+// ResourceAttribute is a resource's `spire_server` block; description says
+// what the resource asks.
+func ResourceAttribute(description string) rschema.SingleNestedAttribute {
+	attrs := make(map[string]rschema.Attribute, len(serverFields))
+	for _, f := range serverFields {
+		attrs[f.name] = rschema.StringAttribute{Optional: true, MarkdownDescription: f.description,
+			Validators: []validator.String{f.validator}}
+	}
+	return rschema.SingleNestedAttribute{Optional: true, MarkdownDescription: description, Attributes: attrs}
+}
+
+// DataSourceAttribute is a data source's `spire_server` block; description
+// says what the data source asks.
+func DataSourceAttribute(description string) dschema.SingleNestedAttribute {
+	attrs := make(map[string]dschema.Attribute, len(serverFields))
+	for _, f := range serverFields {
+		attrs[f.name] = dschema.StringAttribute{Optional: true, MarkdownDescription: f.description,
+			Validators: []validator.String{f.validator}}
+	}
+	return dschema.SingleNestedAttribute{Optional: true, MarkdownDescription: description, Attributes: attrs}
+}
