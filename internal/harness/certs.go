@@ -5,15 +5,12 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"math/big"
-	"net"
 	"os"
 	"path/filepath"
-	"time"
 )
 
 // clusterFiles are the credentials one cluster's apiserver is started with.
@@ -57,58 +54,19 @@ func writeCredentials(dir, name, adminToken, viewerToken string, audit bool) (cl
 		saKey:       filepath.Join(dir, "service-account.key"),
 		tokens:      filepath.Join(dir, "tokens.csv"),
 	}
-	now := time.Now()
-	caKey, _, err := newKey()
+	ca, err := newTestCA("zerotrust-harness-ca-" + name)
 	if err != nil {
 		return f, nil, err
 	}
-	sn, err := serial()
-	if err != nil {
-		return f, nil, err
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          sn,
-		Subject:               pkix.Name{CommonName: "zerotrust-harness-ca-" + name},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return f, nil, fmt.Errorf("creating CA certificate: %w", err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return f, nil, err
-	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-
-	srvKey, srvKeyPEM, err := newKey()
-	if err != nil {
-		return f, nil, err
-	}
-	if sn, err = serial(); err != nil {
-		return f, nil, err
-	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: sn,
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback, net.IPv4(10, 0, 0, 1)},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
-	if err != nil {
-		return f, nil, fmt.Errorf("creating serving certificate: %w", err)
-	}
-	srvPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srvDER})
+	caPEM := ca.certPEM
 	// The apiserver sends the whole file as its chain; the CA is the root the
-	// client already has, so the leaf alone is enough.
+	// client already has, so the leaf alone is enough. 10.0.0.1 and the
+	// kubernetes names are the addresses in-cluster clients use for the API.
+	srvPEM, srvKeyPEM, err := ca.issueServing("kube-apiserver", "10.0.0.1",
+		"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local")
+	if err != nil {
+		return f, nil, err
+	}
 
 	_, saKeyPEM, err := newKey()
 	if err != nil {

@@ -51,8 +51,8 @@ func newTestCA(commonName string) (*testCA, error) {
 }
 
 // issueServing returns a PEM serving certificate (leaf only) and key for
-// 127.0.0.1, ::1 and localhost.
-func (ca *testCA) issueServing(commonName string) (certPEM, keyPEM []byte, err error) {
+// 127.0.0.1, ::1 and localhost, and the further names in also.
+func (ca *testCA) issueServing(commonName string, also ...string) (certPEM, keyPEM []byte, err error) {
 	key, keyPEM, err := newKey()
 	if err != nil {
 		return nil, nil, err
@@ -71,6 +71,13 @@ func (ca *testCA) issueServing(commonName string) (certPEM, keyPEM []byte, err e
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		DNSNames:     []string{"localhost"},
+	}
+	for _, name := range also {
+		if ip := net.ParseIP(name); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			continue
+		}
+		tmpl.DNSNames = append(tmpl.DNSNames, name)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
