@@ -139,25 +139,8 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 		return
 	}
 
-	if configMesh.Namespace.IsNull() {
-		mesh.Namespace = optionalString(kind.defaultNamespace)
-	}
-	if configMesh.Name.IsNull() {
-		switch {
-		case kind.defaultName != "":
-			mesh.Name = types.StringValue(kind.defaultName)
-		case plan.TrustDomain.IsUnknown():
-			mesh.Name = types.StringUnknown()
-		default:
-			name := kumaObjectName(plan.TrustDomain.ValueString())
-			if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
-				validate.AttributeError(&resp.Diagnostics, path.Root("mesh").AtName("name"), "Cannot Derive Object Name", fmt.Sprintf(
-					"The MeshTrust name derived from trust_domain (%q) is not a valid object name: %s. Set mesh.name.",
-					name, strings.Join(msgs, "; ")))
-				return
-			}
-			mesh.Name = types.StringValue(name)
-		}
+	if !planMeshTarget(kind, configMesh, plan.TrustDomain, &mesh, &resp.Diagnostics) {
+		return
 	}
 	// Another mesh object is another resource: the attribute's own plan
 	// modifiers cannot tell, as the defaults are only known here. The Kuma
@@ -190,13 +173,9 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 		}
 	}
 	if configMesh.KumaMesh.IsNull() {
-		switch {
-		case kind.name != meshKindKuma:
-			mesh.KumaMesh = types.StringNull()
-		case newObject || owned.KumaMesh:
-			mesh.KumaMesh = types.StringUnknown()
-		default:
-			mesh.KumaMesh = priorMesh.KumaMesh
+		mesh.KumaMesh = types.StringNull()
+		if kind.name == meshKindKuma {
+			mesh.KumaMesh = planUnsetKumaMesh(newObject, owned, priorMesh)
 		}
 	}
 	plan.Mesh = mesh.object()
@@ -208,24 +187,12 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 	planned := effectiveTrustDomain(kind, plan.TrustDomain)
 	plan.SPIFFEIDPrefix = spiffeIDPrefix(planned)
 
-	// The trust domain the mesh runs on now, "" when unknown or none.
-	var current string
-	currentKnown := true
-	var priorPrevious []string
-	switch {
-	case !newObject:
-		current = state.TrustDomain.ValueString()
-		if current == "" {
-			current = kind.defaultTrustDomain
-		}
-		priorPrevious = listStrings(state.PreviousTrustDomains)
-	case !mesh.Name.IsUnknown():
-		current, currentKnown = r.liveTrustDomain(ctx, plan.Cluster, kind, mesh)
-	default:
-		currentKnown = false
-	}
-
+	current, currentKnown := r.currentTrustDomain(ctx, plan.Cluster, kind, mesh, state, newObject)
 	if kind.name == meshKindSail {
+		var priorPrevious []string
+		if !newObject {
+			priorPrevious = listStrings(state.PreviousTrustDomains)
+		}
 		r.planAliases(&plan, config, planned, current, currentKnown, priorPrevious)
 	} else {
 		plan.PreviousTrustDomains = types.ListNull(types.StringType)
@@ -250,6 +217,63 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 
 // planAliases works out which former trust domains stay aliases, and what
 // the Sail Istio's trustDomainAliases will hold.
+// planMeshTarget fills in the mesh object the configuration leaves to the
+// kind: its namespace, and its name, which for Kuma derives from the trust
+// domain (kumaObjectName) and for the Istio kinds is the operator's
+// singleton. false when the derived name is not a valid object name.
+func planMeshTarget(kind meshKind, configMesh meshModel, trustDomain types.String, mesh *meshModel, diags *diag.Diagnostics) bool {
+	if configMesh.Namespace.IsNull() {
+		mesh.Namespace = optionalString(kind.defaultNamespace)
+	}
+	if !configMesh.Name.IsNull() {
+		return true
+	}
+	switch {
+	case kind.defaultName != "":
+		mesh.Name = types.StringValue(kind.defaultName)
+	case trustDomain.IsUnknown():
+		mesh.Name = types.StringUnknown()
+	default:
+		name := kumaObjectName(trustDomain.ValueString())
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			validate.AttributeError(diags, path.Root("mesh").AtName("name"), "Cannot Derive Object Name", fmt.Sprintf(
+				"The MeshTrust name derived from trust_domain (%q) is not a valid object name: %s. Set mesh.name.",
+				name, strings.Join(msgs, "; ")))
+			return false
+		}
+		mesh.Name = types.StringValue(name)
+	}
+	return true
+}
+
+// planUnsetKumaMesh plans a MeshTrust's `kuma.io/mesh` label when the
+// configuration leaves it out: the object's value, known once applied for a
+// new object or when this resource stops setting it.
+func planUnsetKumaMesh(newObject bool, owned meshOwnership, prior meshModel) types.String {
+	if newObject || owned.KumaMesh {
+		return types.StringUnknown()
+	}
+	return prior.KumaMesh
+}
+
+// currentTrustDomain is the trust domain the mesh runs on now, "" when it
+// has none: from state for an existing resource (the kind's default when
+// unset), else asked of the cluster when it answers quickly. known is false
+// when it could not be found out.
+func (r *meshTrustDomainResource) currentTrustDomain(ctx context.Context, cluster types.String, kind meshKind, mesh meshModel,
+	state *meshTrustDomainResourceModel, newObject bool) (current string, known bool) {
+	switch {
+	case !newObject:
+		if current = state.TrustDomain.ValueString(); current == "" {
+			current = kind.defaultTrustDomain
+		}
+		return current, true
+	case !mesh.Name.IsUnknown():
+		return r.liveTrustDomain(ctx, cluster, kind, mesh)
+	}
+	return "", false
+}
+
 func (r *meshTrustDomainResource) planAliases(plan *meshTrustDomainResourceModel, config meshTrustDomainResourceModel,
 	planned types.String, current string, currentKnown bool, priorPrevious []string) {
 	if planned.IsUnknown() || plan.KeepPreviousAsAlias.IsUnknown() {
