@@ -18,15 +18,15 @@ import (
 )
 
 type spireFederationResourceModel struct {
-	ID                types.String `tfsdk:"id"`
-	Cluster           types.String `tfsdk:"cluster"`
-	BundleEndpoint    types.Object `tfsdk:"bundle_endpoint"`
-	ManagedRoute      types.Bool   `tfsdk:"managed_route"`
-	FederatesWith     types.Map    `tfsdk:"federates_with"`
-	ForceConflicts    types.Bool   `tfsdk:"force_conflicts"`
-	TrustDomain       types.String `tfsdk:"trust_domain"`
-	EndpointSPIFFEID  types.String `tfsdk:"endpoint_spiffe_id"`
-	BundleEndpointURL types.String `tfsdk:"bundle_endpoint_url"`
+	ID                types.String   `tfsdk:"id"`
+	Cluster           types.String   `tfsdk:"cluster"`
+	BundleEndpoint    types.Object   `tfsdk:"bundle_endpoint"`
+	ManagedRoute      types.Bool     `tfsdk:"managed_route"`
+	FederatesWith     types.Map      `tfsdk:"federates_with"`
+	ForceConflicts    types.Bool     `tfsdk:"force_conflicts"`
+	TrustDomain       types.String   `tfsdk:"trust_domain"`
+	EndpointSPIFFEID  types.String   `tfsdk:"endpoint_spiffe_id"`
+	BundleEndpointURL types.String   `tfsdk:"bundle_endpoint_url"`
 	Timeouts          timeouts.Value `tfsdk:"timeouts"`
 }
 

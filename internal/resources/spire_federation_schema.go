@@ -225,16 +225,16 @@ func bundleEndpointAttribute() schema.SingleNestedAttribute {
 								Required: true,
 								MarkdownDescription: "ACME directory URL, starting with lower-case `https://` (the CRD's pattern " +
 									"and the operator compare case-sensitively).",
-								Validators:          []validator.String{validate.HTTPSURL()},
+								Validators: []validator.String{validate.HTTPSURL()},
 							},
 							"domain_name": schema.StringAttribute{
-								Required:            true,
+								Required: true,
 								MarkdownDescription: "Domain name the certificate is issued for. It should be " +
 									"`federation.<trust domain>`, the host of the operator's passthrough Route: SPIRE answers " +
 									"the ACME challenge only for TLS connections that name `domain_name`, and the Route hands " +
 									"it only connections for its own host. The operator does not check this; the plan warns " +
 									"when the trust domain is known and the name differs.",
-								Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+								Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 							},
 							"email": schema.StringAttribute{
 								Required:            true,
