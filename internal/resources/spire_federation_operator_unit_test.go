@@ -126,11 +126,15 @@ func spireServerWith(gen int64, rv string, conds ...[5]string) *unstructured.Uns
 func TestFederationWaiter(t *testing.T) {
 	start := time.Date(2026, 11, 26, 9, 0, 0, 500_000_000, time.UTC)
 	old, now := "2026-11-26T08:00:00Z", "2026-11-26T09:00:00Z"
-	ready := func(ltt string) [5]string { return [5]string{"Ready", "True", "Ready", "All components are ready", ltt} }
+	ready := func(ltt string) [5]string {
+		return [5]string{"Ready", "True", "Ready", "All components are ready", ltt}
+	}
 	valid := func(ltt string) [5]string {
 		return [5]string{"ConfigurationValid", "True", "ConfigurationValid", "All configuration fields are valid", ltt}
 	}
-	reconciling := func(ltt string) [5]string { return [5]string{"Ready", "False", "Progressing", "Reconciling SpireServer", ltt} }
+	reconciling := func(ltt string) [5]string {
+		return [5]string{"Ready", "False", "Progressing", "Reconciling SpireServer", ltt}
+	}
 	refused := func(ltt string) [5]string {
 		return [5]string{"ConfigurationValid", "False", "InvalidFederationConfiguration",
 			"Federation configuration validation failed: federatesWith[0]: cannot federate with own trust domain east.test", ltt}
