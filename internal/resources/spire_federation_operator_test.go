@@ -429,7 +429,8 @@ func TestAccSpireFederationOperator_refusalIsApplyError(t *testing.T) {
 					PreConfig: installLate,
 					Config:    config(self),
 					ExpectError: regexp.MustCompile(`(?s)SpireServer Configuration Refused.*ConfigurationValid=False.*InvalidFederationConfiguration.*` +
-						`Federation configuration validation failed: federatesWith\[\d\]: cannot federate with own trust domain ` + regexp.QuoteMeta(td)),
+						`Federation\s+configuration\s+validation\s+failed:\s+federatesWith\[\d\]:\s+cannot\s+federate\s+with\s+own\s+trust\s+domain\s+` +
+						regexp.QuoteMeta(td)),
 				},
 				{
 					// The refused federation was written, and state says so: the
