@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -267,16 +268,20 @@ func (r *spireFederationResource) Delete(ctx context.Context, req resource.Delet
 		resp.Diagnostics.Append(kube.Diagnostic(err, "read the SpireServer cluster"))
 		return
 	}
-	spec, found := specFromObject(obj)
-	if !found {
+	if _, found := specFromObject(obj); !found {
 		return
 	}
-	// Re-applying the fields as they are now, without federatesWith, keeps
-	// the bundle endpoint running as it is (the API refuses to drop
-	// spec.federation) and releases the list, which goes when no other
-	// manager owns it.
-	spec.Peers = nil
-	release := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federation": spec.object()}}}
+	// Re-applying the fields this provider owns as they are now, without
+	// federatesWith, keeps the bundle endpoint running as it is (the API
+	// refuses to drop spec.federation, and to change a profile it would
+	// re-default) and releases the list, which goes when no other manager
+	// owns it. Fields the API server defaulted or another manager wrote are
+	// not claimed: a later create that leaves them to the CRD would
+	// otherwise release them, and the API server empties bundleEndpoint to
+	// null when its last fields go.
+	release := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"federation": ownedFederationFields(obj, client.FieldManager),
+	}}}
 	release.SetName(spirefacts.ObjectName)
 	if _, err := client.Apply(ctx, kube.SpireServer, release, state.ForceConflicts.ValueBool()); err != nil {
 		resp.Diagnostics.Append(kube.Diagnostic(err, "release the federates_with entries of the SpireServer cluster"))
@@ -628,4 +633,48 @@ func deleteStaleFederationRoute(ctx context.Context, client *kube.Client, diags 
 	if err := client.Delete(ctx, kube.Route, spirefacts.RouteNamespace, spirefacts.FederationRouteName); err != nil {
 		diags.Append(kube.Diagnostic(err, "delete the operator's federation Route (managed_route = false)"))
 	}
+}
+
+// ownedFederationFields is spec.federation of obj cut down to the fields
+// manager owns by server-side apply, without federatesWith, and always with
+// the bundleEndpoint the CRD requires.
+func ownedFederationFields(obj *unstructured.Unstructured, manager string) map[string]any {
+	fed, _, _ := unstructured.NestedMap(obj.Object, "spec", "federation")
+	delete(fed, "federatesWith")
+	var sets []map[string]any
+	for entry, set := range managedFieldSets(obj) {
+		if entry.Manager == manager && entry.Operation == metav1.ManagedFieldsOperationApply {
+			sets = append(sets, set)
+		}
+	}
+	owned := func(fieldPath []string) bool {
+		for _, set := range sets {
+			if holdsField(set, fieldPath...) {
+				return true
+			}
+		}
+		return false
+	}
+	var prune func(live map[string]any, at []string) map[string]any
+	prune = func(live map[string]any, at []string) map[string]any {
+		out := map[string]any{}
+		for k, v := range live {
+			p := append(append([]string{}, at...), k)
+			if m, ok := v.(map[string]any); ok {
+				if sub := prune(m, p); len(sub) > 0 {
+					out[k] = sub
+				}
+				continue
+			}
+			if owned(p) {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	out := prune(fed, []string{"spec", "federation"})
+	if _, ok := out["bundleEndpoint"]; !ok {
+		out["bundleEndpoint"] = map[string]any{}
+	}
+	return out
 }
