@@ -232,8 +232,10 @@ func providerSchema() schema.Schema {
 				MarkdownDescription: "Where SPIRE runs in the clusters, used as defaults by the SPIRE resources.",
 				Attributes: map[string]schema.Attribute{
 					"namespace": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Namespace of the SPIRE server. Defaults to `" + defaultSpireNamespace + "`.",
+						Optional: true,
+						MarkdownDescription: "Namespace of the SPIRE server (the operator's `OPERATOR_NAMESPACE`). Defaults to `" +
+							defaultSpireNamespace + "`. The operator's federation Route is read in `" + defaultSpireNamespace +
+							"` whatever this says: the operator always puts it there.",
 					},
 					"class_name": schema.StringAttribute{
 						Optional: true,
