@@ -81,8 +81,9 @@ func ZTWIMObject(trustDomain, clusterName string) map[string]any {
 }
 
 // ResetSpireSingletons deletes the ZeroTrustWorkloadIdentityManager and
-// SpireServer `cluster` from c and waits until they are gone, so a test on an
-// Exclusive cluster starts from an installation without them.
+// SpireServer `cluster` from c and waits until they are gone, and deletes the
+// operator's federation Route, so a test on an Exclusive cluster starts from
+// an installation without them.
 func ResetSpireSingletons(t *testing.T, c *harness.Cluster) {
 	t.Helper()
 	d := dynamicFor(t, c)
@@ -103,5 +104,11 @@ func ResetSpireSingletons(t *testing.T, c *harness.Cluster) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	}
+	// The operator's federation Route outlives both (it has no owner and the
+	// operator never deletes it), so a later test would find it: gone too.
+	err := d.Resource(kube.Route.GVR()).Namespace(ZTWIMRouteNamespace).Delete(ctx, ZTWIMRouteName, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatalf("%s: delete Route %s/%s: %v", c.Name, ZTWIMRouteNamespace, ZTWIMRouteName, err)
 	}
 }

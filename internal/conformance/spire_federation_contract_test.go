@@ -23,8 +23,8 @@ func init() {
 			// A map keyed by trust domain, written as the list federatesWith
 			// (the key becomes trustDomain).
 			{Attr: "federates_with", Field: "spec.federation.federatesWith", Except: map[string]string{
-				"maxItems": "ModifyPlan refuses more than the provider's max_federated_trust_domains (default 50, the " +
-					"CRD's maxItems; raising it warns that the released CRD refuses more)",
+				"maxItems": "ValidateConfig refuses more than 50 (the operator's hard-coded limit, also the CRD's " +
+					"maxItems); ModifyPlan refuses more than the provider's max_federated_trust_domains (1..50)",
 				"minItems": "an empty map is written as no federatesWith at all",
 			}},
 			{Attr: "federates_with.*.bundle_endpoint_url", Field: "spec.federation.federatesWith[].bundleEndpointUrl"},

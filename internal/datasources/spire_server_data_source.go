@@ -76,11 +76,15 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"bundle_endpoint_url": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "Where peers reach the bundle endpoint: `https://<host>` of the Route " +
-					"`spire-server-federation` that the operator creates in `namespace` when federation is configured " +
-					"with `managedRoute` `\"true\"` (host `federation.<trust domain>`). Null when federation is not " +
-					"configured, the cluster does not serve Routes (not OpenShift), or the Route does not exist (yet): " +
-					"the released SpireServer has no field saying where its endpoint is reachable (the enhancement " +
-					"proposal's `bundleEndpoint.address`/`port` never shipped), so give peers the URL another way there.",
+					"`" + spirefacts.FederationRouteName + "` that the operator creates when federation is configured with " +
+					"`managedRoute` `\"true\"` (host `federation.<trust domain>`). The operator always puts this Route in " +
+					"the namespace `" + spirefacts.RouteNamespace + "` (a constant in its code), whatever namespace it runs " +
+					"in, so it is read there, not in `namespace`. Null when federation is not configured, the cluster does " +
+					"not serve Routes (not OpenShift), the Route does not exist (yet: the operator creates it at the end " +
+					"of its reconcile), or `managedRoute` is `\"false\"` and only a Route the operator made earlier is " +
+					"left (the operator never deletes it). The released SpireServer has no field saying where its endpoint " +
+					"is reachable (the enhancement proposal's `bundleEndpoint.address`/`port` never shipped), so give " +
+					"peers the URL another way there.",
 			},
 			"endpoint_spiffe_id": schema.StringAttribute{
 				Computed:            true,
@@ -121,7 +125,7 @@ func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadReq
 			client.DisplayName()))
 		return
 	}
-	url, err := facts.BundleEndpointURL(ctx, client, d.Data.SpireNamespace)
+	url, err := facts.BundleEndpointURL(ctx, client)
 	if err != nil {
 		resp.Diagnostics.Append(kube.Diagnostic(err, "read the federation Route"))
 		return

@@ -40,7 +40,9 @@ func expectOutputs(want map[string]knownvalue.Check) []statecheck.StateCheck {
 // can take it from (the Go module proxy serves no openshift/api release with
 // CRD manifests), and the provider reads Routes only when the cluster serves
 // them, so bundle_endpoint_url is null here; spirefacts' unit tests cover
-// the Route's host.
+// the Route's host, and TestAccSpireFederationOperator_routeNamespaceConstant
+// (with a minimal Route CRD and the operator stand-in) reads it through this
+// data source.
 func TestAccSpireServerDataSource(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		acctest.ResetSpireSingletons(t, c)

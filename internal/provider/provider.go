@@ -152,12 +152,6 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 	}
 	if v := cfg.MaxFederatedTrustDomains; !v.IsNull() && !v.IsUnknown() {
 		data.MaxFederatedTrustDomains = int(v.ValueInt64())
-		if data.MaxFederatedTrustDomains > defaultMaxFederatedTrustDomains {
-			resp.Diagnostics.AddAttributeWarning(path.Root("max_federated_trust_domains"), "Federation Limit Raised",
-				fmt.Sprintf("max_federated_trust_domains = %d exceeds the SpireServer CRD's limit of %d entries. "+
-					"Applies fail unless the operator installed on each cluster accepts more.",
-					data.MaxFederatedTrustDomains, defaultMaxFederatedTrustDomains))
-		}
 	}
 	timeout := defaultDNSTimeout
 	if cfg.DNS != nil {

@@ -20,7 +20,9 @@ const (
 	defaultBurst          = 2000
 	defaultSpireNamespace = "zero-trust-workload-identity-manager"
 	defaultSpireClassName = "zero-trust-workload-identity-manager-spire"
-	// defaultMaxFederatedTrustDomains is the SpireServer CRD's own limit on federatesWith.
+	// defaultMaxFederatedTrustDomains is the operator's own limit on
+	// federatesWith (validation.go validateFederationConfig), which is also
+	// the released CRD's maxItems; it is the most the attribute accepts.
 	defaultMaxFederatedTrustDomains = 50
 	defaultDNSTimeout               = "5s"
 )
@@ -203,9 +205,11 @@ func providerSchema() schema.Schema {
 			},
 			"max_federated_trust_domains": schema.Int64Attribute{
 				Optional: true,
-				MarkdownDescription: "Most `federates_with` entries a `zerotrust_spire_federation` may hold. Defaults to `50`, " +
-					"the SpireServer CRD's limit; raising it plans with a warning, because the operator's CRD must allow it too.",
-				Validators: []validator.Int64{int64validator.Between(1, 10000)},
+				MarkdownDescription: "Most `federates_with` entries a `zerotrust_spire_federation` may hold, 1 to 50. " +
+					"Defaults to `50`: the Zero Trust Workload Identity Manager operator refuses more whatever its CRD " +
+					"allows (its validateFederationConfig hard-codes \"federatesWith array cannot exceed 50 entries\"), " +
+					"so only a lower limit can be set.",
+				Validators: []validator.Int64{int64validator.Between(1, defaultMaxFederatedTrustDomains)},
 			},
 			"dns": schema.SingleNestedAttribute{
 				Optional:            true,
@@ -228,8 +232,10 @@ func providerSchema() schema.Schema {
 				MarkdownDescription: "Where SPIRE runs in the clusters, used as defaults by the SPIRE resources.",
 				Attributes: map[string]schema.Attribute{
 					"namespace": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Namespace of the SPIRE server. Defaults to `" + defaultSpireNamespace + "`.",
+						Optional: true,
+						MarkdownDescription: "Namespace of the SPIRE server (the operator's `OPERATOR_NAMESPACE`). Defaults to `" +
+							defaultSpireNamespace + "`. The operator's federation Route is read in `" + defaultSpireNamespace +
+							"` whatever this says: the operator always puts it there.",
 					},
 					"class_name": schema.StringAttribute{
 						Optional: true,

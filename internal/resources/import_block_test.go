@@ -118,6 +118,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 func TestAccSpireFederation_importBlock(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		acctest.ResetSpireSingletons(t, c)
+		acctest.ZTWIMStandIn(t, c)
 		td := acctest.UniqueName("imp") + ".test"
 		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
 		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "info"}))

@@ -78,7 +78,7 @@ func (r *spireFederationListResource) List(ctx context.Context, req list.ListReq
 		cluster := clusterValue(t.key)
 		lo := listedObject{id: federationIdentity(cluster), display: federationDisplayName(t.key, td)}
 		if includeResource {
-			state, d := federationState(ctx, t.client, r.Data.SpireNamespace, cluster, facts)
+			state, d := federationState(ctx, t.client, cluster, facts)
 			diags.Append(d...)
 			lo.state = &state
 		}

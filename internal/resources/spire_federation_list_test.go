@@ -47,6 +47,7 @@ func brownfieldFederationHCL(peerTD string) string {
 func TestAccSpireFederation_identityImport(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		acctest.ResetSpireSingletons(t, c)
+		acctest.ZTWIMStandIn(t, c)
 		td := acctest.UniqueName("ident") + ".test"
 		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, c.Name))
 		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(brownfieldFederationSpec("west.test")))
@@ -213,6 +214,7 @@ func TestAccSpireFederation_stateWithoutIdentity(t *testing.T) {
 	t.Parallel()
 	c := acctest.Exclusive(t)
 	acctest.ResetSpireSingletons(t, c)
+	acctest.ZTWIMStandIn(t, c)
 	acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager,
 		acctest.ZTWIMObject(acctest.UniqueName("noident")+".test", c.Name))
 	acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(nil))

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -17,15 +18,16 @@ import (
 )
 
 type spireFederationResourceModel struct {
-	ID                types.String `tfsdk:"id"`
-	Cluster           types.String `tfsdk:"cluster"`
-	BundleEndpoint    types.Object `tfsdk:"bundle_endpoint"`
-	ManagedRoute      types.Bool   `tfsdk:"managed_route"`
-	FederatesWith     types.Map    `tfsdk:"federates_with"`
-	ForceConflicts    types.Bool   `tfsdk:"force_conflicts"`
-	TrustDomain       types.String `tfsdk:"trust_domain"`
-	EndpointSPIFFEID  types.String `tfsdk:"endpoint_spiffe_id"`
-	BundleEndpointURL types.String `tfsdk:"bundle_endpoint_url"`
+	ID                types.String   `tfsdk:"id"`
+	Cluster           types.String   `tfsdk:"cluster"`
+	BundleEndpoint    types.Object   `tfsdk:"bundle_endpoint"`
+	ManagedRoute      types.Bool     `tfsdk:"managed_route"`
+	FederatesWith     types.Map      `tfsdk:"federates_with"`
+	ForceConflicts    types.Bool     `tfsdk:"force_conflicts"`
+	TrustDomain       types.String   `tfsdk:"trust_domain"`
+	EndpointSPIFFEID  types.String   `tfsdk:"endpoint_spiffe_id"`
+	BundleEndpointURL types.String   `tfsdk:"bundle_endpoint_url"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
 }
 
 type federationBundleEndpointModel struct {
@@ -372,27 +374,26 @@ func (s federationSpec) setModel(m *spireFederationResourceModel, managePeers, a
 // spec.federation as Terraform first sees it: what ImportState stores and a
 // list result carries, so that adopting by import and by list cannot differ.
 // It manages the federatesWith list when there is one.
-func federationState(ctx context.Context, client *kube.Client, spireNamespace string, cluster types.String,
-	facts *spirefacts.Facts,
+func federationState(ctx context.Context, client *kube.Client, cluster types.String, facts *spirefacts.Facts,
 ) (spireFederationResourceModel, diag.Diagnostics) {
-	state := spireFederationResourceModel{Cluster: cluster, ForceConflicts: types.BoolValue(false)}
+	state := spireFederationResourceModel{Cluster: cluster, ForceConflicts: types.BoolValue(false), Timeouts: federationTimeoutsNull()}
 	spec, _ := specFromObject(facts.SpireServer)
 	diags := spec.setModel(&state, true, false)
-	setFederationComputed(ctx, client, spireNamespace, &state, facts, &diags)
+	setFederationComputed(ctx, client, &state, facts, &diags)
 	return state, diags
 }
 
 // setFederationComputed fills the computed attributes from the cluster's
-// facts; the bundle endpoint URL comes from the federation Route in
-// spireNamespace.
-func setFederationComputed(ctx context.Context, client *kube.Client, spireNamespace string, m *spireFederationResourceModel,
+// facts; the bundle endpoint URL comes from the federation Route, which the
+// operator keeps in its constant namespace (spirefacts.RouteNamespace).
+func setFederationComputed(ctx context.Context, client *kube.Client, m *spireFederationResourceModel,
 	facts *spirefacts.Facts, diags *diag.Diagnostics,
 ) {
 	td, _ := facts.TrustDomain()
 	m.ID = types.StringValue(resourceID(m.Cluster, spirefacts.ObjectName))
 	m.TrustDomain = optionalString(td)
 	m.EndpointSPIFFEID = optionalString(spirefacts.EndpointSPIFFEID(td))
-	u, err := facts.BundleEndpointURL(ctx, client, spireNamespace)
+	u, err := facts.BundleEndpointURL(ctx, client)
 	if err != nil {
 		diags.Append(kube.Diagnostic(err, "read the federation Route"))
 		return
@@ -401,4 +402,10 @@ func setFederationComputed(ctx context.Context, client *kube.Client, spireNamesp
 	if m.ForceConflicts.IsNull() || m.ForceConflicts.IsUnknown() {
 		m.ForceConflicts = types.BoolValue(false)
 	}
+}
+
+// federationTimeoutsNull is the timeouts block of an imported or listed
+// federation: not set.
+func federationTimeoutsNull() timeouts.Value {
+	return timeouts.Value{Object: types.ObjectNull(federationTypes().timeouts)}
 }

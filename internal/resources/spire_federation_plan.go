@@ -25,7 +25,15 @@ import (
 // unreachable cluster must not hold the plan for the client's full retry budget.
 const planLookupTimeout = 15 * time.Second
 
-// ValidateConfig applies the CRD's cross-field rules, so they fail at plan.
+// operatorPeerLimit is the operator's own limit on federatesWith
+// (validation.go validateFederationConfig: "federatesWith array cannot
+// exceed 50 entries"), hard-coded in its code whatever its CRD allows.
+const operatorPeerLimit = 50
+
+// ValidateConfig applies the CRD's cross-field rules and the rules the
+// operator's controller checks while it reconciles (validation.go
+// validateFederationConfig), so they fail at plan, with no cluster needed:
+// the operator would accept the object and then refuse to reconcile it.
 func (r *spireFederationResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var cfg spireFederationResourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
@@ -49,9 +57,17 @@ func (r *spireFederationResource) ValidateConfig(ctx context.Context, req resour
 				"it configures the https_web profile, but profile is "+
 					"\"https_spiffe\" (the default), where it has no effect. Remove https_web, or set profile = \"https_web\".")
 		}
+		checkACMETermsAccepted(ctx, be.HTTPSWeb, &resp.Diagnostics)
 	}
 	if cfg.FederatesWith.IsNull() || cfg.FederatesWith.IsUnknown() {
 		return
+	}
+	if n := len(cfg.FederatesWith.Elements()); n > operatorPeerLimit {
+		validate.AttributeError(&resp.Diagnostics, path.Root("federates_with"), "Too Many Federated Trust Domains",
+			fmt.Sprintf("%d entries, more than the limit of %d. The Zero Trust Workload Identity Manager operator "+
+				"refuses more whatever its CRD allows (validation.go validateFederationConfig: \"federatesWith array "+
+				"cannot exceed 50 entries\") and would stop reconciling the SpireServer. Federate with the others "+
+				"through zerotrust_federated_trust_domain.", n, operatorPeerLimit))
 	}
 	for td, v := range cfg.FederatesWith.Elements() {
 		obj, ok := v.(types.Object)
@@ -69,6 +85,32 @@ func (r *spireFederationResource) ValidateConfig(ctx context.Context, req resour
 				summary, detail)
 		}
 	}
+}
+
+// checkACMETermsAccepted refuses ACME without tos_accepted = true: the
+// operator's validation.go validateAcmeConfig refuses it ("tosAccepted must
+// be true to use ACME"), and the CRD's default is "false".
+func checkACMETermsAccepted(ctx context.Context, httpsWeb types.Object, diags *diag.Diagnostics) {
+	if httpsWeb.IsNull() || httpsWeb.IsUnknown() {
+		return
+	}
+	opts := basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, UnhandledUnknownAsEmpty: true}
+	var web federationHTTPSWebModel
+	diags.Append(httpsWeb.As(ctx, &web, opts)...)
+	if web.ACME.IsNull() || web.ACME.IsUnknown() {
+		return
+	}
+	var acme federationACMEModel
+	diags.Append(web.ACME.As(ctx, &acme, opts)...)
+	if acme.TOSAccepted.IsUnknown() || acme.TOSAccepted.ValueBool() {
+		return
+	}
+	validate.AttributeError(diags, path.Root("bundle_endpoint").AtName("https_web").AtName("acme").AtName("tos_accepted"),
+		"ACME Terms of Service Not Accepted",
+		"tos_accepted must be true to use ACME (unset, it is the CRD's default false). The Zero Trust Workload "+
+			"Identity Manager operator refuses the federation otherwise (validation.go validateAcmeConfig: "+
+			"\"tosAccepted must be true to use ACME\"): it sets ConfigurationValid=False on the SpireServer and stops "+
+			"reconciling it. Read the ACME CA's terms of service and set tos_accepted = true, or use serving_cert.")
 }
 
 func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -92,12 +134,12 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 		return
 	}
 	if !plan.FederatesWith.IsNull() && !plan.FederatesWith.IsUnknown() {
-		if n, limit := len(plan.FederatesWith.Elements()), r.Data.MaxFederatedTrustDomains; limit > 0 && n > limit {
+		// Above operatorPeerLimit ValidateConfig has refused already.
+		if n, limit := len(plan.FederatesWith.Elements()), r.Data.MaxFederatedTrustDomains; limit > 0 && n > limit && n <= operatorPeerLimit {
 			validate.AttributeError(&resp.Diagnostics, path.Root("federates_with"), "Too Many Federated Trust Domains",
 				fmt.Sprintf("%d entries, more than the limit of %d (the provider's "+
-					"max_federated_trust_domains, by default the SpireServer CRD's own limit of 50). Federate with the "+
-					"others through zerotrust_federated_trust_domain, or raise the limit if your operator's CRD allows more.",
-					n, limit))
+					"max_federated_trust_domains). Federate with the others through zerotrust_federated_trust_domain, "+
+					"or raise the limit (up to %d, the operator's own).", n, limit, operatorPeerLimit))
 		}
 	}
 	profile, mode, known := plannedEndpoint(ctx, plan.BundleEndpoint)
@@ -113,6 +155,7 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 		plan.ID = types.StringValue(resourceID(plan.Cluster, spirefacts.ObjectName))
 	}
 	facts := r.planFacts(ctx, plan.Cluster)
+	trustDomain := "" // known only from the cluster's facts
 	switch {
 	case facts != nil:
 		td, kind := facts.TrustDomain()
@@ -126,10 +169,16 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 		}
 		plan.TrustDomain = optionalString(td)
 		plan.EndpointSPIFFEID = optionalString(spirefacts.EndpointSPIFFEID(td))
+		trustDomain = td
 	case state != nil:
 		plan.TrustDomain, plan.EndpointSPIFFEID = state.TrustDomain, state.EndpointSPIFFEID
 	default:
 		plan.TrustDomain, plan.EndpointSPIFFEID = types.StringUnknown(), types.StringUnknown()
+	}
+	if state == nil || !plan.BundleEndpoint.Equal(state.BundleEndpoint) || !plan.ManagedRoute.Equal(state.ManagedRoute) {
+		// Warned when the choice is made (create, or a change of these), not
+		// on every plan after it.
+		resp.Diagnostics.Append(federationChoiceWarnings(ctx, plan, trustDomain)...)
 	}
 	if state != nil && plan.BundleEndpoint.Equal(state.BundleEndpoint) && plan.ManagedRoute.Equal(state.ManagedRoute) {
 		plan.BundleEndpointURL = state.BundleEndpointURL
@@ -247,4 +296,63 @@ func checkSelfFederation(peers []string, own string, source kube.Kind, diags *di
 					"clusters, leave each cluster out of its own federates_with.", td, source.Kind))
 		}
 	}
+}
+
+// federationChoiceWarnings warns about valid choices with which the
+// operator's result is not what the configuration suggests. trustDomain is
+// the cluster's own, or "" when the plan cannot know it.
+func federationChoiceWarnings(ctx context.Context, plan spireFederationResourceModel, trustDomain string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if !plan.ManagedRoute.IsUnknown() && !plan.ManagedRoute.IsNull() && !plan.ManagedRoute.ValueBool() {
+		validate.AttributeWarning(&diags, path.Root("managed_route"), "SpireServer Will Not Become Ready",
+			"with managed_route = false the Zero Trust Workload Identity Manager operator reports "+
+				"RouteAvailable=False (FederationRouteDisabled, routes.go reconcileRoute) and, counting that as a "+
+				"failure (status.go SetReadyCondition), Ready=False with \"RouteAvailable: Federation managed route "+
+				"disabled\" for as long as it stays false; the ZeroTrustWorkloadIdentityManager then reports its "+
+				"operands not ready. The SPIRE server still runs. Keep it only if you expose the bundle endpoint "+
+				"yourself and can live with that status; otherwise set managed_route = true.")
+		// Without the operator's Route, its host and TLS mode are not the
+		// question below.
+		return diags
+	}
+	if plan.BundleEndpoint.IsNull() || plan.BundleEndpoint.IsUnknown() {
+		return diags
+	}
+	opts := basetypes.ObjectAsOptions{UnhandledNullAsEmpty: true, UnhandledUnknownAsEmpty: true}
+	var be federationBundleEndpointModel
+	var web federationHTTPSWebModel
+	diags.Append(plan.BundleEndpoint.As(ctx, &be, opts)...)
+	if be.HTTPSWeb.IsNull() || be.HTTPSWeb.IsUnknown() {
+		return diags
+	}
+	diags.Append(be.HTTPSWeb.As(ctx, &web, opts)...)
+	webPath := path.Root("bundle_endpoint").AtName("https_web")
+	if !web.ServingCert.IsNull() && !web.ServingCert.IsUnknown() {
+		var cert federationServingCertModel
+		diags.Append(web.ServingCert.As(ctx, &cert, opts)...)
+		if cert.ExternalSecretRef.IsNull() {
+			validate.AttributeWarning(&diags, webPath.AtName("serving_cert").AtName("external_secret_ref"),
+				"https_web Peers Will See the Router's Certificate",
+				"serving_cert without external_secret_ref: the SPIRE server serves the service-CA certificate "+
+					"spire-server-serving-cert (statefulset.go), which only the cluster trusts, and the operator's "+
+					"Route re-encrypts (routes.go generateFederationRoute), so https_web peers are answered with the "+
+					"router's default certificate for federation.<trust domain>, which they must trust for that name. "+
+					"To serve a Web PKI certificate of yours, put it in a Secret (tls.crt, tls.key) and name it in "+
+					"external_secret_ref.")
+		}
+	}
+	if trustDomain == "" || web.ACME.IsNull() || web.ACME.IsUnknown() {
+		return diags
+	}
+	var acme federationACMEModel
+	diags.Append(web.ACME.As(ctx, &acme, opts)...)
+	if want := "federation." + trustDomain; !acme.DomainName.IsUnknown() && acme.DomainName.ValueString() != want {
+		validate.AttributeWarning(&diags, webPath.AtName("acme").AtName("domain_name"), "ACME Domain Name Not the Route's Host",
+			fmt.Sprintf("%q is not %q, the host of the operator's Route (routes.go generateFederationRoute: always "+
+				"federation.<trust domain>). The Route passes TLS through by that name, and SPIRE's ACME client answers "+
+				"only connections naming domain_name, so the ACME CA most likely cannot validate the certificate and "+
+				"peers cannot connect. The operator does not check this. Set domain_name = %q.",
+				acme.DomainName.ValueString(), want, want))
+	}
+	return diags
 }

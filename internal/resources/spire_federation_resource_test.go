@@ -182,6 +182,7 @@ const twoPeersHCL = `
 func TestAccSpireFederation_lifecycle(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		acctest.ResetSpireSingletons(t, c)
+		acctest.ZTWIMStandIn(t, c)
 		td := acctest.UniqueName("own") + ".test"
 		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
 		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "debug"}))
@@ -247,7 +248,9 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("id"), knownvalue.StringExact(id)),
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("endpoint_spiffe_id"), knownvalue.StringExact("spiffe://"+td+"/spire/server")),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.Null()),
+						// managed_route is the CRD's default true: create waited
+						// for the operator's Route.
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.StringExact("https://federation."+td)),
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint"), knownvalue.ObjectExact(map[string]knownvalue.Check{
 							"profile": knownvalue.StringExact("https_spiffe"), "refresh_hint": knownvalue.Int64Exact(300),
 							"https_web": knownvalue.Null(),
@@ -287,8 +290,8 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
 					ConfigStateChecks: []statecheck.StateCheck{
-						// No Route here (not OpenShift): the cluster does not say
-						// where the endpoint is reachable.
+						// managed_route = false: the operator's Route is deleted
+						// (it never deletes it itself) and says nothing any more.
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.Null()),
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("managed_route"), knownvalue.Bool(false)),
 					},
@@ -296,6 +299,7 @@ func TestAccSpireFederation_lifecycle(t *testing.T) {
 						checkFederation(t, c, map[string]any{
 							"bundleEndpoint.refreshHint": int64(600), "managedRoute": "false",
 						}),
+						checkRoute(t, c, "", "", ""),
 						checkPeers(t, c, true,
 							peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
 							peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
@@ -450,6 +454,7 @@ func patchPeer(t *testing.T, c *harness.Cluster, td, op string) {
 func TestAccSpireFederation_httpsWeb(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		acctest.ResetSpireSingletons(t, c)
+		acctest.ZTWIMStandIn(t, c)
 		td := acctest.UniqueName("web") + ".test"
 		install := func() {
 			acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
@@ -758,9 +763,13 @@ type brownfieldFederation struct {
 func testBrownfieldImport(t *testing.T, bf brownfieldFederation) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		acctest.ResetSpireSingletons(t, c)
+		acctest.ZTWIMStandIn(t, c)
 		td := acctest.UniqueName("brown") + ".test"
 		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
 		bf.create(t, c)
+		// The operator's own writes (status, owner reference, Route) come
+		// before what the import must leave unchanged.
+		acctest.WaitZTWIMReconciled(t, c)
 		before := acctest.GetSingleton(t, c, kube.SpireServer)
 		id := c.Name + "/cluster"
 		config := federationConfig(t, c, bf.hcl)
@@ -821,7 +830,8 @@ func testBrownfieldImport(t *testing.T, bf brownfieldFederation) {
 					},
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("id"), knownvalue.StringExact(id)),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.Null()),
+						// The CRD's default managedRoute "true": the operator's Route.
+						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.StringExact("https://federation."+td)),
 					},
 					Check: unchanged,
 				},
@@ -870,11 +880,12 @@ func TestAccSpireFederation_brownfieldImport(t *testing.T) {
 
 // TestAccSpireFederation_brownfieldImportHTTPSWeb: a plain create (as
 // `kubectl create` does) of an https_web endpoint with an ACME certificate
-// and one peer, leaving tosAccepted, refreshHint and managedRoute to the
-// CRD's defaults. The user writes what they chose, nothing the CRD defaulted.
+// and one peer, leaving refreshHint and managedRoute to the CRD's defaults
+// (tosAccepted is set: the operator refuses ACME without it). The user
+// writes what they chose, nothing the CRD defaulted.
 func TestAccSpireFederation_brownfieldImportHTTPSWeb(t *testing.T) {
 	testBrownfieldImport(t, brownfieldFederation{
-		defaulted: []string{"f:refreshHint", "f:managedRoute", "f:tosAccepted"},
+		defaulted: []string{"f:refreshHint", "f:managedRoute"},
 		create: func(t *testing.T, c *harness.Cluster) {
 			obj := &unstructured.Unstructured{Object: acctest.SpireServerObject(map[string]any{
 				"federation": map[string]any{
@@ -882,7 +893,7 @@ func TestAccSpireFederation_brownfieldImportHTTPSWeb(t *testing.T) {
 						"profile": "https_web",
 						"httpsWeb": map[string]any{"acme": map[string]any{
 							"directoryUrl": "https://acme.example.test/directory", "domainName": "federation.solo.test",
-							"email": "admin@example.test",
+							"email": "admin@example.test", "tosAccepted": "true",
 						}},
 					},
 					"federatesWith": []any{peer("west.test", "https://spire.west.test", "https_spiffe", "spiffe://west.test/spire/server")},
@@ -903,6 +914,7 @@ func TestAccSpireFederation_brownfieldImportHTTPSWeb(t *testing.T) {
         directory_url = "https://acme.example.test/directory"
         domain_name   = "federation.solo.test"
         email         = "admin@example.test"
+        tos_accepted  = true
       }
     }
   }

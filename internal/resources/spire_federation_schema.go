@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sync"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
@@ -23,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -41,7 +43,7 @@ func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaReq
 // federationObjectTypes are the attribute types of the nested objects, for
 // the null and known object values the model builds.
 type federationObjectTypes struct {
-	bundleEndpoint, httpsWeb, acme, servingCert, peer map[string]attr.Type
+	bundleEndpoint, httpsWeb, acme, servingCert, peer, timeouts map[string]attr.Type
 }
 
 // federationTypes reads the nested object types from the schema (through
@@ -55,6 +57,7 @@ var federationTypes = sync.OnceValue(func() federationObjectTypes {
 		acme:           of("bundle_endpoint", "https_web", "acme"),
 		servingCert:    of("bundle_endpoint", "https_web", "serving_cert"),
 		peer:           of("federates_with"),
+		timeouts:       of("timeouts"),
 	}
 })
 
@@ -81,7 +84,17 @@ func spireFederationSchema() schema.Schema {
 			"its fixed port and publishes it through the OpenShift Route `spire-server-federation` in its namespace, " +
 			"host `federation.<trust domain>` (with `managed_route = true`); `bundle_endpoint_url` reads that Route. " +
 			"`federatesWith` is an atomic list in the released CRD, not a map keyed by trust domain: whoever " +
-			"writes it writes all of it.",
+			"writes it writes all of it.\n\n" +
+			"**What the operator does with it.** The operator validates `spec.federation` when it reconciles (it " +
+			"sets no `observedGeneration`, so a change is followed through its conditions' transitions). A refused " +
+			"configuration sets `ConfigurationValid=False` and `Ready=False`, and the operator stops reconciling the " +
+			"SpireServer without retrying: nothing else in it is rolled out until it changes again. The rules it " +
+			"checks that the API server does not (`tos_accepted`, at most 50 peers, no peer for the own trust " +
+			"domain, lower-case `https://`) are refused at plan. After each create and update the resource waits " +
+			"(see `timeouts`) for the operator's verdict on the change: `Ready=True`, or, with `managed_route = " +
+			"false`, the `Ready=False` that this choice always brings; a refusal fails the apply with the operator's " +
+			"message, the state still recording what was written. With `managed_route = true` on a cluster that serves " +
+			"Routes it also waits for the Route, so `bundle_endpoint_url` is known when the apply returns.",
 		Attributes: map[string]schema.Attribute{
 			"id":              idAttribute("`cluster` on the default connection, `<cluster>/cluster` otherwise; also the import ID."),
 			"cluster":         clusterAttribute(),
@@ -93,15 +106,23 @@ func spireFederationSchema() schema.Schema {
 				// whatever another manager (the operator's administrator) set;
 				// planning the CRD's default would then never converge.
 				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
-				MarkdownDescription: "Whether the operator creates the OpenShift Route `spire-server-federation` exposing " +
-					"the bundle endpoint (the CRD's string `managedRoute`, `\"true\"`/`\"false\"`). Sent only when set; " +
-					"unset, it reads the object's value (the CRD's default `true` when nobody set it).",
+				MarkdownDescription: "Whether the operator creates the OpenShift Route `" + spirefacts.FederationRouteName +
+					"` exposing the bundle endpoint (the CRD's string `managedRoute`, `\"true\"`/`\"false\"`), in the " +
+					"namespace `" + spirefacts.RouteNamespace + "`, host `federation.<trust domain>`. Sent only when set; " +
+					"unset, it reads the object's value (the CRD's default `true` when nobody set it).\n\n" +
+					"With `false` the operator reports `RouteAvailable=False` (`FederationRouteDisabled`) and therefore " +
+					"`Ready=False` for good, and the ZeroTrustWorkloadIdentityManager reports its operands not ready; the " +
+					"plan warns, and the SPIRE server still runs. The operator never deletes a Route it made earlier, so " +
+					"after applying `false` this provider deletes the Route `" + spirefacts.FederationRouteName + "` in `" +
+					spirefacts.RouteNamespace + "` if it carries the operator's label `" + spirefacts.OperatorManagedByLabel +
+					"=" + spirefacts.OperatorManagedByValue + "` (a Route of your own under that name is never touched), " +
+					"and `bundle_endpoint_url` becomes null.",
 			},
 			"federates_with": schema.MapNestedAttribute{
 				Optional: true,
 				MarkdownDescription: "Peer trust domains this SPIRE server federates with, keyed by trust domain (so order " +
-					"never matters). At most 50 entries, or the provider's `max_federated_trust_domains`. No entry may " +
-					"name this cluster's own trust domain. The released CRD keeps `federatesWith` as one atomic list: " +
+					"never matters). At most 50 entries (the operator refuses more, whatever the CRD says), or the " +
+					"provider's `max_federated_trust_domains` when lower. No entry may name this cluster's own trust domain. The released CRD keeps `federatesWith` as one atomic list: " +
 					"when this attribute is set, the resource owns the whole list, and entries someone else added show " +
 					"up as changes to remove (applying over another field manager's list needs `force_conflicts`). Leave " +
 					"it unset to leave the list alone.",
@@ -140,10 +161,22 @@ func spireFederationSchema() schema.Schema {
 			"bundle_endpoint_url": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "Where peers reach this cluster's bundle endpoint: `https://<host>` of the Route " +
-					"`spire-server-federation` that the operator creates in its namespace (the provider's `spire.namespace`) " +
-					"with `managed_route = true`. Null where Routes are not served (not OpenShift) or the Route does " +
-					"not exist (yet); the SpireServer itself does not say where its endpoint is reachable.",
+					"`" + spirefacts.FederationRouteName + "` that the operator creates with `managed_route = true`, read in " +
+					"the namespace `" + spirefacts.RouteNamespace + "` (the operator's constant, whatever the provider's " +
+					"`spire.namespace`). The operator creates the Route at the end of the reconcile that follows a change; " +
+					"create and update wait for it, so the value is known when they return. Null where Routes are not " +
+					"served (not OpenShift), with `managed_route = false` (unless a Route of your own has that name), or " +
+					"while the Route does not exist; the SpireServer itself does not say where its endpoint is reachable.",
 			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(context.Background(), timeouts.Opts{
+				Create: true, Update: true,
+				CreateDescription: "How long create waits for the operator's verdict (and the federation Route), as a Go " +
+					"duration. Defaults to `" + federationDefaultTimeout.String() + "`.",
+				UpdateDescription: "How long update waits for the operator's verdict (and the federation Route), as a Go " +
+					"duration. Defaults to `" + federationDefaultTimeout.String() + "`.",
+			}),
 		},
 	}
 }
@@ -189,14 +222,19 @@ func bundleEndpointAttribute() schema.SingleNestedAttribute {
 						},
 						Attributes: map[string]schema.Attribute{
 							"directory_url": schema.StringAttribute{
-								Required:            true,
-								MarkdownDescription: "ACME directory URL (`https://`).",
-								Validators:          []validator.String{validate.HTTPSURL()},
+								Required: true,
+								MarkdownDescription: "ACME directory URL, starting with lower-case `https://` (the CRD's pattern " +
+									"and the operator compare case-sensitively).",
+								Validators: []validator.String{validate.HTTPSURL()},
 							},
 							"domain_name": schema.StringAttribute{
-								Required:            true,
-								MarkdownDescription: "Domain name the certificate is issued for.",
-								Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+								Required: true,
+								MarkdownDescription: "Domain name the certificate is issued for. It should be " +
+									"`federation.<trust domain>`, the host of the operator's passthrough Route: SPIRE answers " +
+									"the ACME challenge only for TLS connections that name `domain_name`, and the Route hands " +
+									"it only connections for its own host. The operator does not check this; the plan warns " +
+									"when the trust domain is known and the name differs.",
+								Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 							},
 							"email": schema.StringAttribute{
 								Required:            true,
@@ -210,7 +248,9 @@ func bundleEndpointAttribute() schema.SingleNestedAttribute {
 								Computed: true,
 								Default:  booldefault.StaticBool(false),
 								MarkdownDescription: "Whether you accept the ACME CA's terms of service (the CRD's string " +
-									"`tosAccepted`, `\"true\"`/`\"false\"`). Defaults to `false`; sent only when set.",
+									"`tosAccepted`, `\"true\"`/`\"false\"`). Must be `true`: the operator refuses ACME " +
+									"otherwise (\"tosAccepted must be true to use ACME\") and stops reconciling the " +
+									"SpireServer, so the plan refuses it. Defaults to `false` (the CRD's default); sent only when set.",
 							},
 						},
 					},
@@ -229,7 +269,11 @@ func bundleEndpointAttribute() schema.SingleNestedAttribute {
 							"external_secret_ref": schema.StringAttribute{
 								Optional: true,
 								MarkdownDescription: "Secret (`tls.crt`, `tls.key`) holding the certificate for the federation " +
-									"Route's host; a Kubernetes object name.",
+									"Route's host `federation.<trust domain>`; a Kubernetes object name. The operator only hands " +
+									"it to its re-encrypting Route (`tls.externalCertificate`); the SPIRE server itself always " +
+									"serves the service-CA certificate `spire-server-serving-cert`. Without it, https_web peers " +
+									"see the router's default certificate, and the plan warns. The operator checks neither its " +
+									"format nor that it exists.",
 								Validators: []validator.String{validate.K8sName()},
 							},
 						},

@@ -23,12 +23,24 @@ const (
 	// ObjectName is the name of both singletons, ZeroTrustWorkloadIdentityManager and SpireServer.
 	ObjectName = "cluster"
 	// FederationRouteName is the Route the operator creates for the bundle
-	// endpoint (managedRoute "true"), in the operator's namespace, with host
+	// endpoint (managedRoute "true"), in RouteNamespace, with host
 	// federation.<trust domain>. The released SpireServer has no field that
 	// says where the endpoint is reachable (the enhancement proposal's
 	// bundleEndpoint.address/port never shipped): this Route is the only
 	// place the cluster's API says it.
 	FederationRouteName = "spire-server-federation"
+	// RouteNamespace is where the operator puts FederationRouteName: the
+	// constant utils.OperatorNamespace (routes.go reconcileRoute), not the
+	// OPERATOR_NAMESPACE every other operand object goes to, so the provider's
+	// spire.namespace does not move it.
+	RouteNamespace = "zero-trust-workload-identity-manager"
+	// OperatorManagedByLabel is the label the operator puts on every object
+	// it creates, the Route included (utils.SpireServerLabels); its routes
+	// cache sees only Routes carrying it. A Route without it is someone
+	// else's.
+	OperatorManagedByLabel = "app.kubernetes.io/managed-by"
+	// OperatorManagedByValue is OperatorManagedByLabel's value on the operator's objects.
+	OperatorManagedByValue = "zero-trust-workload-identity-manager"
 	// DefaultBundleConfigMap is the operator's default bundle ConfigMap name.
 	DefaultBundleConfigMap = "spire-bundle"
 )
@@ -128,34 +140,71 @@ func (f *Facts) FederationProfile() string {
 	return "https_spiffe"
 }
 
-// BundleEndpointURL is where peers reach this cluster's bundle endpoint: the
+// ManagedRoute reports whether the SpireServer asks the operator for the
+// federation Route (spec.federation.managedRoute, CRD default "true"; the
+// operator compares the string with "true").
+func (f *Facts) ManagedRoute() bool {
+	fed := f.Federation()
+	if fed == nil {
+		return false
+	}
+	v, found, _ := unstructured.NestedString(fed, "managedRoute")
+	return !found || v == "true"
+}
+
+// BundleEndpointURL is where peers reach the bundle endpoint: the
 // federation Route's host when the SpireServer has federation, OpenShift
 // serves Routes and the Route exists; else "" (unknown to the cluster's API).
-func (f *Facts) BundleEndpointURL(ctx context.Context, c *kube.Client, namespace string) (string, error) {
+// With managedRoute "false" a Route the operator made earlier is stale (the
+// operator never deletes it, routes.go reconcileRoute), so it says nothing; a
+// Route of the user's own under that name (without the operator's label)
+// still counts.
+func (f *Facts) BundleEndpointURL(ctx context.Context, c *kube.Client) (string, error) {
 	if f.Federation() == nil {
 		return "", nil
 	}
-	return RouteURL(ctx, c, namespace)
-}
-
-// RouteURL returns https://<host> of the federation Route in namespace, or ""
-// when Routes are not served or the Route does not exist (yet).
-func RouteURL(ctx context.Context, c *kube.Client, namespace string) (string, error) {
-	served, err := c.Served(ctx, kube.Route)
-	if err != nil {
-		return "", &kube.OpError{Cluster: c.DisplayName(), Verb: "list", Kind: kube.Route, Err: err}
-	}
-	if !served {
-		return "", nil
-	}
-	route, err := c.Get(ctx, kube.Route, namespace, FederationRouteName)
-	if kube.IsNotFound(err) || kube.IsCRDNotInstalled(err) {
-		return "", nil
-	}
-	if err != nil {
+	route, err := FederationRoute(ctx, c)
+	if err != nil || route == nil {
 		return "", err
 	}
+	if !f.ManagedRoute() && IsOperatorRoute(route) {
+		return "", nil
+	}
 	return routeURL(route), nil
+}
+
+// FederationRoute reads the Route FederationRouteName in RouteNamespace, or
+// returns nil when Routes are not served or the Route does not exist (yet).
+func FederationRoute(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error) {
+	served, err := c.Served(ctx, kube.Route)
+	if err != nil {
+		return nil, &kube.OpError{Cluster: c.DisplayName(), Verb: "list", Kind: kube.Route, Err: err}
+	}
+	if !served {
+		return nil, nil
+	}
+	route, err := c.Get(ctx, kube.Route, RouteNamespace, FederationRouteName)
+	if kube.IsNotFound(err) || kube.IsCRDNotInstalled(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return route, nil
+}
+
+// IsOperatorRoute reports whether route carries the operator's managed-by
+// label, that is whether the operator made it (and would overwrite it).
+func IsOperatorRoute(route *unstructured.Unstructured) bool {
+	return route.GetLabels()[OperatorManagedByLabel] == OperatorManagedByValue
+}
+
+// RouteURL returns https://<host> of route, or "" while it has none.
+func RouteURL(route *unstructured.Unstructured) string {
+	if route == nil {
+		return ""
+	}
+	return routeURL(route)
 }
 
 func routeURL(route *unstructured.Unstructured) string {

@@ -81,3 +81,40 @@ func TestFactsPrecedence(t *testing.T) {
 		t.Error("Found() on empty facts")
 	}
 }
+
+// TestManagedRouteAndOperatorRoute: managedRoute is the CRD's string with
+// default "true", compared with "true" as the operator does; a Route is the
+// operator's when it carries its managed-by label.
+func TestManagedRouteAndOperatorRoute(t *testing.T) {
+	fed := func(v any) *Facts {
+		f := map[string]any{"bundleEndpoint": map[string]any{}}
+		if v != nil {
+			f["managedRoute"] = v
+		}
+		return &Facts{SpireServer: object(map[string]any{"federation": f})}
+	}
+	for name, tc := range map[string]struct {
+		facts *Facts
+		want  bool
+	}{
+		"unset (CRD default)": {fed(nil), true},
+		"true":                {fed("true"), true},
+		"false":               {fed("false"), false},
+		"no federation":       {&Facts{SpireServer: object(map[string]any{})}, false},
+	} {
+		if got := tc.facts.ManagedRoute(); got != tc.want {
+			t.Errorf("%s: ManagedRoute = %v, want %v", name, got, tc.want)
+		}
+	}
+	route := &unstructured.Unstructured{Object: map[string]any{}}
+	if IsOperatorRoute(route) {
+		t.Error("a Route without labels counts as the operator's")
+	}
+	route.SetLabels(map[string]string{OperatorManagedByLabel: OperatorManagedByValue})
+	if !IsOperatorRoute(route) {
+		t.Error("a Route with the operator's managed-by label does not count as the operator's")
+	}
+	if RouteURL(nil) != "" {
+		t.Error("RouteURL(nil) is not empty")
+	}
+}

@@ -12,7 +12,9 @@ import (
 // HTTPSURL accepts an absolute https URL with a host, such as a SPIFFE
 // federation bundle endpoint "https://spire.example.org:8443". User
 // credentials are refused because they would end up in the cluster's
-// objects in clear text, and a fragment because it never reaches the server.
+// objects in clear text, a fragment because it never reaches the server, and
+// a scheme spelled other than "https" because the CRDs' `^https://` patterns
+// and the operators' checks are case-sensitive.
 func HTTPSURL() validator.String {
 	return httpsURLValidator{}
 }
@@ -20,11 +22,11 @@ func HTTPSURL() validator.String {
 type httpsURLValidator struct{}
 
 func (httpsURLValidator) Description(context.Context) string {
-	return "value must be an https URL with a host, without user credentials or a fragment"
+	return "value must be an https URL (lower-case https://) with a host, without user credentials or a fragment"
 }
 
 func (httpsURLValidator) MarkdownDescription(context.Context) string {
-	return "value must be an `https://` URL with a host, without user credentials or a fragment"
+	return "value must be an `https://` URL (lower-case) with a host, without user credentials or a fragment"
 }
 
 func (httpsURLValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
@@ -47,6 +49,13 @@ func httpsURLProblems(value string) []string {
 		return []string{fmt.Sprintf("it cannot be parsed as a URL: %v", err)}
 	}
 	var problems []string
+	// url.Parse lower-cases the scheme, so "HTTPS://" would pass as https;
+	// the CRDs' patterns (^https://) and the operators' prefix checks are
+	// case-sensitive and refuse it.
+	if scheme, _, found := strings.Cut(value, ":"); found && parsed.Scheme == "https" && scheme != "https" {
+		problems = append(problems, fmt.Sprintf("the scheme is spelled %q, it must be lower-case \"https://\" "+
+			"(the CRDs' patterns and the operators compare case-sensitively)", scheme))
+	}
 	if parsed.Scheme != "https" {
 		if parsed.Scheme == "" {
 			problems = append(problems, "the scheme is missing, it must be https")

@@ -1,6 +1,8 @@
 # What a peer needs to federate with cluster "west". bundle_endpoint_url is
-# the host of the operator's Route spire-server-federation (OpenShift), null
-# where no such Route is served.
+# the host of the operator's Route spire-server-federation (OpenShift), read in
+# the namespace zero-trust-workload-identity-manager where the operator always
+# puts it (not `namespace`); null where no such Route is served, before the
+# operator has created it, or with managedRoute "false".
 data "zerotrust_spire_server" "west" {
   cluster = "west"
 }
