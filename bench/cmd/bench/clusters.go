@@ -49,6 +49,9 @@ type meshMember struct {
 	cluster *harness.Cluster
 	spire   *harness.Spire
 	admin   *grpc.ClientConn
+	// stopOperator stops the cluster's ZTWIM stand-in, which gives
+	// zerotrust_spire_federation's applies the operator's verdict they wait for.
+	stopOperator func()
 }
 
 func meshClusterName(i int) string { return fmt.Sprintf("mesh%02d", i+1) }
@@ -133,6 +136,13 @@ func startMeshMembers(ctx context.Context, work string, from, to int) (*harness.
 		if members[i].admin, err = grpc.NewClient("unix://"+s.SocketPath, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
 			return lab, members, err
 		}
+		dyn, err := dynamic.NewForConfig(lab.Clusters[i].RESTConfig())
+		if err != nil {
+			return lab, members, err
+		}
+		if _, members[i].stopOperator, err = harness.StartZTWIMStandIn(dyn); err != nil {
+			return lab, members, fmt.Errorf("%s: ZTWIM stand-in: %w", lab.Clusters[i].Name, err)
+		}
 	}
 	return lab, members, nil
 }
@@ -140,6 +150,9 @@ func startMeshMembers(ctx context.Context, work string, from, to int) (*harness.
 // stopMesh stops the SPIRE installations before their clusters.
 func stopMesh(members []*meshMember, labs []*harness.Lab) {
 	for _, m := range members {
+		if m.stopOperator != nil {
+			m.stopOperator()
+		}
 		if m.admin != nil {
 			_ = m.admin.Close()
 		}

@@ -1,0 +1,638 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+)
+
+// This file is a TEST-ONLY stand-in (for tests and bench/, never the provider) for the spire-server controller of the
+// OpenShift Zero Trust Workload Identity Manager operator
+// (openshift/zero-trust-workload-identity-manager, pkg/controller/spire-server),
+// which cannot run here (it renders a StatefulSet, ConfigMaps and RBAC for a
+// real SPIRE server). Like the operator it works only through the API server,
+// and it writes what the controller writes about spec.federation, each
+// behaviour following the controller function its comment names:
+//
+//   - it reconciles the SpireServer `cluster` when it appears, when its
+//     generation or owner references change (the For() predicate), and when
+//     the ZeroTrustWorkloadIdentityManager `cluster` is created or deleted
+//     (its watch maps only those events);
+//   - a reconcile first sets Ready=False/Progressing "Reconciling SpireServer"
+//     (status.go SetInitialReconciliationStatus), adds the owner reference to
+//     the ZeroTrustWorkloadIdentityManager with a full Update that
+//     re-serialises the spec (controller.go Reconcile), validates
+//     spec.federation with the operator's messages (validation.go
+//     validateFederationConfig) and on a refusal stops without requeue; else
+//     it reconciles the federation Route (routes.go reconcileRoute) and sets
+//     Ready from the conditions of this reconcile (status.go
+//     SetReadyCondition);
+//   - conditions carry no observedGeneration, and lastTransitionTime moves
+//     only when a condition's status flips (meta.SetStatusCondition).
+//
+// It does not render the SPIRE server (no ServiceAccount, Service, RBAC,
+// ConfigMaps or StatefulSet conditions) and does not check TTLs.
+//
+// OpenShift's Route CRD is installed (minimal, schema preserved) when the
+// cluster does not serve Routes, and the operator's namespace is created, as
+// an installed operator has it.
+
+const (
+	ztwimStandInTick = 200 * time.Millisecond
+	// ztwimStandInManager is the field manager of the stand-in's writes (the
+	// operator sets none, so its client's user agent names it).
+	ztwimStandInManager = "zero-trust-workload-identity-manager-standin"
+	// ZTWIMStandInRouteDelay is how long a reconcile takes between its first
+	// status write and the Route: the operator renders the ServiceAccount,
+	// Services, RBAC, webhook, three ConfigMaps and the StatefulSet first
+	// (controller.go Reconcile), and the Route appeared about 1 to 5 s after
+	// the apply in the recorded runs (operator-traces, Z9).
+	ZTWIMStandInRouteDelay = 1500 * time.Millisecond
+	// ztwimStandInRequeue paces a reconcile that returned an error (the Route
+	// could not be created): controller-runtime requeues it with backoff.
+	ztwimStandInRequeue = time.Second
+
+	// ZTWIMRouteNamespace is the constant namespace of the federation Route
+	// (utils.OperatorNamespace), whatever OPERATOR_NAMESPACE says.
+	ZTWIMRouteNamespace = "zero-trust-workload-identity-manager"
+	// ZTWIMRouteName is the federation Route's name (routes.go).
+	ZTWIMRouteName = "spire-server-federation"
+	// ZTWIMManagedByLabel and ZTWIMManagedByValue mark the operator's objects
+	// (utils.SpireServerLabels); its Route cache sees only those.
+	ZTWIMManagedByLabel = "app.kubernetes.io/managed-by"
+	ZTWIMManagedByValue = "zero-trust-workload-identity-manager"
+)
+
+var (
+	routeCRDGVR       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	ztwimNamespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// StartZTWIMStandIn starts the stand-in spire-server controller against the
+// cluster dyn talks to, installing the Route CRD when the cluster does not
+// serve Routes and creating the Route's namespace; stop ends it. Tests use
+// it through acctest.ZTWIMStandIn; bench/ on its mesh clusters, whose
+// zerotrust_spire_federation applies wait for the operator's verdict.
+func StartZTWIMStandIn(dyn dynamic.Interface) (s *ZTWIMStandIn, stop func(), err error) {
+	if err := installRouteCRD(dyn); err != nil {
+		return nil, nil, fmt.Errorf("installing the Route CRD: %w", err)
+	}
+	ns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ZTWIMRouteNamespace},
+	}}
+	if _, err := dyn.Resource(ztwimNamespaceGVR).Create(context.Background(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, nil, fmt.Errorf("create namespace %s: %w", ZTWIMRouteNamespace, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	s = &ZTWIMStandIn{dyn: dyn}
+	go func() {
+		defer close(done)
+		for {
+			s.tick(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(ztwimStandInTick):
+			}
+		}
+	}()
+	return s, func() { cancel(); <-done }, nil
+}
+
+// Reconciled reports whether the stand-in has reconciled the SpireServer as
+// it is now (to the end, or to a refusal, and no requeue pending).
+func (s *ZTWIMStandIn) Reconciled(ctx context.Context) bool {
+	key, err := s.currentKey(ctx)
+	return err == nil && s.reconciled(key)
+}
+
+// ZTWIMStandInTick is how often the stand-in looks at the SpireServer.
+const ZTWIMStandInTick = ztwimStandInTick
+
+// ZTWIMStandIn is a running stand-in (StartZTWIMStandIn).
+type ZTWIMStandIn struct {
+	dyn dynamic.Interface
+
+	mu sync.Mutex
+	// done is the watch key last reconciled to the end (or to a refusal,
+	// which is not requeued); retryAt is set while a failed reconcile waits
+	// for its requeue.
+	done    string
+	retryAt time.Time
+}
+
+func (s *ZTWIMStandIn) reconciled(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return key == s.done && s.retryAt.IsZero()
+}
+
+func (s *ZTWIMStandIn) server() dynamic.ResourceInterface {
+	return s.dyn.Resource(kube.SpireServer.GVR())
+}
+
+// currentKey sums up what the controller's watches react to: the SpireServer
+// (UID, generation, owner references: the For() predicate
+// GenerationChanged or owner references changed) and the
+// ZeroTrustWorkloadIdentityManager's existence (its watch passes create and
+// delete only, ZTWIMSpecChangedPredicate). "" when there is no SpireServer.
+func (s *ZTWIMStandIn) currentKey(ctx context.Context) (string, error) {
+	server, err := s.server().Get(ctx, "cluster", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return s.keyOf(ctx, server)
+}
+
+func (s *ZTWIMStandIn) keyOf(ctx context.Context, server *unstructured.Unstructured) (string, error) {
+	ztwimUID := "none"
+	ztwim, err := s.dyn.Resource(kube.ZeroTrustWorkloadIdentityManager.GVR()).Get(ctx, "cluster", metav1.GetOptions{})
+	switch {
+	case err == nil:
+		ztwimUID = string(ztwim.GetUID())
+	case !apierrors.IsNotFound(err):
+		return "", err
+	}
+	owners, _ := json.Marshal(server.GetOwnerReferences())
+	return fmt.Sprintf("%s/%d/%s/%s", server.GetUID(), server.GetGeneration(), owners, ztwimUID), nil
+}
+
+func (s *ZTWIMStandIn) tick(ctx context.Context) {
+	server, err := s.server().Get(ctx, "cluster", metav1.GetOptions{})
+	if err != nil {
+		return // none yet, or the API server is busy: the next tick looks again
+	}
+	key, err := s.keyOf(ctx, server)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	due := key != s.done || (!s.retryAt.IsZero() && time.Now().After(s.retryAt))
+	s.mu.Unlock()
+	if !due {
+		return
+	}
+	requeue, err := s.reconcile(ctx, server)
+	if err != nil {
+		return // a write conflicted or failed: reconcile again on the next tick
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done, s.retryAt = key, time.Time{}
+	if requeue {
+		s.retryAt = time.Now().Add(ztwimStandInRequeue)
+	}
+}
+
+// reconcile is controller.go Reconcile for the SpireServer `cluster`, in its
+// order. requeue is set when the operator would return an error (and be
+// requeued with backoff); err reports a write of the stand-in's own that
+// failed, after which the next tick starts over.
+func (s *ZTWIMStandIn) reconcile(ctx context.Context, server *unstructured.Unstructured) (requeue bool, err error) {
+	// status.go SetInitialReconciliationStatus: on every reconcile, before
+	// anything else.
+	set := ztwimConditions{}
+	set.add("Ready", "False", "Progressing", "Reconciling SpireServer")
+	if server, err = s.writeStatus(ctx, server, set); err != nil {
+		return false, err
+	}
+	set = ztwimConditions{}
+
+	ztwim, err := s.dyn.Resource(kube.ZeroTrustWorkloadIdentityManager.GVR()).Get(ctx, "cluster", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		// controller.go Reconcile: no requeue; the ZTWIM watch brings it back
+		// when the object is created.
+		set.add("Ready", "False", "Failed", "Failed to retrieve ZeroTrustWorkloadIdentityManager from cluster")
+		_, err = s.writeStatus(ctx, server, set)
+		return false, err
+	}
+	if err != nil {
+		return false, err
+	}
+
+	// controller.go Reconcile: utils.NeedsOwnerReferenceUpdate, then
+	// SetControllerReference and a full Update of the typed object.
+	if needsOwnerReference(server, ztwim) {
+		if server, err = s.updateOwnerReference(ctx, server, ztwim); err != nil {
+			return false, err
+		}
+	}
+
+	trustDomain, _, _ := unstructured.NestedString(ztwim.Object, "spec", "trustDomain")
+	stored := ztwimStoredConditions(server)
+	// controller.go validateConfiguration: the common checks pass here (the
+	// harness writes valid affinity, resources, labels and no proxy).
+	set.add("ConfigurationValid", "True", "ConfigurationValid", "All configuration fields are valid")
+	fed, hasFederation, _ := unstructured.NestedMap(server.Object, "spec", "federation")
+	if hasFederation {
+		if verr := ztwimValidateFederation(fed, trustDomain); verr != nil {
+			// Refused: Reconcile returns without requeue, nothing after this runs.
+			set.add("ConfigurationValid", "False", "InvalidFederationConfiguration",
+				"Federation configuration validation failed: "+verr.Error())
+			set.setReady()
+			_, err = s.writeStatus(ctx, server, set)
+			return false, err
+		}
+	}
+	if c, ok := stored["ConfigurationValid"]; ok && c["status"] == "False" {
+		set.add("ConfigurationValid", "True", "Ready", "Configuration validation passed")
+	}
+
+	// The operand objects before the Route take their time.
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-time.After(ZTWIMStandInRouteDelay):
+	}
+	if hasFederation {
+		requeue = s.reconcileRoute(ctx, server, fed, trustDomain, stored, set)
+	}
+	set.setReady()
+	_, err = s.writeStatus(ctx, server, set)
+	return requeue, err
+}
+
+// needsOwnerReference is utils.NeedsOwnerReferenceUpdate: no owner
+// reference matching the ZTWIM's UID, name and kind.
+func needsOwnerReference(server, ztwim *unstructured.Unstructured) bool {
+	for _, ref := range server.GetOwnerReferences() {
+		if ref.UID == ztwim.GetUID() && ref.Name == ztwim.GetName() && ref.Kind == kube.ZeroTrustWorkloadIdentityManager.Kind {
+			return false
+		}
+	}
+	return true
+}
+
+// updateOwnerReference writes the owner reference as the operator does: the
+// spec decoded into Go structs and encoded again, so metav1.Duration fields
+// come back in Go's canonical form (24h -> 24h0m0s), an absent
+// datastore.connMaxLifetime (int, no omitempty) appears as 0 and empty
+// omitempty values vanish; the Update (not an apply) gives the stand-in's
+// field manager the fields it changed.
+func (s *ZTWIMStandIn) updateOwnerReference(ctx context.Context, server, ztwim *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	obj := server.DeepCopy()
+	truth, isController := true, true
+	owners := []metav1.OwnerReference{}
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller == nil || !*ref.Controller {
+			owners = append(owners, ref)
+		}
+	}
+	obj.SetOwnerReferences(append(owners, metav1.OwnerReference{
+		APIVersion: kube.ZeroTrustWorkloadIdentityManager.APIVersion(), Kind: kube.ZeroTrustWorkloadIdentityManager.Kind,
+		Name: ztwim.GetName(), UID: ztwim.GetUID(), Controller: &isController, BlockOwnerDeletion: &truth,
+	}))
+	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	for _, field := range []string{"caValidity", "defaultX509Validity", "defaultJWTValidity"} {
+		if v, ok := spec[field].(string); ok {
+			if d, err := time.ParseDuration(v); err == nil {
+				spec[field] = d.String()
+			}
+		}
+	}
+	if ds, ok := spec["datastore"].(map[string]any); ok {
+		if _, found := ds["connMaxLifetime"]; !found {
+			ds["connMaxLifetime"] = int64(0)
+		}
+	}
+	for _, field := range []string{"labels", "nodeSelector"} {
+		if m, ok := spec[field].(map[string]any); ok && len(m) == 0 {
+			delete(spec, field)
+		}
+	}
+	if ref, found, _ := unstructured.NestedString(spec, "federation", "bundleEndpoint", "httpsWeb", "servingCert", "externalSecretRef"); found && ref == "" {
+		unstructured.RemoveNestedField(spec, "federation", "bundleEndpoint", "httpsWeb", "servingCert", "externalSecretRef")
+	}
+	obj.Object["spec"] = spec
+	return s.server().Update(ctx, obj, metav1.UpdateOptions{FieldManager: ztwimStandInManager})
+}
+
+// ztwimValidateFederation is validation.go validateFederationConfig, with
+// its checks in its order and its messages.
+func ztwimValidateFederation(fed map[string]any, trustDomain string) error {
+	be, _, _ := unstructured.NestedMap(fed, "bundleEndpoint")
+	if err := ztwimValidateBundleEndpoint(be); err != nil {
+		return fmt.Errorf("invalid bundle endpoint configuration: %w", err)
+	}
+	peers, _, _ := unstructured.NestedSlice(fed, "federatesWith")
+	if len(peers) > 50 {
+		return fmt.Errorf("federatesWith array cannot exceed 50 entries, got %d", len(peers))
+	}
+	seen := map[string]bool{}
+	for i, item := range peers {
+		p, _ := item.(map[string]any)
+		td := ztwimString(p, "trustDomain")
+		if td == trustDomain {
+			return fmt.Errorf("federatesWith[%d]: cannot federate with own trust domain %s", i, td)
+		}
+		if seen[td] {
+			return fmt.Errorf("federatesWith[%d]: duplicate trust domain %s", i, td)
+		}
+		seen[td] = true
+		// validateFederatedTrustDomain
+		if td == "" {
+			return fmt.Errorf("federatesWith[%d]: trustDomain is required", i)
+		}
+		if url := ztwimString(p, "bundleEndpointUrl"); !strings.HasPrefix(url, "https://") {
+			return fmt.Errorf("federatesWith[%d]: bundleEndpointUrl must use https://, got %s", i, url)
+		}
+		if ztwimString(p, "bundleEndpointProfile") == "https_spiffe" {
+			id := ztwimString(p, "endpointSpiffeId")
+			if id == "" {
+				return fmt.Errorf("federatesWith[%d]: endpointSpiffeId is required for https_spiffe profile", i)
+			}
+			if !strings.HasPrefix(id, "spiffe://") {
+				return fmt.Errorf("federatesWith[%d]: endpointSpiffeId must start with spiffe://, got %s", i, id)
+			}
+		}
+	}
+	return nil
+}
+
+// ztwimValidateBundleEndpoint is validation.go validateBundleEndpoint.
+func ztwimValidateBundleEndpoint(be map[string]any) error {
+	if ztwimString(be, "profile") == "https_web" {
+		web, found, _ := unstructured.NestedMap(be, "httpsWeb")
+		if !found {
+			return errors.New("httpsWeb configuration is required when profile is https_web")
+		}
+		acme, hasACME, _ := unstructured.NestedMap(web, "acme")
+		cert, hasCert, _ := unstructured.NestedMap(web, "servingCert")
+		switch {
+		case hasACME && hasCert:
+			return errors.New("acme and servingCert are mutually exclusive, only one can be set")
+		case !hasACME && !hasCert:
+			return errors.New("either acme or servingCert must be set for https_web profile")
+		case hasACME:
+			if err := ztwimValidateACME(acme); err != nil {
+				return fmt.Errorf("invalid ACME configuration: %w", err)
+			}
+		default:
+			if n, _, _ := unstructured.NestedInt64(cert, "fileSyncInterval"); n > 0 && (n < 3600 || n > 7776000) {
+				return fmt.Errorf("invalid ServingCert configuration: %w",
+					fmt.Errorf("fileSyncInterval must be between 3600 and 7776000 seconds, got %d", n))
+			}
+		}
+	}
+	if n, _, _ := unstructured.NestedInt64(be, "refreshHint"); n > 0 && (n < 60 || n > 3600) {
+		return fmt.Errorf("refreshHint must be between 60 and 3600 seconds, got %d", n)
+	}
+	return nil
+}
+
+// ztwimValidateACME is validation.go validateAcmeConfig.
+func ztwimValidateACME(acme map[string]any) error {
+	if dir := ztwimString(acme, "directoryUrl"); !strings.HasPrefix(dir, "https://") {
+		return fmt.Errorf("directoryUrl must use https://, got %s", dir)
+	}
+	if ztwimString(acme, "domainName") == "" {
+		return errors.New("domainName is required")
+	}
+	if ztwimString(acme, "email") == "" {
+		return errors.New("email is required")
+	}
+	if ztwimString(acme, "tosAccepted") != "true" {
+		return errors.New("tosAccepted must be true to use ACME")
+	}
+	return nil
+}
+
+// reconcileRoute is routes.go reconcileRoute: with managedRoute "true" the
+// Route is created or brought up to date (never deleted, no owner
+// reference); otherwise RouteAvailable=False says so on every reconcile.
+// requeue is set when the Route could not be written.
+func (s *ZTWIMStandIn) reconcileRoute(ctx context.Context, server *unstructured.Unstructured, fed map[string]any, trustDomain string,
+	stored map[string]map[string]any, set ztwimConditions,
+) (requeue bool) {
+	if ztwimString(fed, "managedRoute") != "true" {
+		set.add("RouteAvailable", "False", "FederationRouteDisabled", "Federation managed route disabled")
+		return false
+	}
+	want := ztwimRoute(server, fed, trustDomain)
+	routes := s.dyn.Resource(kube.Route.GVR()).Namespace(ZTWIMRouteNamespace)
+	cur, err := routes.Get(ctx, ZTWIMRouteName, metav1.GetOptions{})
+	// The operator's Route cache only holds Routes with its managed-by
+	// label: one without it is "not found", and Create then fails.
+	if err == nil && cur.GetLabels()[ZTWIMManagedByLabel] != ZTWIMManagedByValue {
+		err = apierrors.NewNotFound(kube.Route.GVR().GroupResource(), ZTWIMRouteName)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := routes.Create(ctx, want, metav1.CreateOptions{FieldManager: ztwimStandInManager}); err != nil {
+			set.add("RouteAvailable", "False", "FederationRouteCreationFailed", err.Error())
+			return true
+		}
+		set.add("RouteAvailable", "True", "FederationRouteCreated", "Federation route created")
+	case err != nil:
+		set.add("RouteAvailable", "False", "FederationRouteRetrievalFailed", err.Error())
+		return true
+	case !reflect.DeepEqual(cur.Object["spec"], want.Object["spec"]) || !reflect.DeepEqual(cur.GetLabels(), want.GetLabels()):
+		cur.Object["spec"] = want.Object["spec"]
+		cur.SetLabels(want.GetLabels())
+		if _, err := routes.Update(ctx, cur, metav1.UpdateOptions{FieldManager: ztwimStandInManager}); err != nil {
+			set.add("RouteAvailable", "False", "FederationRouteUpdateFailed", err.Error())
+			return true
+		}
+		set.add("RouteAvailable", "True", "FederationRouteUpdated", "Federation route updated")
+	default:
+		if c, ok := stored["RouteAvailable"]; !ok || c["status"] != "True" {
+			set.add("RouteAvailable", "True", "RouteAvailable", "Federation route is ready")
+		}
+	}
+	return false
+}
+
+// ztwimRoute is routes.go generateFederationRoute: host
+// federation.<trust domain>, to the Service spire-server's port federation,
+// passthrough for https_spiffe and ACME, reencrypt (with the external
+// certificate, when named) for a serving certificate; the operator's labels
+// over the user's spec.labels; no owner reference.
+func ztwimRoute(server *unstructured.Unstructured, fed map[string]any, trustDomain string) *unstructured.Unstructured {
+	labels := map[string]any{}
+	if user, found, _ := unstructured.NestedMap(server.Object, "spec", "labels"); found {
+		for k, v := range user {
+			labels[k] = v
+		}
+	}
+	for k, v := range map[string]string{
+		"app.kubernetes.io/name":      "spire-server",
+		"app.kubernetes.io/instance":  "cluster-zero-trust-workload-identity-manager",
+		"app.kubernetes.io/part-of":   "zero-trust-workload-identity-manager",
+		"app.kubernetes.io/component": "control-plane",
+		ZTWIMManagedByLabel:           ZTWIMManagedByValue,
+		"app.kubernetes.io/version":   "1.13.3",
+	} {
+		labels[k] = v
+	}
+	tls := map[string]any{"termination": "passthrough", "insecureEdgeTerminationPolicy": "Redirect"}
+	profile, _, _ := unstructured.NestedString(fed, "bundleEndpoint", "profile")
+	if _, hasCert, _ := unstructured.NestedMap(fed, "bundleEndpoint", "httpsWeb", "servingCert"); hasCert && profile == "https_web" {
+		tls["termination"] = "reencrypt"
+		if ref, _, _ := unstructured.NestedString(fed, "bundleEndpoint", "httpsWeb", "servingCert", "externalSecretRef"); ref != "" {
+			tls["externalCertificate"] = map[string]any{"name": ref}
+		}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": kube.Route.APIVersion(), "kind": kube.Route.Kind,
+		"metadata": map[string]any{"name": ZTWIMRouteName, "namespace": ZTWIMRouteNamespace, "labels": labels},
+		"spec": map[string]any{
+			"host":           "federation." + trustDomain,
+			"to":             map[string]any{"kind": "Service", "name": "spire-server", "weight": int64(100)},
+			"port":           map[string]any{"targetPort": "federation"},
+			"tls":            tls,
+			"wildcardPolicy": "None",
+		},
+	}}
+}
+
+// ztwimConditions are the conditions one reconcile sets, in the order set
+// (the operator keeps them in a map, status.go Manager).
+type ztwimConditions map[string]map[string]any
+
+func (c ztwimConditions) add(conditionType, status, reason, message string) {
+	c[conditionType] = map[string]any{"type": conditionType, "status": status, "reason": reason, "message": message}
+}
+
+// setReady is status.go SetReadyCondition: only this reconcile's
+// conditions count; any False one whose reason is not a progressing one
+// makes Ready=False/Failed "<Type>: <message>", a progressing one
+// Ready=False/Progressing, otherwise Ready=True. The stand-in sets at most
+// one failed condition, so the operator's random map order does not matter.
+func (c ztwimConditions) setReady() {
+	progressing := map[string]bool{"StatefulSetNotReady": true, "DaemonSetNotReady": true, "DeploymentNotReady": true}
+	var failed, waiting map[string]any
+	for t, cond := range c {
+		if t == "Ready" || cond["status"] != "False" {
+			continue
+		}
+		if progressing[objString(cond["reason"])] {
+			waiting = cond
+		} else {
+			failed = cond
+		}
+	}
+	switch {
+	case failed != nil:
+		c.add("Ready", "False", "Failed", fmt.Sprintf("%s: %s", failed["type"], failed["message"]))
+	case waiting != nil:
+		c.add("Ready", "False", "Progressing", fmt.Sprintf("%s: %s", waiting["type"], waiting["message"]))
+	default:
+		c.add("Ready", "True", "Ready", "All components are ready")
+	}
+}
+
+// writeStatus merges set into the stored conditions as
+// meta.SetStatusCondition does (lastTransitionTime moves only when the
+// status flips; no observedGeneration, status.go ApplyStatus) and writes
+// the status subresource.
+func (s *ZTWIMStandIn) writeStatus(ctx context.Context, server *unstructured.Unstructured, set ztwimConditions) (*unstructured.Unstructured, error) {
+	stored := ztwimStoredConditions(server)
+	now := time.Now().UTC().Format(time.RFC3339)
+	var order []string
+	items, _, _ := unstructured.NestedSlice(server.Object, "status", "conditions")
+	for _, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			order = append(order, objString(m["type"]))
+		}
+	}
+	for t := range set {
+		if _, ok := stored[t]; !ok {
+			order = append(order, t)
+		}
+	}
+	conditions := make([]any, 0, len(order))
+	for _, t := range order {
+		old, hasOld := stored[t]
+		c, changed := set[t]
+		if !changed {
+			conditions = append(conditions, old)
+			continue
+		}
+		c["lastTransitionTime"] = now
+		if hasOld && old["status"] == c["status"] {
+			c["lastTransitionTime"] = old["lastTransitionTime"]
+		}
+		conditions = append(conditions, c)
+	}
+	obj := server.DeepCopy()
+	if err := unstructured.SetNestedSlice(obj.Object, conditions, "status", "conditions"); err != nil {
+		return nil, err
+	}
+	return s.server().UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: ztwimStandInManager})
+}
+
+func ztwimStoredConditions(server *unstructured.Unstructured) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	items, _, _ := unstructured.NestedSlice(server.Object, "status", "conditions")
+	for _, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			out[objString(m["type"])] = m
+		}
+	}
+	return out
+}
+
+func ztwimString(m map[string]any, field string) string {
+	return objString(m[field])
+}
+
+func objString(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// installRouteCRD installs a minimal OpenShift Route CRD (route.openshift.io/v1,
+// schema preserved) unless Routes are served, and waits until they are.
+func installRouteCRD(dyn dynamic.Interface) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	gvr := kube.Route.GVR()
+	if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err == nil {
+		return nil
+	}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": gvr.Resource + "." + gvr.Group},
+		"spec": map[string]any{
+			"group": gvr.Group, "scope": "Namespaced",
+			"names": map[string]any{"kind": kube.Route.Kind, "plural": gvr.Resource, "singular": "route", "listKind": "RouteList"},
+			"versions": []any{map[string]any{
+				"name": gvr.Version, "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{
+					"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+				}},
+			}},
+		},
+	}}
+	if _, err := dyn.Resource(routeCRDGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	for {
+		_, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("routes not served: %w", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
