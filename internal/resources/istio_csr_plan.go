@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -274,8 +275,16 @@ func keepUnchangedIstioCSR(ctx context.Context, req resource.ModifyPlanRequest, 
 	}
 }
 
+// stringOrDefault reads a string attribute, plain or of a custom string
+// type (the durations).
 func stringOrDefault(v attr.Value, def string) (string, bool) {
-	s, ok := v.(types.String)
+	var s types.String
+	valuable, ok := v.(basetypes.StringValuable)
+	if ok {
+		var d diag.Diagnostics
+		s, d = valuable.ToStringValue(context.Background())
+		ok = !d.HasError()
+	}
 	switch {
 	case !ok || s.IsNull():
 		return def, true

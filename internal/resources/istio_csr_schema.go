@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"regexp"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -19,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/durationtype"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -53,6 +55,16 @@ const (
 	istioCSRKeyAlgorithmECDSA       = "ECDSA"
 	istioCSRIssuerKindIssuer        = "Issuer"
 	istioCSRIssuerKindClusterIssuer = "ClusterIssuer"
+	// cert-manager's ValidateDuration: the webhook refuses istiod's
+	// Certificate below these, and the operator reports Degraded.
+	istioCSRMinDuration    = time.Hour
+	istioCSRMinRenewBefore = 5 * time.Minute
+	// istioCSRIssuerSpellingReason says why issuer_ref's kind and group must
+	// be spelled exactly.
+	istioCSRIssuerSpellingReason = "the IstioCSR's rules compare in lower case, but the cert-manager Operator copies the " +
+		"value verbatim into istiod's Certificate and the agent's arguments (certificates.go updateCertificateParams, " +
+		"deployments.go updateArgList), and cert-manager accepts only this spelling (its webhook refuses another kind; " +
+		"another group is taken for an external issuer that never signs)"
 )
 
 var (
@@ -211,18 +223,22 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 					},
 					"kind": schema.StringAttribute{
 						Required: true,
-						MarkdownDescription: "`Issuer` (looked up in `istio.namespace`) or `ClusterIssuer` (cluster-wide), in " +
-							"any letter case, as the CRD compares in lower case. The CRD has no default: its rules read the kind, " +
-							"so it must be set.",
-						Validators:    []validator.String{stringvalidator.OneOfCaseInsensitive(istioCSRIssuerKindIssuer, istioCSRIssuerKindClusterIssuer)},
+						MarkdownDescription: "Exactly `Issuer` (looked up in `istio.namespace`) or `ClusterIssuer` (cluster-wide). " +
+							"The CRD compares the kind in lower case, but the operator passes it on verbatim to istiod's " +
+							"Certificate, whose webhook refuses any other spelling (the operator would report Degraded), so the " +
+							"plan does too. The CRD has no default: its rules read the kind, so it must be set.",
+						Validators: []validator.String{validate.SpelledExactly(istioCSRIssuerSpellingReason,
+							istioCSRIssuerKindIssuer, istioCSRIssuerKindClusterIssuer)},
 						PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 					},
 					"group": schema.StringAttribute{
 						Optional: true, Computed: true,
-						MarkdownDescription: "API group of the issuer: `cert-manager.io` (any letter case), the only group the " +
-							"operator accepts. The CRD has no default but its rules read the group, so the provider always sends " +
-							"it: unset, a new object gets `cert-manager.io` and an existing one keeps its value.",
-						Validators: []validator.String{stringvalidator.OneOfCaseInsensitive(istioCSRDefaultIssuerGroup)},
+						MarkdownDescription: "API group of the issuer: exactly `cert-manager.io`, the only group the operator " +
+							"accepts (the CRD compares it in lower case, but another spelling reaches istiod's Certificate " +
+							"verbatim, and cert-manager then takes it for an external issuer that never signs). The CRD has no " +
+							"default but its rules read the group, so the provider always sends it: unset, a new object gets " +
+							"`cert-manager.io` and an existing one keeps its value.",
+						Validators: []validator.String{validate.SpelledExactly(istioCSRIssuerSpellingReason, istioCSRDefaultIssuerGroup)},
 						PlanModifiers: []planmodifier.String{
 							unsetString("", istioCSRDefaultIssuerGroup), stringplanmodifier.RequiresReplace(),
 						},
@@ -264,7 +280,9 @@ func istioCSRIstiodTLSSchema() schema.SingleNestedAttribute {
 		Required: true,
 		MarkdownDescription: "istiod's serving certificate (`spec.istioCSRConfig.istiodTLSConfig`). Durations are Go " +
 			"durations (`1h`, `90m`) and must satisfy `certificate_renew_before` < `certificate_duration` <= " +
-			"`max_certificate_duration` (checked at plan time; the CRD does not check it).",
+			"`max_certificate_duration`, `certificate_duration` >= `1h` and `certificate_renew_before` >= `5m` (cert-manager's " +
+			"rules for istiod's Certificate; checked at plan time, the CRD does not check them). Durations compare by " +
+			"meaning: the operator rewrites `1h` as `1h0m0s` when it first takes the object, which is no change.",
 		Attributes: map[string]schema.Attribute{
 			"common_name": schema.StringAttribute{
 				Optional: true, Computed: true,
@@ -293,19 +311,24 @@ func istioCSRIstiodTLSSchema() schema.SingleNestedAttribute {
 				},
 			},
 			"certificate_duration": schema.StringAttribute{
-				Optional: true, Computed: true,
+				CustomType: durationtype.Type{},
+				Optional:   true, Computed: true,
 				MarkdownDescription: "Lifetime of istiod's certificate. " + istioCSRUnsetText("`1h`"),
-				Validators:          []validator.String{validate.Duration()},
-				PlanModifiers:       []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.certificateDuration", istioCSRDefaultDuration)},
+				Validators: []validator.String{validate.Duration(), validate.DurationAtLeast(istioCSRMinDuration,
+					"cert-manager's webhook refuses a shorter Certificate duration (ValidateDuration), and the operator then reports Degraded")},
+				PlanModifiers: []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.certificateDuration", istioCSRDefaultDuration)},
 			},
 			"certificate_renew_before": schema.StringAttribute{
-				Optional: true, Computed: true,
+				CustomType: durationtype.Type{},
+				Optional:   true, Computed: true,
 				MarkdownDescription: "How long before expiry istiod's certificate is renewed. " + istioCSRUnsetText("`30m`"),
-				Validators:          []validator.String{validate.Duration()},
-				PlanModifiers:       []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.certificateRenewBefore", istioCSRDefaultRenewBefore)},
+				Validators: []validator.String{validate.Duration(), validate.DurationAtLeast(istioCSRMinRenewBefore,
+					"cert-manager's webhook refuses a shorter Certificate renewBefore (ValidateDuration), and the operator then reports Degraded")},
+				PlanModifiers: []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.certificateRenewBefore", istioCSRDefaultRenewBefore)},
 			},
 			"max_certificate_duration": schema.StringAttribute{
-				Optional: true, Computed: true,
+				CustomType: durationtype.Type{},
+				Optional:   true, Computed: true,
 				MarkdownDescription: "Longest lifetime istio-csr grants any certificate it signs. " + istioCSRUnsetText("`1h`"),
 				Validators:          []validator.String{validate.Duration()},
 				PlanModifiers:       []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.maxCertificateDuration", istioCSRDefaultMaxDuration)},
