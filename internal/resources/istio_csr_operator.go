@@ -387,3 +387,37 @@ func objectName(obj *unstructured.Unstructured) string {
 func isIstioCSRRejected(obj *unstructured.Unstructured) bool {
 	return obj != nil && obj.GetAnnotations()[istioCSRRejectAnnotation] == "true"
 }
+
+// istioCSRReserialised are the fields the operator's first Updates of an
+// IstioCSR write back in its Go types' form (see keepLiveSpelling), which
+// makes it their owner without having decided anything about them.
+var istioCSRReserialised = []string{
+	".spec.istioCSRConfig.istiodTLSConfig.certificateDuration",
+	".spec.istioCSRConfig.istiodTLSConfig.certificateRenewBefore",
+	".spec.istioCSRConfig.istiodTLSConfig.maxCertificateDuration",
+	".spec.istioCSRConfig.resources",
+}
+
+// istioCSRConflictForced reports whether a field conflict names only fields
+// the operator owns by re-serialising them: the apply then takes them over
+// (force), since the operator never sets them itself (it writes no spec
+// defaults, findings I11), and otherwise every change of a duration after
+// the operator first saw the object would need force_conflicts.
+func istioCSRConflictForced(err error) bool {
+	fields := kube.ConflictFields(err)
+	if len(fields) == 0 {
+		return false
+	}
+	for _, f := range fields {
+		ok := false
+		for _, prefix := range istioCSRReserialised {
+			if f == prefix || strings.HasPrefix(f, prefix+".") || strings.HasPrefix(f, prefix+"[") {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -168,6 +168,7 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	r.checkIstioCSRCluster(ctx, req, resp, cluster)
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.IstioCSR,
 		Outputs: istioCSROutputs,
+		Forced:  istioCSRConflictForced,
 		Object: func() (*unstructured.Unstructured, bool) {
 			// What apply sends: the configuration, with the planned issuer group.
 			var plan, config istioCSRResourceModel

@@ -135,6 +135,9 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan,
 	}
 	keepLiveSpelling(obj, live)
 	out, err := client.Apply(ctx, kube.IstioCSR, obj, plan.ForceConflicts.ValueBool())
+	if kube.IsFieldConflict(err) && istioCSRConflictForced(err) {
+		out, err = client.Apply(ctx, kube.IstioCSR, obj, true)
+	}
 	if err != nil {
 		diags.Append(istioCSRDiagnostic(err, verb+" the IstioCSR "+ns+"/"+istioCSRName, ns))
 		return
