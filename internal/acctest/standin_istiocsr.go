@@ -154,7 +154,7 @@ func IstioCSRStandIn(t *testing.T, cluster string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	s := &istioCSRStandIn{dyn: dyn, cluster: cluster, irrecoverable: map[types.UID]int64{}}
+	s := &istioCSRStandIn{dyn: dyn, cluster: cluster, settled: map[types.UID]int64{}}
 	go func() {
 		defer close(done)
 		for {
@@ -254,6 +254,32 @@ func CertManagerIssuerSpec(t *testing.T, cluster, namespace, name string, spec m
 	}
 }
 
+// SetCertManagerIssuerSpec replaces the spec of the Issuer namespace/name
+// (a ClusterIssuer when namespace is "").
+func SetCertManagerIssuerSpec(t *testing.T, cluster, namespace, name string, spec map[string]any) {
+	t.Helper()
+	var ri dynamic.ResourceInterface = Dynamic(t, cluster).Resource(certManagerClusterIssuerGVR)
+	if namespace != "" {
+		ri = Dynamic(t, cluster).Resource(certManagerIssuerGVR).Namespace(namespace)
+	}
+	obj, err := ri.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("acctest: %s: get issuer %s/%s: %v", cluster, namespace, name, err)
+	}
+	obj.Object["spec"] = spec
+	if _, err := ri.Update(context.Background(), obj, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("acctest: %s: update issuer %s/%s: %v", cluster, namespace, name, err)
+	}
+}
+
+// DeleteConfigMap deletes the ConfigMap ns/name on cluster.
+func DeleteConfigMap(t *testing.T, cluster, ns, name string) {
+	t.Helper()
+	if err := Dynamic(t, cluster).Resource(configMapGVR).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("acctest: %s: delete ConfigMap %s/%s: %v", cluster, ns, name, err)
+	}
+}
+
 // EnsureNamespace creates namespace ns on cluster unless it exists.
 func EnsureNamespace(t *testing.T, cluster, ns string) {
 	t.Helper()
@@ -319,10 +345,13 @@ func TestCertificatePEM(t *testing.T, ca bool) string {
 type istioCSRStandIn struct {
 	dyn     dynamic.Interface
 	cluster string
-	// irrecoverable remembers, by IstioCSR uid, the generation whose
-	// reconcile failed for good: HandleReconcileResult returns no requeue,
-	// and only a spec change (GenerationChangedPredicate) brings it back.
-	irrecoverable map[types.UID]int64
+	// settled remembers, by IstioCSR uid, the generation whose reconcile
+	// ended without a requeue (success, an irrecoverable error, a
+	// rejection): the operator's IstioCSR watch filters on generation
+	// changes (GenerationChangedPredicate), so it reconciles the object again
+	// only when the spec changes. A retried error is reconciled again on the
+	// next tick (the operator's requeue).
+	settled map[types.UID]int64
 }
 
 // istioCSRReconcileError is common/errors.go ReconcileError: irrecoverable
@@ -389,6 +418,9 @@ func (s *istioCSRStandIn) processReconcileRequest(ctx context.Context, obj *unst
 	if obj.GetAnnotations()[IstioCSRRejectAnnotation] == "true" {
 		return
 	}
+	if gen, ok := s.settled[obj.GetUID()]; ok && gen == obj.GetGeneration() {
+		return
+	}
 	// utils.go disallowMultipleIstioCSRInstances: only the oldest IstioCSR of
 	// the cluster is served; an instance is rejected when any other one (in
 	// another namespace, being deleted or not) was created at the same second
@@ -402,6 +434,7 @@ func (s *istioCSRStandIn) processReconcileRequest(ctx context.Context, obj *unst
 		if !other.GetCreationTimestamp().After(obj.GetCreationTimestamp().Time) {
 			s.setConditions(ctx, obj, []istioCSRCond{{"Ready", "False", "Failed",
 				fmt.Sprintf("multiple instances of istiocsr exists, %s/%s will not be processed", obj.GetNamespace(), obj.GetName())}})
+			s.settled[obj.GetUID()] = obj.GetGeneration()
 			if fresh, err := s.istioCSRs().Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{}); err == nil {
 				annotations := fresh.GetAnnotations()
 				if annotations == nil {
@@ -414,20 +447,17 @@ func (s *istioCSRStandIn) processReconcileRequest(ctx context.Context, obj *unst
 			return
 		}
 	}
-	if gen, ok := s.irrecoverable[obj.GetUID()]; ok && gen == obj.GetGeneration() {
-		return
-	}
 	err := s.reconcileIstioCSRDeployment(ctx, obj)
 	// common/reconcile_result.go HandleReconcileResult.
 	var rerr *istioCSRReconcileError
 	switch {
 	case err == nil:
-		delete(s.irrecoverable, obj.GetUID())
+		s.settled[obj.GetUID()] = obj.GetGeneration()
 		s.setConditions(ctx, obj, []istioCSRCond{
 			{"Degraded", "False", "Ready", ""}, {"Ready", "True", "Ready", "reconciliation successful"},
 		})
 	case errors.As(err, &rerr) && rerr.irrecoverable:
-		s.irrecoverable[obj.GetUID()] = obj.GetGeneration()
+		s.settled[obj.GetUID()] = obj.GetGeneration()
 		s.setConditions(ctx, obj, []istioCSRCond{
 			{"Degraded", "True", "Failed", "reconciliation failed with irrecoverable error not retrying: " + err.Error()},
 			{"Ready", "False", "Failed", ""},
@@ -491,12 +521,14 @@ func (s *istioCSRStandIn) reconcileIstioCSRDeployment(ctx context.Context, obj *
 	// again by the full label set; Roles and RoleBindings in istio.namespace.
 	subject := []any{map[string]any{"kind": "ServiceAccount", "name": istioCSRAgentName, "namespace": ns}}
 	clusterRole, err := s.ensureGenerated(ctx, clusterRoleGVR, istioCSRObject("rbac.authorization.k8s.io/v1", "ClusterRole", "", "", mapped, nil),
-		map[string]any{"rules": []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps", "namespaces"}, "verbs": []any{"get", "list", "watch"}}}})
+		map[string]any{"rules": []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps", "namespaces"}, "verbs": []any{"get", "list", "watch"}}}},
+		objString(nestedValue(obj.Object, "status", "clusterRole")))
 	if err != nil {
 		return fromClientError(err, "failed to create clusterrole")
 	}
 	binding, err := s.ensureGenerated(ctx, clusterRoleBindingGVR, istioCSRObject("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "", mapped, nil),
-		map[string]any{"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": clusterRole}, "subjects": subject})
+		map[string]any{"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": clusterRole}, "subjects": subject},
+		objString(nestedValue(obj.Object, "status", "clusterRoleBinding")))
 	if err != nil {
 		return fromClientError(err, "failed to create clusterrolebinding")
 	}
@@ -881,19 +913,27 @@ func (s *istioCSRStandIn) ensure(ctx context.Context, gvr schema.GroupVersionRes
 	return ri.Update(ctx, live, metav1.UpdateOptions{FieldManager: istioCSRStandInManager})
 }
 
-// ensureGenerated is ensure for rbacs.go's generateName objects: found by
-// the full label set (more than one is irrecoverable), created with
-// generateName; it returns the name.
-func (s *istioCSRStandIn) ensureGenerated(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, content map[string]any) (string, error) {
+// ensureGenerated is rbacs.go createOrApplyClusterRoles (and ...Bindings):
+// the object named in status (statusName) is updated, or recreated under
+// that name when gone; without a status name, the one object with the full
+// label set is (more than one is irrecoverable), else a new one is created
+// with generateName. It returns the name.
+func (s *istioCSRStandIn) ensureGenerated(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured,
+	content map[string]any, statusName string) (string, error) {
 	for k, v := range content {
 		obj.Object[k] = v
+	}
+	ri := s.resource(gvr, "")
+	if statusName != "" {
+		obj.SetName(statusName)
+		_, err := s.ensure(ctx, gvr, obj)
+		return statusName, err
 	}
 	var selector []string
 	for k, v := range obj.GetLabels() {
 		selector = append(selector, k+"="+v)
 	}
 	sort.Strings(selector)
-	ri := s.resource(gvr, "")
 	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: strings.Join(selector, ",")})
 	if err != nil {
 		return "", err

@@ -432,9 +432,14 @@ func istioCSRResourcesValue(ctx context.Context, prior types.Object, cfg map[str
 	if !ok || (len(res) == 0 && !(havePrior && priorModel.Limits.IsNull() && priorModel.Requests.IsNull() && priorModel.Claims.IsNull())) {
 		return types.ObjectNull(istioCSRAttrTypes("resources"))
 	}
+	limits, requests := nonEmpty(objStringMap(res, "limits")), nonEmpty(objStringMap(res, "requests"))
+	if limits == nil && requests == nil && res["claims"] == nil &&
+		!(havePrior && priorModel.Limits.IsNull() && priorModel.Requests.IsNull() && priorModel.Claims.IsNull()) {
+		return types.ObjectNull(istioCSRAttrTypes("resources"))
+	}
 	out := istioCSRResourcesModel{
-		Limits:   istioCSRStringMapValue(sameQuantities(objStringMap(res, "limits"), istioCSRStringMap(priorModel.Limits))),
-		Requests: istioCSRStringMapValue(sameQuantities(objStringMap(res, "requests"), istioCSRStringMap(priorModel.Requests))),
+		Limits:   istioCSRStringMapValue(sameQuantities(limits, istioCSRStringMap(priorModel.Limits))),
+		Requests: istioCSRStringMapValue(sameQuantities(requests, istioCSRStringMap(priorModel.Requests))),
 		Claims:   types.ListNull(types.ObjectType{AttrTypes: istioCSRAttrTypes("resources", "claims")}),
 	}
 	if items, ok := res["claims"].([]any); ok {
@@ -448,6 +453,45 @@ func istioCSRResourcesValue(ctx context.Context, prior types.Object, cfg map[str
 		diags.Append(d...)
 	}
 	return istioCSRObjectFrom(ctx, out, diags, "resources")
+}
+
+// nonEmpty is m, or nil when m is empty: an empty limits or requests map
+// (see releaseIstioCSRResources) reads as unset.
+func nonEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// releaseIstioCSRResources makes obj, an apply configuration without
+// resources, still claim an empty part of resources when live, the object,
+// holds quantities this provider may be releasing. The operator's Update
+// owns `resources: {}` (see istioCSRResourcesValue); server-side apply turns
+// an object into null once the last field under it is released, and the
+// CRD refuses a null resources (seen on kube-apiserver v1.35). Claiming an
+// empty part the object does not hold yet (nothing is released under it)
+// keeps resources an object; an empty part reads as unset.
+func releaseIstioCSRResources(obj, live *unstructured.Unstructured) {
+	if live == nil {
+		return
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "istioCSRConfig", "resources"); found {
+		return
+	}
+	res, _, _ := unstructured.NestedMap(live.Object, "spec", "istioCSRConfig", "resources")
+	if len(objStringMap(res, "limits")) == 0 && len(objStringMap(res, "requests")) == 0 && res["claims"] == nil {
+		return
+	}
+	for _, part := range []struct {
+		name  string
+		empty any
+	}{{"claims", []any{}}, {"limits", map[string]any{}}, {"requests", map[string]any{}}} {
+		if _, held := res[part.name]; !held {
+			_ = unstructured.SetNestedField(obj.Object, map[string]any{part.name: part.empty}, "spec", "istioCSRConfig", "resources")
+			return
+		}
+	}
 }
 
 // sameQuantities is read with each quantity that means the same as prior's

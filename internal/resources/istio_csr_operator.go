@@ -47,6 +47,16 @@ const (
 	// (SetCondition), so a new failure of the same kind looks exactly like
 	// the old one: after this window the unchanged condition is the verdict.
 	istioCSRDegradedSettle = 15 * time.Second
+	// istioCSRUpdateSettle is the least an update waits before it accepts
+	// success. The operator says nothing when it has reconciled a generation
+	// (no observedGeneration, and a success after a success writes no
+	// status at all), and a change that touches neither istiod's Certificate
+	// nor the agent's rollout (log level, labels) leaves all the evidence
+	// the wait looks at as it was; the operator reconciles a spec change
+	// within a second or two of its watch event, so after this window the
+	// old evidence is the new verdict, and an error (Degraded, rejection)
+	// has had time to show.
+	istioCSRUpdateSettle = 5 * time.Second
 )
 
 // istioCSRAppSelector selects what the operator created in the IstioCSR's
@@ -160,6 +170,9 @@ func (w *istioCSRWait) poll(ctx context.Context) (*unstructured.Unstructured, bo
 	}
 	if err := w.checkCertificate(ctx, obj); err != nil {
 		return obj, false, err
+	}
+	if len(w.pending) == 0 && w.before != nil && time.Since(w.start) < istioCSRUpdateSettle {
+		w.pending = append(w.pending, "the operator to reconcile the change")
 	}
 	return obj, len(w.pending) == 0, nil
 }

@@ -180,6 +180,16 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			}
 			var diags diag.Diagnostics
 			obj, d := istioCSRObject(ctx, &config, plan.issuerGroup(ctx, &diags))
+			// The dry run sends what the apply would, which looks at the
+			// object: ask for it (this runs only for an in-place update).
+			if obj != nil {
+				if client, err := r.Data.Clusters.Client(providerdata.ClusterKey(cluster)); err == nil {
+					if live, err := client.Get(ctx, kube.IstioCSR, obj.GetNamespace(), istioCSRName); err == nil {
+						keepLiveSpelling(obj, live)
+						releaseIstioCSRResources(obj, live)
+					}
+				}
+			}
 			return obj, !diags.HasError() && !d.HasError()
 		}})
 }
@@ -342,10 +352,11 @@ func checkIstioCSRIssuer(ctx context.Context, client *kube.Client, planned istio
 	case kube.IsNotFound(err):
 		detail := fmt.Sprintf("The cert-manager %s does not exist on cluster %q. ", what, client.DisplayName())
 		if kind == kube.CertManagerIssuer {
-			detail += fmt.Sprintf("The cert-manager Operator looks an issuer of kind Issuer up in the Istio control plane's "+
-				"namespace (istio.namespace), not in the IstioCSR's. Until it exists there, the operator retries and the "+
-				"apply waits until its timeout. Create it in %q (or let this resource depend on what creates it), or "+
-				"name a ClusterIssuer.", planned.istioNS)
+			detail = fmt.Sprintf("The cert-manager Issuer %q does not exist in the namespace %q (istio.namespace) on cluster %q. "+
+				"The cert-manager Operator looks an issuer of kind Issuer up in the Istio control plane's namespace, not "+
+				"in the IstioCSR's. Until it exists there, the operator retries and the apply waits until its timeout. "+
+				"Create it in %q (or let this resource depend on what creates it), or name a ClusterIssuer.",
+				planned.issuerName, planned.istioNS, client.DisplayName(), planned.istioNS)
 			if planned.namespace != planned.istioNS {
 				if _, err := client.Get(ctx, kube.CertManagerIssuer, planned.namespace, planned.issuerName); err == nil {
 					detail += fmt.Sprintf(" An Issuer %q exists in the IstioCSR's namespace %q: the operator does not use it.",

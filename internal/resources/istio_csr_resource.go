@@ -134,6 +134,7 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan,
 		return
 	}
 	keepLiveSpelling(obj, live)
+	releaseIstioCSRResources(obj, live)
 	out, err := client.Apply(ctx, kube.IstioCSR, obj, plan.ForceConflicts.ValueBool())
 	if kube.IsFieldConflict(err) && istioCSRConflictForced(err) {
 		out, err = client.Apply(ctx, kube.IstioCSR, obj, true)
