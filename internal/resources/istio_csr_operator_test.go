@@ -342,7 +342,7 @@ func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
 				// up, and the apply fails at once on Degraded.
 				PreConfig: func() { acctest.DeleteConfigMap(t, acctest.East, ns, "good") },
 				Config:    istioCSRConfig(t, acctest.East, ns, body(`"good"`)+"\n  log_level = 2"),
-				ExpectError: regexp.MustCompile(`(?s)IstioCSR Degraded.*irrecoverable\s+error\s+not\s+retrying:\s+failed\s+to\s+fetch\s+CA\s+certificate\s+ConfigMap\s+` +
+				ExpectError: regexp.MustCompile(`(?s)IstioCSR Degraded.*irrecoverable\s+error\s+not\s+retrying:.*failed\s+to\s+fetch\s+CA\s+certificate\s+ConfigMap\s+` +
 					regexp.QuoteMeta(ns) + `/good`),
 			},
 			{

@@ -90,14 +90,40 @@ func istioCSRSchema(ctx context.Context) schema.Schema {
 			"istio-csr agent, which signs the certificates of istiod and of the mesh's workloads with a cert-manager " +
 			"issuer. The whole `spec.istioCSRConfig` is flattened to the top level, with the CRD's defaults and limits " +
 			"checked at plan time.\n\n" +
-			"After each create and update the resource waits (see `timeouts`) until the operator reports the condition " +
-			"`Ready=True`; a `Degraded=True` condition fails the apply at once with the operator's message.\n\n" +
+			"**Ready.** After each create and update the resource waits (see `timeouts`) until the agent serves: the " +
+			"operator reports `Ready=True` (which by itself only means it applied its objects), the agent's Deployment " +
+			"`cert-manager-istio-csr` has rolled out with an available replica, and cert-manager reports istiod's " +
+			"Certificate `istiod` (in `istio.namespace`) Ready with the configured duration, renew-before, common name and " +
+			"DNS names. The operator says nothing about which change it has seen, so an update waits at least a few " +
+			"seconds before it accepts that evidence. `Degraded=True` (an error the operator does not retry until the " +
+			"object changes) fails the apply at once with the operator's message; a timeout says what was still missing.\n\n" +
+			"**One IstioCSR per cluster.** The operator serves only the oldest IstioCSR of a cluster and rejects every " +
+			"other one for good (annotation `operator.openshift.io/istio-csr-reject-multiple-instance`, never removed): the " +
+			"plan refuses a second IstioCSR when it can see the first, and an apply the operator rejects fails at once; " +
+			"such an object must be deleted and created again once the other one is gone.\n\n" +
+			"**Checked at plan.** When the plan creates or replaces the object and the cluster answers quickly, it also " +
+			"refuses what the operator would refuse or retry forever: an ACME issuer, a CA issuer whose secret (with " +
+			"`ca.crt`) is not in `istio.namespace` (where the operator reads it, also for a ClusterIssuer), and an " +
+			"`istio_ca_certificate` ConfigMap that is missing, lacks the key or holds no CA certificate. A missing issuer " +
+			"is only a warning: the operator retries it.\n\n" +
+			"**Destroy.** The operator removes nothing it created for an IstioCSR, so after deleting the object (and " +
+			"waiting until it is gone) the provider deletes those objects itself, found by the operator's labels: the " +
+			"Deployment, Services, ServiceAccount, NetworkPolicies and CA ConfigMap copy labelled " +
+			"`app=cert-manager-istio-csr` in `namespace`, and the Roles, RoleBindings, Certificate `istiod`, ClusterRole " +
+			"and ClusterRoleBinding labelled also `cert-manager-istio-csr-namespace=<namespace>`. It leaves cert-manager's " +
+			"Secret `istiod-tls`, the issuer and its CA, and everything of an IstioCSR the operator had rejected (it " +
+			"created nothing).\n\n" +
 			"**Replacement.** `cert_manager.issuer_ref`, `istiod_tls.private_key_algorithm`, `istiod_tls.private_key_size`, " +
 			"`server.port`, `istio.namespace` and `namespace` cannot change on the object, so changing them replaces it: " +
-			"the operator removes the running istio-csr agent (Deployment, Service, RBAC) and deploys a new one. Until the " +
-			"new agent is Ready, istiod and sidecars cannot get certificates signed; workloads keep their current " +
+			"the old object and its agent are removed (see Destroy) before the new one is created, so one agent remains. " +
+			"Until the new agent is ready, istiod and sidecars cannot get certificates signed; workloads keep their current " +
 			"certificates until these expire, so keep the replacement shorter than the workload certificate lifetime. " +
 			"A new issuer or key type also means new istiod serving certificates: plan it as a CA rotation.\n\n" +
+			"**What the operator rewrites.** When it first takes an object the operator writes its spec back in its own " +
+			"form (`1h` as `1h0m0s`, `0.5` as `500m`, an empty `resources`): durations and quantities compare by meaning " +
+			"and an empty `resources` reads as unset, so this is no change. The operator then co-owns those fields: a " +
+			"new value is taken over from it without `force_conflicts`, but removing the attribute keeps the value the " +
+			"object has.\n\n" +
 			"**Unset attributes.** The provider sends only what the configuration sets. An unset attribute takes the " +
 			"CRD default on a new object (the API server fills it in) and keeps an existing object's value, so an " +
 			"IstioCSR created by another tool imports with an empty plan; only a value this provider set itself is " +
@@ -190,7 +216,8 @@ func istioCSRSchema(ctx context.Context) schema.Schema {
 					"message":              schema.StringAttribute{Computed: true, MarkdownDescription: "Human-readable message."},
 					"last_transition_time": schema.StringAttribute{Computed: true, MarkdownDescription: "When the status last changed (RFC 3339)."},
 					"observed_generation": schema.Int64Attribute{Computed: true,
-						MarkdownDescription: "The object generation the condition describes (0 when the operator does not say)."},
+						MarkdownDescription: "The object generation the condition describes; the cert-manager Operator never " +
+							"says, so it is 0 (and a condition only changes when its status or reason does)."},
 				}},
 			},
 		},
@@ -209,9 +236,11 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 				Required: true,
 				MarkdownDescription: "The cert-manager issuer that signs istiod's and the workloads' certificates: an " +
 					"`Issuer` in `istio.namespace` (the Istio control plane's namespace, as the IstioCSR API requires; an " +
-					"`Issuer` in `namespace` is not used unless both are the same) or a cluster-wide `ClusterIssuer`. When " +
-					"the plan creates the object and the cluster answers, a missing `Issuer` in `istio.namespace` is a " +
-					"plan-time warning. Immutable: changing it replaces the object.",
+					"`Issuer` in `namespace` is not used unless both are the same) or a cluster-wide `ClusterIssuer`. Not an " +
+					"ACME issuer (the operator refuses those). A CA issuer's secret must hold `ca.crt` and live in " +
+					"`istio.namespace`, also for a ClusterIssuer, unless `istio_ca_certificate` is set. When the plan creates " +
+					"the object and the cluster answers, a missing issuer is a plan-time warning (the operator retries it) and " +
+					"the other cases are errors. Immutable: changing it replaces the object.",
 				// RequiresReplace sits on each field rather than on the object: an
 				// unset group is unknown while the object's modifiers run.
 				Attributes: map[string]schema.Attribute{
@@ -249,7 +278,10 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 				Optional: true, Computed: true,
 				PlanModifiers: []planmodifier.Object{unsetOptional("istioCSRConfig.certManager.istioCACertificate", true)},
 				MarkdownDescription: "ConfigMap key holding the CA certificate that signed istiod's certificate, when the " +
-					"issuer does not return it (for example a private CA behind an ACME or Vault issuer). " + istioCSRUnsetOptionalText,
+					"issuer does not return it (for example a private CA behind a Vault issuer, or a CA ClusterIssuer whose " +
+					"secret is not in `istio.namespace`). The ConfigMap must exist before the object (the operator reads it " +
+					"once and gives up for good), hold the key, and start with a PEM CA certificate that may sign " +
+					"certificates; the plan checks all three when the cluster answers. " + istioCSRUnsetOptionalText,
 				Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{
 						Required:            true,
