@@ -704,8 +704,8 @@ func istiodCertificateSpec(cfg map[string]any, istioNS string) map[string]any {
 	spec := map[string]any{
 		"commonName":  cn,
 		"uris":        []any{fmt.Sprintf("spiffe://%s/ns/%s/sa/istiod-service-account", trustDomain, istioNS)},
-		"duration":    tls["certificateDuration"],
-		"renewBefore": tls["certificateRenewBefore"],
+		"duration":    goDuration(tls["certificateDuration"]),
+		"renewBefore": goDuration(tls["certificateRenewBefore"]),
 		"secretName":  istiodSecretName, "revisionHistoryLimit": int64(1),
 		"privateKey": map[string]any{"algorithm": tls["privateKeyAlgorithm"], "size": tls["privateKeySize"], "rotationPolicy": "Always"},
 		"issuerRef":  map[string]any{"name": ref["name"], "kind": ref["kind"], "group": ref["group"]},
@@ -714,6 +714,15 @@ func istiodCertificateSpec(cfg map[string]any, istioNS string) map[string]any {
 		spec["dnsNames"] = dnsNames
 	}
 	return spec
+}
+
+// goDuration is a duration as the operator's typed copy (*metav1.Duration)
+// writes it: 1h -> 1h0m0s.
+func goDuration(v any) any {
+	if d, err := time.ParseDuration(objString(v)); err == nil {
+		return d.String()
+	}
+	return v
 }
 
 // certManagerWebhookDenial is cert-manager's Certificate validation

@@ -207,7 +207,7 @@ func TestAccIstioCSROperator_issuerSpelling(t *testing.T) {
 		return map[string]string{"cert_manager": fmt.Sprintf(`{ issuer_ref = { name = "istio-ca", kind = %q, group = %q } }`, kind, group)}
 	}
 	runPlanFailureCases(t, "zerotrust_istio_csr", valid, []planFailureCase{
-		{"lower-case ClusterIssuer", ref("clusterissuer", "cert-manager.io"), `Invalid Spelling.*write "ClusterIssuer".*verbatim`, "cert_manager.issuer_ref.kind"},
+		{"lower-case ClusterIssuer", ref("clusterissuer", "cert-manager.io"), `write "ClusterIssuer".*verbatim`, "cert_manager.issuer_ref.kind"},
 		{"lower-case Issuer", ref("issuer", "cert-manager.io"), `write "Issuer"`, "cert_manager.issuer_ref.kind"},
 		{"group in other case", ref("Issuer", "Cert-Manager.io"), `write "cert-manager.io".*external issuer`, "cert_manager.issuer_ref.group"},
 	})
@@ -228,9 +228,9 @@ func TestAccIstioCSROperator_certificateDurations(t *testing.T) {
 	}
 	runPlanFailureCases(t, "zerotrust_istio_csr", valid, []planFailureCase{
 		{"duration under 1h", tls(`certificate_duration = "30m", certificate_renew_before = "10m"`),
-			`Duration Too Short.*30m is shorter than 1h.*ValidateDuration`, "istiod_tls.certificate_duration"},
+			`30m is shorter than 1h.*ValidateDuration`, "istiod_tls.certificate_duration"},
 		{"renew-before under 5m", tls(`certificate_renew_before = "4m"`),
-			`Duration Too Short.*4m is shorter than 5m`, "istiod_tls.certificate_renew_before"},
+			`4m is shorter than 5m`, "istiod_tls.certificate_renew_before"},
 	})
 }
 

@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"slices"
@@ -153,6 +154,7 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		validateIstiodTLS(tls.Attributes(), tlsConfig.Attributes(), &resp.Diagnostics)
 	}
 	keepUnchangedIstioCSR(ctx, req, resp)
+	recordReplacedNamespace(ctx, req, resp)
 	if r.Data == nil {
 		return
 	}
@@ -297,16 +299,52 @@ func (r *istioCSRResource) checkIstioCSRCluster(ctx context.Context, req resourc
 		return // the apply reports the missing CRD
 	}
 	if replacing {
-		var priorNS types.String
-		if !req.State.Raw.IsNull() {
-			_ = req.State.GetAttribute(ctx, path.Root("namespace"), &priorNS)
-		}
-		refuseOtherIstioCSR(ctx, client, planned.namespace, priorNS.ValueString(), &resp.Diagnostics)
+		refuseOtherIstioCSR(ctx, client, planned.namespace, replacedNamespace(ctx, req), &resp.Diagnostics)
 		checkIstioCSRIssuer(ctx, client, planned, &resp.Diagnostics)
 	}
 	if caChanged && planned.caCert != nil {
 		checkIstioCACertificate(ctx, client, planned, &resp.Diagnostics)
 	}
+}
+
+// istioCSRPrivateReplaces is the private-state key, in a plan only, that
+// carries the namespace of the object a replacement deletes first.
+const istioCSRPrivateReplaces = "replaces_namespace"
+
+// recordReplacedNamespace keeps, for the second plan Terraform asks for a
+// replacement (with a null prior state, but the first plan's private
+// state), which namespace's IstioCSR goes away first, so the check for
+// another IstioCSR does not count it.
+func recordReplacedNamespace(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() {
+		return
+	}
+	var value []byte
+	var ns types.String
+	if replacesIstioCSR(ctx, req, resp) && !req.State.GetAttribute(ctx, path.Root("namespace"), &ns).HasError() {
+		value, _ = json.Marshal(ns.ValueString())
+	}
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, istioCSRPrivateReplaces, value)...)
+}
+
+// replacedNamespace is the namespace recordReplacedNamespace kept ("" when
+// none): from the prior state, or in the second plan of a replacement
+// from the private state.
+func replacedNamespace(ctx context.Context, req resource.ModifyPlanRequest) string {
+	var ns types.String
+	if !req.State.Raw.IsNull() {
+		_ = req.State.GetAttribute(ctx, path.Root("namespace"), &ns)
+		return ns.ValueString()
+	}
+	if req.Private == nil {
+		return ""
+	}
+	data, _ := req.Private.GetKey(ctx, istioCSRPrivateReplaces)
+	var out string
+	if len(data) == 0 || json.Unmarshal(data, &out) != nil {
+		return ""
+	}
+	return out
 }
 
 // refuseOtherIstioCSR mirrors utils.go disallowMultipleIstioCSRInstances:
