@@ -291,7 +291,9 @@ func TestAccIstioCSROperator_caIssuerSecret(t *testing.T) {
 // namespace is unset) and gives up for good when it is missing, lacks the
 // key or holds no CA certificate (deployments.go handleUserProvidedCA): the
 // plan refuses each; a ConfigMap that disappears later fails the next apply
-// at once on Degraded, and a fix plus a spec change clears it.
+// at once on Degraded, a change that does not fix it fails after the settle
+// window (the Degraded condition was there before), and a fix plus a spec
+// change clears it.
 func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
 	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csrcm")
@@ -309,6 +311,9 @@ func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
   istio      = { namespace = "istio-system" }`, issuer, name)
 	}
 	const addr = "zerotrust_istio_csr.this"
+	// settle is the provider's istioCSRDegradedSettle.
+	const settle = 15 * time.Second
+	var start time.Time
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
@@ -346,9 +351,23 @@ func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
 					regexp.QuoteMeta(ns) + `/good`),
 			},
 			{
+				// Another change that does not fix the cause: the operator
+				// fails the same way and, as SetCondition keeps a condition
+				// whose status and reason stay, leaves Degraded as it was.
+				// The apply takes that for the verdict only after the settle
+				// window (the operator might still clear it), not at once and
+				// not at its timeout.
+				PreConfig:   func() { start = time.Now() },
+				Config:      istioCSRConfig(t, acctest.East, ns, body(`"good"`)+"\n  log_level = 4"),
+				ExpectError: regexp.MustCompile(`(?s)IstioCSR Degraded.*failed\s+to\s+fetch\s+CA\s+certificate\s+ConfigMap`),
+			},
+			{
 				// Back, and a spec change: the operator reconciles again and
 				// clears Degraded, which the apply found there before it.
 				PreConfig: func() {
+					if elapsed := time.Since(start); elapsed < settle || elapsed > time.Minute {
+						t.Fatalf("the apply on an unchanged Degraded took %s: want the settle window (%s), not less, nor the timeout", elapsed, settle)
+					}
 					acctest.CreateConfigMap(t, acctest.East, ns, "good", map[string]any{"ca.crt": acctest.TestCertificatePEM(t, true)})
 				},
 				Config: istioCSRConfig(t, acctest.East, ns, body(`"good"`)+"\n  log_level = 3"),
