@@ -66,9 +66,11 @@ type istioCSRCACertificateModel struct {
 }
 
 type istioCSRIstiodTLSModel struct {
-	CommonName             types.String       `tfsdk:"common_name"`
-	TrustDomain            types.String       `tfsdk:"trust_domain"`
-	CertificateDNSNames    types.List         `tfsdk:"certificate_dns_names"`
+	CommonName          types.String `tfsdk:"common_name"`
+	TrustDomain         types.String `tfsdk:"trust_domain"`
+	CertificateDNSNames types.List   `tfsdk:"certificate_dns_names"`
+	// The durations are a custom type with semantic equality (the operator
+	// writes them back as 1h0m0s); the model keeps no text of its own.
 	CertificateDuration    durationtype.Value `tfsdk:"certificate_duration"`
 	CertificateRenewBefore durationtype.Value `tfsdk:"certificate_renew_before"`
 	MaxCertificateDuration durationtype.Value `tfsdk:"max_certificate_duration"`
