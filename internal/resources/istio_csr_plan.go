@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -40,6 +41,7 @@ func (r *istioCSRResource) ValidateConfig(ctx context.Context, req resource.Vali
 			}
 		}
 	}
+	validateIstioCSRRequestsWithinLimits(ctx, req, resp)
 	// resources.claims is a list map keyed by name in the CRD.
 	var claims types.List
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("resources").AtName("claims"), &claims)...)
@@ -60,6 +62,36 @@ func (r *istioCSRResource) ValidateConfig(ctx context.Context, req resource.Vali
 			}
 			seen[name.ValueString()] = true
 		}
+	}
+}
+
+// validateIstioCSRRequestsWithinLimits applies the Kubernetes rule that a
+// container's request may not exceed its limit. The operator checks the
+// agent's resources with the Kubernetes validators (common/validation.go)
+// and, as that is a plain error, retries forever: the apply would wait out
+// its timeout.
+func validateIstioCSRRequestsWithinLimits(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var requests, limits types.Map
+	resPath := path.Root("resources")
+	if req.Config.GetAttribute(ctx, resPath.AtName("requests"), &requests).HasError() ||
+		req.Config.GetAttribute(ctx, resPath.AtName("limits"), &limits).HasError() {
+		return
+	}
+	wantLimits := istioCSRStringMap(limits)
+	for name, text := range istioCSRStringMap(requests) {
+		limitText, ok := wantLimits[name]
+		if !ok {
+			continue
+		}
+		request, errR := k8sresource.ParseQuantity(text)
+		limit, errL := k8sresource.ParseQuantity(limitText)
+		if errR != nil || errL != nil || request.Cmp(limit) <= 0 {
+			continue // unparsable quantities are the validator's to report
+		}
+		validate.AttributeError(&resp.Diagnostics, resPath.AtName("requests").AtMapKey(name), "Request Above Limit", fmt.Sprintf(
+			"The request %s of %q is above its limit %s. Kubernetes refuses such a container, and the cert-manager "+
+				"Operator, which checks the agent's resources that way (common/validation.go), would retry forever.",
+			text, name, limitText))
 	}
 }
 

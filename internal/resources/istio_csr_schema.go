@@ -455,8 +455,10 @@ func istioCSRResourcesSchema() schema.SingleNestedAttribute {
 	quantities := []validator.Map{mapvalidator.ValueStringsAre(validate.Quantity())}
 	return schema.SingleNestedAttribute{
 		Optional: true, Computed: true,
-		MarkdownDescription: "Compute resources of the agent's container (a Kubernetes `ResourceRequirements`). " + istioCSRUnsetOptionalText,
-		PlanModifiers:       []planmodifier.Object{unsetOptional("istioCSRConfig.resources", true)},
+		MarkdownDescription: "Compute resources of the agent's container (a Kubernetes `ResourceRequirements`); a request " +
+			"may not exceed its limit (checked at plan: the operator would retry forever). Quantities compare by meaning " +
+			"(`0.5` and `500m` are the same). " + istioCSRUnsetOptionalText,
+		PlanModifiers: []planmodifier.Object{unsetOptional("istioCSRConfig.resources", true)},
 		Attributes: map[string]schema.Attribute{
 			"limits": schema.MapAttribute{
 				ElementType: types.StringType, Optional: true,
@@ -487,7 +489,9 @@ func istioCSRAffinitySchema() schema.StringAttribute {
 		PlanModifiers: []planmodifier.String{unsetOptional("istioCSRConfig.affinity", true)},
 		MarkdownDescription: "Scheduling affinity of the agent's pod: a Kubernetes `Affinity` as JSON, usually " +
 			"`jsonencode({ nodeAffinity = { ... } })`. Field names are the API's camelCase names; unknown fields fail " +
-			"the plan. Compared as JSON, so formatting never shows as a change. " + istioCSRUnsetOptionalText,
+			"the plan. Compared as JSON, so formatting never shows as a change. The operator does not compare affinity " +
+			"when it updates the agent's Deployment, so a change of `affinity` (or `tolerations`) alone reaches the agent " +
+			"only with the next change of another setting. " + istioCSRUnsetOptionalText,
 		Validators: []validator.String{validate.StrictJSON("a Kubernetes Affinity", func() any { return &corev1.Affinity{} })},
 	}
 }
@@ -495,9 +499,11 @@ func istioCSRAffinitySchema() schema.StringAttribute {
 func istioCSRTolerationsSchema() schema.ListNestedAttribute {
 	return schema.ListNestedAttribute{
 		Optional: true, Computed: true,
-		MarkdownDescription: "Taints the agent's pod tolerates, at most 50 (Kubernetes `Toleration`s). " + istioCSRUnsetOptionalText,
-		PlanModifiers:       []planmodifier.List{unsetOptional("istioCSRConfig.tolerations", true)},
-		Validators:          []validator.List{listvalidator.SizeAtMost(istioCSRMaxTolerations)},
+		MarkdownDescription: "Taints the agent's pod tolerates, at most 50 (Kubernetes `Toleration`s). The operator does " +
+			"not compare tolerations when it updates the agent's Deployment: a change of `tolerations` (or `affinity`) " +
+			"alone reaches the agent only with the next change of another setting. " + istioCSRUnsetOptionalText,
+		PlanModifiers: []planmodifier.List{unsetOptional("istioCSRConfig.tolerations", true)},
+		Validators:    []validator.List{listvalidator.SizeAtMost(istioCSRMaxTolerations)},
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"key": schema.StringAttribute{
 				Optional:            true,
