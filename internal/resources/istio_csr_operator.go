@@ -129,12 +129,16 @@ func (w *istioCSRWait) run(ctx context.Context) (*unstructured.Unstructured, err
 	w.start = time.Now()
 	var last *unstructured.Unstructured
 	err := wait.PollUntilContextCancel(ctx, istioCSRPollInterval, true, func(ctx context.Context) (bool, error) {
+		previous := w.pending
 		obj, done, err := w.poll(ctx)
 		if obj != nil {
 			last = obj
 		}
 		if err != nil && (ctx.Err() != nil || strings.Contains(err.Error(), "would exceed context deadline")) {
-			return false, nil //nolint:nilerr // out of time: the poll ends on ctx and reports the timeout
+			// Out of time in the middle of a poll: what the last whole poll
+			// waited for is what the timeout reports.
+			w.pending = previous
+			return false, nil //nolint:nilerr // the poll ends on ctx and reports the timeout
 		}
 		return done, err
 	})

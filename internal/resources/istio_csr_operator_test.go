@@ -460,7 +460,13 @@ func TestAccIstioCSROperator_updateWaitsForCertificate(t *testing.T) {
 func TestAccIstioCSROperator_readyWaitsForAgent(t *testing.T) {
 	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csrhold")
-	issuer := istioCSRIssuer(t, ns, true)
+	// A CA issuer: the operator reads its secret, so it reaches Ready=True
+	// while cert-manager holds istiod's Certificate back (with another
+	// issuer it would wait for the Certificate's Secret itself).
+	issuer := istioCSRIssuerName(ns)
+	acctest.EnsureNamespace(t, acctest.East, istioCSRIstioNamespace)
+	acctest.CreateSecret(t, acctest.East, istioCSRIstioNamespace, issuer, map[string]string{"ca.crt": acctest.TestCertificatePEM(t, true)})
+	acctest.CertManagerIssuerSpec(t, acctest.East, istioCSRIstioNamespace, issuer, map[string]any{"ca": map[string]any{"secretName": issuer}}, true)
 	acctest.IstioCSRHoldAgent(acctest.East, ns, true)
 	t.Cleanup(func() { acctest.IstioCSRHoldAgent(acctest.East, ns, false) })
 	const addr = "zerotrust_istio_csr.this"
