@@ -1,6 +1,7 @@
 # cert-manager's istio-csr as the CA of a Sail-managed Istio mesh:
 # zerotrust_istio_csr runs the agent (through the cert-manager Operator's
-# IstioCSR) and waits until it is Ready; zerotrust_mesh_trust_domain then
+# IstioCSR) and waits until the agent serves (operator Ready, Deployment
+# available, istiod's Certificate issued); zerotrust_mesh_trust_domain then
 # points the mesh at the agent's gRPC endpoint and gives it the trust domain
 # istio-csr signs for, keeping the mesh's former trust domain as an alias so
 # running workloads keep authenticating while their certificates rotate.

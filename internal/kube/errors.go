@@ -226,6 +226,16 @@ func conflicts(err error) map[string][]string {
 	return out
 }
 
+// ConflictFields lists the fields (".spec.a.b") a field conflict names,
+// across managers; nil when err is not a conflict or names no fields.
+func ConflictFields(err error) []string {
+	var out []string
+	for _, fields := range conflicts(err) {
+		out = append(out, fields...)
+	}
+	return out
+}
+
 // conflictList is one line per manager: the manager and the fields it owns.
 func conflictList(err error) string {
 	c := conflicts(err)

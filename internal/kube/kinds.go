@@ -70,6 +70,19 @@ var (
 		Group: "cert-manager.io", Version: "v1", Kind: "Issuer", Plural: "issuers", Namespaced: true,
 		ProvidedBy: "cert-manager",
 	}
+	// CertManagerClusterIssuer is only read, at plan time (an IstioCSR's
+	// issuer_ref: ACME issuers and CA secrets).
+	CertManagerClusterIssuer = Kind{
+		Group: "cert-manager.io", Version: "v1", Kind: "ClusterIssuer", Plural: "clusterissuers",
+		ProvidedBy: "cert-manager",
+	}
+	// CertManagerCertificate is read (an IstioCSR's apply waits for istiod's
+	// Certificate) and deleted (an IstioCSR's destroy removes what the
+	// operator created for it).
+	CertManagerCertificate = Kind{
+		Group: "cert-manager.io", Version: "v1", Kind: "Certificate", Plural: "certificates", Namespaced: true,
+		ProvidedBy: "cert-manager",
+	}
 	KymaIstio = Kind{
 		Group: "operator.kyma-project.io", Version: "v1alpha2", Kind: "Istio", Plural: "istios", Namespaced: true,
 		ProvidedBy: "the Kyma Istio module (istio-manager)",
@@ -102,4 +115,16 @@ var (
 	}
 	ConfigMap = Kind{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", Namespaced: true}
 	Pod       = Kind{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true}
+	// The kinds below are the objects the cert-manager Operator creates for
+	// an IstioCSR and never removes: an IstioCSR's apply reads the agent's
+	// Deployment, its destroy deletes them all (see zerotrust_istio_csr).
+	Secret             = Kind{Version: "v1", Kind: "Secret", Plural: "secrets", Namespaced: true}
+	Service            = Kind{Version: "v1", Kind: "Service", Plural: "services", Namespaced: true}
+	ServiceAccount     = Kind{Version: "v1", Kind: "ServiceAccount", Plural: "serviceaccounts", Namespaced: true}
+	Deployment         = Kind{Group: "apps", Version: "v1", Kind: "Deployment", Plural: "deployments", Namespaced: true}
+	NetworkPolicy      = Kind{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy", Plural: "networkpolicies", Namespaced: true}
+	Role               = Kind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role", Plural: "roles", Namespaced: true}
+	RoleBinding        = Kind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "RoleBinding", Plural: "rolebindings", Namespaced: true}
+	ClusterRole        = Kind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole", Plural: "clusterroles"}
+	ClusterRoleBinding = Kind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding", Plural: "clusterrolebindings"}
 )

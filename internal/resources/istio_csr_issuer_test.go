@@ -52,7 +52,7 @@ func (w *cliWorkspace) run(args ...string) string {
 // plan warns, naming both namespaces; with the Issuer in istio.namespace the
 // plan is silent and the operator reports Ready.
 func TestAccIstioCSR_issuerInIstioNamespace(t *testing.T) {
-	acctest.IstioCSRStandIn(t, acctest.East)
+	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csriss")
 	istioNS := meshTestNamespace(t, acctest.East, "csristio")
 	issuer := "ca-" + ns
@@ -82,7 +82,7 @@ func TestAccIstioCSR_issuerInIstioNamespace(t *testing.T) {
 	}
 
 	const addr = "zerotrust_istio_csr.this"
-	resource.ParallelTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{{

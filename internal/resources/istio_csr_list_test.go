@@ -32,12 +32,12 @@ func istioCSRIdentity(cluster, ns string) map[string]knownvalue.Check {
 // the object with nothing to change, and the configuration Terraform
 // generates from it plans nothing either.
 func TestAccIstioCSR_identityImport(t *testing.T) {
-	acctest.IstioCSRStandIn(t, acctest.East)
+	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csrid")
 	issuer := istioCSRIssuer(t, ns, true)
 	const addr = "zerotrust_istio_csr.this"
 	config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)+"\n  log_level = 2")
-	resource.ParallelTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
@@ -66,7 +66,7 @@ func TestAccIstioCSR_identityImport(t *testing.T) {
 	t.Run("default connection", func(t *testing.T) {
 		ns, untouched := brownfieldIstioCSR(t, nil)
 		config := istioCSRConfig(t, "", ns, minimalIstioCSRBody(istioCSRIssuerName(ns)))
-		resource.ParallelTest(t, resource.TestCase{
+		resource.Test(t, resource.TestCase{
 			TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
@@ -91,7 +91,7 @@ func TestAccIstioCSR_identityImport(t *testing.T) {
 // applies the import blocks and configuration it wrote, and expects the
 // next plan to be empty and the objects untouched.
 func TestAccIstioCSR_list(t *testing.T) {
-	acctest.IstioCSRStandIn(t, acctest.East)
+	istioCSRAlone(t)
 	ns1, untouched1 := brownfieldIstioCSR(t, map[string]any{
 		"logLevel": int64(3), "istio.revisions": []any{"default", "canary"},
 		"tolerations": []any{map[string]any{"key": "infra", "operator": "Exists"}},
@@ -121,7 +121,7 @@ list "zerotrust_istio_csr" "every_cluster" {
   }
 }
 `, ns1, ns2, acctest.East)
-	resource.ParallelTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_14_0)},
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{

@@ -45,7 +45,7 @@ func exampleConfig(t *testing.T, dir string) string {
 // trust domain end up in a Sail Istio that existed before, whose former
 // trust domain (Istio's default) stays an alias.
 func TestAccExampleIstioCSRMesh(t *testing.T) {
-	acctest.IstioCSRStandIn(t, acctest.East)
+	istioCSRAlone(t)
 	// The Issuer lives with the Istio control plane, where the operator
 	// looks for it, not with the IstioCSR.
 	ns, istioNS := meshTestNamespace(t, acctest.East, "example"), meshTestNamespace(t, acctest.East, "exampleistio")
@@ -65,7 +65,7 @@ func TestAccExampleIstioCSRMesh(t *testing.T) {
 		"sail_istio_name":     config.StringVariable(sail),
 	}
 	get := meshGetter(t, acctest.East, sailIstioGVR, "", sail)
-	resource.ParallelTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
 			checkIstioCSRGone(t, acctest.East, ns),

@@ -12,7 +12,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/durationtype"
 )
 
 // istioCSRName is the only name the CRD accepts: the IstioCSR is a
@@ -63,14 +66,16 @@ type istioCSRCACertificateModel struct {
 }
 
 type istioCSRIstiodTLSModel struct {
-	CommonName             types.String `tfsdk:"common_name"`
-	TrustDomain            types.String `tfsdk:"trust_domain"`
-	CertificateDNSNames    types.List   `tfsdk:"certificate_dns_names"`
-	CertificateDuration    types.String `tfsdk:"certificate_duration"`
-	CertificateRenewBefore types.String `tfsdk:"certificate_renew_before"`
-	MaxCertificateDuration types.String `tfsdk:"max_certificate_duration"`
-	PrivateKeyAlgorithm    types.String `tfsdk:"private_key_algorithm"`
-	PrivateKeySize         types.Int64  `tfsdk:"private_key_size"`
+	CommonName          types.String `tfsdk:"common_name"`
+	TrustDomain         types.String `tfsdk:"trust_domain"`
+	CertificateDNSNames types.List   `tfsdk:"certificate_dns_names"`
+	// The durations are a custom type with semantic equality (the operator
+	// writes them back as 1h0m0s); the model keeps no text of its own.
+	CertificateDuration    durationtype.Value `tfsdk:"certificate_duration"`
+	CertificateRenewBefore durationtype.Value `tfsdk:"certificate_renew_before"`
+	MaxCertificateDuration durationtype.Value `tfsdk:"max_certificate_duration"`
+	PrivateKeyAlgorithm    types.String       `tfsdk:"private_key_algorithm"`
+	PrivateKeySize         types.Int64        `tfsdk:"private_key_size"`
 }
 
 type istioCSRServerModel struct {
@@ -178,9 +183,9 @@ func istioCSRObject(ctx context.Context, m *istioCSRResourceModel, issuerGroup t
 		objSetString(out, "commonName", tls.CommonName)
 		objSetString(out, "trustDomain", tls.TrustDomain)
 		objSetStrings(out, "certificateDNSNames", istioCSRStrings(tls.CertificateDNSNames))
-		objSetString(out, "certificateDuration", tls.CertificateDuration)
-		objSetString(out, "certificateRenewBefore", tls.CertificateRenewBefore)
-		objSetString(out, "maxCertificateDuration", tls.MaxCertificateDuration)
+		objSetString(out, "certificateDuration", tls.CertificateDuration.StringValue)
+		objSetString(out, "certificateRenewBefore", tls.CertificateRenewBefore.StringValue)
+		objSetString(out, "maxCertificateDuration", tls.MaxCertificateDuration.StringValue)
 		objSetString(out, "privateKeyAlgorithm", tls.PrivateKeyAlgorithm)
 		objSetInt64(out, "privateKeySize", tls.PrivateKeySize)
 		cfg["istiodTLSConfig"] = out
@@ -349,9 +354,9 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 			CommonName:             objString(tls, "commonName"),
 			TrustDomain:            objString(tls, "trustDomain"),
 			CertificateDNSNames:    istioCSRStringList(objStrings(tls, "certificateDNSNames")),
-			CertificateDuration:    objString(tls, "certificateDuration"),
-			CertificateRenewBefore: objString(tls, "certificateRenewBefore"),
-			MaxCertificateDuration: objString(tls, "maxCertificateDuration"),
+			CertificateDuration:    durationtype.Value{StringValue: objString(tls, "certificateDuration")},
+			CertificateRenewBefore: durationtype.Value{StringValue: objString(tls, "certificateRenewBefore")},
+			MaxCertificateDuration: durationtype.Value{StringValue: objString(tls, "maxCertificateDuration")},
 			PrivateKeyAlgorithm:    objString(tls, "privateKeyAlgorithm"),
 			PrivateKeySize:         objInt64(tls, "privateKeySize"),
 		}, &diags, "istiod_tls")
@@ -366,25 +371,7 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 			Namespace: objString(i, "namespace"), Revisions: istioCSRStringList(objStrings(i, "revisions")),
 		}, &diags, "istio")
 	}
-	m.Resources = types.ObjectNull(istioCSRAttrTypes("resources"))
-	if res, ok := objMap(cfg, "resources"); ok {
-		out := istioCSRResourcesModel{
-			Limits:   istioCSRStringMapValue(objStringMap(res, "limits")),
-			Requests: istioCSRStringMapValue(objStringMap(res, "requests")),
-			Claims:   types.ListNull(types.ObjectType{AttrTypes: istioCSRAttrTypes("resources", "claims")}),
-		}
-		if items, ok := res["claims"].([]any); ok {
-			claims := make([]istioCSRClaimModel, 0, len(items))
-			for _, c := range items {
-				claim, _ := c.(map[string]any)
-				claims = append(claims, istioCSRClaimModel{Name: objString(claim, "name"), Request: objString(claim, "request")})
-			}
-			var d diag.Diagnostics
-			out.Claims, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: istioCSRAttrTypes("resources", "claims")}, claims)
-			diags.Append(d...)
-		}
-		m.Resources = istioCSRObjectFrom(ctx, out, &diags, "resources")
-	}
+	m.Resources = istioCSRResourcesValue(ctx, m.Resources, cfg, &diags)
 	m.Affinity = jsontypes.NewNormalizedNull()
 	if affinity, ok := cfg["affinity"]; ok && affinity != nil {
 		data, err := json.Marshal(affinity)
@@ -430,6 +417,148 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 		m.ForceConflicts = types.BoolValue(false)
 	}
 	return diags
+}
+
+// istioCSRResourcesValue reads spec.istioCSRConfig.resources by meaning,
+// against prior, the model's value before the read (plan or state):
+//   - the operator's Update writes the typed ResourceRequirements back, which
+//     has no omitempty on the IstioCSR (a non-pointer struct), so an object
+//     without resources comes back with `resources: {}`: an empty object reads
+//     as null, unless prior is the empty object itself (configured that way);
+//   - the same Update writes quantities in canonical form (0.5 -> 500m,
+//     1024Mi -> 1Gi): a quantity equal to prior's (resource.Quantity Cmp)
+//     keeps prior's text.
+func istioCSRResourcesValue(ctx context.Context, prior types.Object, cfg map[string]any, diags *diag.Diagnostics) types.Object {
+	res, ok := objMap(cfg, "resources")
+	priorModel, havePrior := istioCSRObjectAs[istioCSRResourcesModel](ctx, prior, diags)
+	if !ok || (len(res) == 0 && !(havePrior && priorModel.Limits.IsNull() && priorModel.Requests.IsNull() && priorModel.Claims.IsNull())) {
+		return types.ObjectNull(istioCSRAttrTypes("resources"))
+	}
+	limits, requests := nonEmpty(objStringMap(res, "limits")), nonEmpty(objStringMap(res, "requests"))
+	if limits == nil && requests == nil && res["claims"] == nil &&
+		!(havePrior && priorModel.Limits.IsNull() && priorModel.Requests.IsNull() && priorModel.Claims.IsNull()) {
+		return types.ObjectNull(istioCSRAttrTypes("resources"))
+	}
+	out := istioCSRResourcesModel{
+		Limits:   istioCSRStringMapValue(sameQuantities(limits, istioCSRStringMap(priorModel.Limits))),
+		Requests: istioCSRStringMapValue(sameQuantities(requests, istioCSRStringMap(priorModel.Requests))),
+		Claims:   types.ListNull(types.ObjectType{AttrTypes: istioCSRAttrTypes("resources", "claims")}),
+	}
+	if items, ok := res["claims"].([]any); ok {
+		claims := make([]istioCSRClaimModel, 0, len(items))
+		for _, c := range items {
+			claim, _ := c.(map[string]any)
+			claims = append(claims, istioCSRClaimModel{Name: objString(claim, "name"), Request: objString(claim, "request")})
+		}
+		var d diag.Diagnostics
+		out.Claims, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: istioCSRAttrTypes("resources", "claims")}, claims)
+		diags.Append(d...)
+	}
+	return istioCSRObjectFrom(ctx, out, diags, "resources")
+}
+
+// nonEmpty is m, or nil when m is empty: an empty limits or requests map
+// (see releaseIstioCSRResources) reads as unset.
+func nonEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// releaseIstioCSRResources makes obj, an apply configuration without
+// resources, still claim an empty part of resources when live, the object,
+// holds quantities this provider may be releasing. The operator's Update
+// owns `resources: {}` (see istioCSRResourcesValue); server-side apply turns
+// an object into null once the last field under it is released, and the
+// CRD refuses a null resources (seen on kube-apiserver v1.35). Claiming an
+// empty part the object does not hold yet (nothing is released under it)
+// keeps resources an object; an empty part reads as unset.
+func releaseIstioCSRResources(obj, live *unstructured.Unstructured) {
+	if live == nil {
+		return
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "istioCSRConfig", "resources"); found {
+		return
+	}
+	res, _, _ := unstructured.NestedMap(live.Object, "spec", "istioCSRConfig", "resources")
+	if len(objStringMap(res, "limits")) == 0 && len(objStringMap(res, "requests")) == 0 && res["claims"] == nil {
+		return
+	}
+	for _, part := range []struct {
+		name  string
+		empty any
+	}{{"claims", []any{}}, {"limits", map[string]any{}}, {"requests", map[string]any{}}} {
+		if _, held := res[part.name]; !held {
+			_ = unstructured.SetNestedField(obj.Object, map[string]any{part.name: part.empty}, "spec", "istioCSRConfig", "resources")
+			return
+		}
+	}
+}
+
+// sameQuantities is read with each quantity that means the same as prior's
+// quantity of the same name replaced by prior's text.
+func sameQuantities(read, prior map[string]string) map[string]string {
+	if read == nil || prior == nil {
+		return read
+	}
+	out := make(map[string]string, len(read))
+	for name, text := range read {
+		out[name] = text
+		if p, ok := prior[name]; ok && sameQuantity(p, text) {
+			out[name] = p
+		}
+	}
+	return out
+}
+
+// sameQuantity reports whether two quantity texts mean the same amount.
+func sameQuantity(a, b string) bool {
+	if a == b {
+		return true
+	}
+	qa, errA := k8sresource.ParseQuantity(a)
+	qb, errB := k8sresource.ParseQuantity(b)
+	return errA == nil && errB == nil && qa.Cmp(qb) == 0
+}
+
+// keepLiveSpelling makes obj, an apply configuration, send the live
+// object's text for each duration and quantity that means the same as the
+// configured one. The operator's first Updates of the IstioCSR re-serialise
+// those fields (see istioCSRResourcesValue, durationtype), which makes its
+// field manager their owner; applying the other spelling of the same value
+// would then be a field conflict with the operator, while applying the live
+// text changes nothing and shares the ownership.
+func keepLiveSpelling(obj, live *unstructured.Unstructured) {
+	if live == nil {
+		return
+	}
+	tlsPath := []string{"spec", "istioCSRConfig", "istiodTLSConfig"}
+	for _, field := range []string{"certificateDuration", "certificateRenewBefore", "maxCertificateDuration"} {
+		p := append(append([]string{}, tlsPath...), field)
+		want, ok, _ := unstructured.NestedString(obj.Object, p...)
+		have, found, _ := unstructured.NestedString(live.Object, p...)
+		if ok && found && want != have && durationtype.Same(want, have) {
+			_ = unstructured.SetNestedField(obj.Object, have, p...)
+		}
+	}
+	for _, group := range []string{"limits", "requests"} {
+		p := []string{"spec", "istioCSRConfig", "resources", group}
+		want, ok, _ := unstructured.NestedStringMap(obj.Object, p...)
+		have, found, _ := unstructured.NestedStringMap(live.Object, p...)
+		if !ok || !found {
+			continue
+		}
+		changed := false
+		for name, text := range want {
+			if h, ok := have[name]; ok && h != text && sameQuantity(text, h) {
+				want[name], changed = h, true
+			}
+		}
+		if changed {
+			_ = unstructured.SetNestedStringMap(obj.Object, want, p...)
+		}
+	}
 }
 
 // conditionsValue maps status.conditions to a map keyed by condition type.

@@ -92,7 +92,7 @@ func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateReques
 		return
 	}
 
-	r.apply(ctx, client, &plan, &config, timeout, "create", &resp.State, resp.Identity, resp.Private, &resp.Diagnostics)
+	r.apply(ctx, client, &plan, &config, timeout, "create", existing, &resp.State, resp.Identity, resp.Private, &resp.Diagnostics)
 }
 
 func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -108,22 +108,37 @@ func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateReques
 	if client == nil || resp.Diagnostics.HasError() {
 		return
 	}
-	r.apply(ctx, client, &plan, &config, timeout, "update", &resp.State, resp.Identity, resp.Private, &resp.Diagnostics)
+	ns := plan.Namespace.ValueString()
+	live, err := client.Get(ctx, kube.IstioCSR, ns, istioCSRName)
+	switch {
+	case kube.IsNotFound(err):
+		live = nil
+	case err != nil:
+		resp.Diagnostics.Append(istioCSRDiagnostic(err, "update the IstioCSR "+ns+"/"+istioCSRName, ns))
+		return
+	}
+	r.apply(ctx, client, &plan, &config, timeout, "update", live, &resp.State, resp.Identity, resp.Private, &resp.Diagnostics)
 }
 
-// apply sends the configuration, then waits for the operator to report
-// Ready. Once the object is written the state is saved even if the wait
+// apply sends the configuration, then waits for the operator's verdict
+// (istioCSRWait). live is the object before the apply (nil when there is
+// none). Once the object is written the state is saved even if the wait
 // fails, so Terraform knows the object exists (a failed create is tainted
 // and replaced by the next apply).
 func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan, config *istioCSRResourceModel, timeout time.Duration,
-	verb string, state *tfsdk.State, identity *tfsdk.ResourceIdentity, private istioCSRPrivateSetter, diags *diag.Diagnostics) {
+	verb string, live *unstructured.Unstructured, state *tfsdk.State, identity *tfsdk.ResourceIdentity, private istioCSRPrivateSetter, diags *diag.Diagnostics) {
 	ns := plan.Namespace.ValueString()
 	obj, d := istioCSRObject(ctx, config, plan.issuerGroup(ctx, diags))
 	diags.Append(d...)
 	if diags.HasError() {
 		return
 	}
+	keepLiveSpelling(obj, live)
+	releaseIstioCSRResources(obj, live)
 	out, err := client.Apply(ctx, kube.IstioCSR, obj, plan.ForceConflicts.ValueBool())
+	if kube.IsFieldConflict(err) && istioCSRConflictForced(err) {
+		out, err = client.Apply(ctx, kube.IstioCSR, obj, true)
+	}
 	if err != nil {
 		diags.Append(istioCSRDiagnostic(err, verb+" the IstioCSR "+ns+"/"+istioCSRName, ns))
 		return
@@ -131,7 +146,8 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan,
 
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	final, werr := client.WaitFor(waitCtx, kube.IstioCSR, ns, istioCSRName, istioCSRPollInterval, istioCSRReady)
+	w := &istioCSRWait{client: client, ns: ns, before: live}
+	final, werr := w.run(waitCtx)
 	if final == nil {
 		final = out
 	}
@@ -141,54 +157,35 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan,
 	diags.Append(setIstioCSRPrivate(ctx, private, final, client.FieldManager)...)
 
 	var degraded *istioCSRDegradedError
+	var rejected *istioCSRRejectedError
 	switch {
 	case werr == nil:
+	case errors.As(werr, &rejected):
+		diags.AddError("IstioCSR Rejected", fmt.Sprintf(
+			"The cert-manager Operator rejected the IstioCSR %s/%s on cluster %q: %s\n\nThe operator serves only the "+
+				"oldest IstioCSR of a cluster (utils.go disallowMultipleIstioCSRInstances) and marks the others with the "+
+				"annotation %s, which it checks first and never removes: this object will not be served even after the "+
+				"other IstioCSR is gone. Delete the other IstioCSR (or manage that one instead), then let Terraform delete "+
+				"and recreate this one (a failed create is tainted, so the next apply recreates it; otherwise use "+
+				"terraform apply -replace).",
+			ns, istioCSRName, client.DisplayName(), rejected.message, istioCSRRejectAnnotation))
 	case errors.As(werr, &degraded):
 		diags.AddError("IstioCSR Degraded", fmt.Sprintf(
-			"The cert-manager Operator reports the IstioCSR %s/%s on cluster %q as Degraded, so the istio-csr agent "+
-				"is not serving. Its conditions:%s\n\nFix the cause (for example create the issuer that issuer_ref "+
-				"names, or correct the configuration) and apply again.",
+			"The cert-manager Operator reports the IstioCSR %s/%s on cluster %q as Degraded: an error it does not retry "+
+				"until the object changes, so the istio-csr agent is not serving. Its conditions:%s\n\nFix the cause (for "+
+				"example the issuer kind or the istio_ca_certificate ConfigMap) and apply again; a fixed issuer_ref "+
+				"replaces the object.",
 			ns, istioCSRName, client.DisplayName(), describeConditions(final)))
 	case waitCtx.Err() != nil && ctx.Err() == nil:
 		diags.AddError("IstioCSR Not Ready", fmt.Sprintf(
-			"The IstioCSR %s/%s on cluster %q did not become Ready within %s. Its conditions:%s\n\n"+
-				"Check the cert-manager Operator (istio-csr support must be enabled) and the issuer, or give the "+
-				"operator more time with a timeouts block.",
-			ns, istioCSRName, client.DisplayName(), timeout, describeConditions(final)))
+			"The IstioCSR %s/%s on cluster %q was not ready within %s: still waiting for %s. Its conditions:%s\n\n"+
+				"Ready here means the operator reports Ready=True, the agent's Deployment is available and cert-manager "+
+				"has issued istiod's Certificate with the configured values. Check the cert-manager Operator (istio-csr "+
+				"support must be enabled), cert-manager and the issuer, or give them more time with a timeouts block.",
+			ns, istioCSRName, client.DisplayName(), timeout, strings.Join(w.pending, "; "), describeConditions(final)))
 	default:
-		diags.Append(istioCSRDiagnostic(werr, "wait for the IstioCSR "+ns+"/"+istioCSRName+" to become Ready", ns))
+		diags.Append(istioCSRDiagnostic(werr, "wait for the IstioCSR "+ns+"/"+istioCSRName+" to become ready", ns))
 	}
-}
-
-// istioCSRDegradedError stops the wait: the operator gave up on this
-// generation of the object.
-type istioCSRDegradedError struct{}
-
-func (*istioCSRDegradedError) Error() string { return "the IstioCSR is Degraded" }
-
-// istioCSRReady reports Ready=True for the object's current generation, and
-// fails on Degraded=True. Conditions of an older generation (the operator
-// has not seen the last change yet) are ignored.
-func istioCSRReady(obj *unstructured.Unstructured) (bool, error) {
-	generation := obj.GetGeneration()
-	items, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	ready := false
-	for _, item := range items {
-		c, ok := item.(map[string]any)
-		if !ok {
-			continue
-		}
-		if observed := objInt64(c, "observedGeneration"); !observed.IsNull() && observed.ValueInt64() != 0 && observed.ValueInt64() < generation {
-			continue
-		}
-		switch {
-		case c["type"] == "Degraded" && c["status"] == "True":
-			return false, &istioCSRDegradedError{}
-		case c["type"] == "Ready" && c["status"] == "True":
-			ready = true
-		}
-	}
-	return ready, nil
 }
 
 func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -221,9 +218,10 @@ func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, r
 	resp.Diagnostics.Append(setIstioCSRPrivate(ctx, resp.Private, obj, client.FieldManager)...)
 }
 
-// Delete removes the object and waits until it is gone: the operator tears
-// the agent down first (finalizer), and a replacement must not find the old
-// object still terminating.
+// Delete removes the object, waits until it is gone (a replacement must
+// not find the old object still terminating: the operator would count it
+// and reject the new one for good), then deletes what the operator created
+// for it (cleanUpIstioCSROperands), which the operator leaves running.
 func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state istioCSRResourceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -237,13 +235,29 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 		return
 	}
 	ns := state.Namespace.ValueString()
-	err := client.Delete(ctx, kube.IstioCSR, ns, istioCSRName)
-	if kube.IsCRDNotInstalled(err) {
-		return
+	istioNS := ""
+	if istio, ok := istioCSRObjectAs[istioCSRIstioModel](ctx, state.Istio, &resp.Diagnostics); ok {
+		istioNS = istio.Namespace.ValueString()
 	}
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "delete the IstioCSR "+ns+"/"+istioCSRName))
+	obj, err := client.Get(ctx, kube.IstioCSR, ns, istioCSRName)
+	switch {
+	case kube.IsCRDNotInstalled(err):
 		return
+	case kube.IsNotFound(err):
+		obj = nil
+	case err != nil:
+		resp.Diagnostics.Append(kube.Diagnostic(err, "read the IstioCSR "+ns+"/"+istioCSRName+" before deleting it"))
+		return
+	default:
+		if v, _, _ := unstructured.NestedString(obj.Object, "spec", "istioCSRConfig", "istio", "namespace"); v != "" {
+			istioNS = v
+		}
+	}
+	if obj != nil {
+		if err := client.Delete(ctx, kube.IstioCSR, ns, istioCSRName); err != nil {
+			resp.Diagnostics.Append(kube.Diagnostic(err, "delete the IstioCSR "+ns+"/"+istioCSRName))
+			return
+		}
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -262,11 +276,20 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 	case werr == nil:
 	case getErr != nil && waitCtx.Err() == nil:
 		resp.Diagnostics.Append(kube.Diagnostic(getErr, "wait for the IstioCSR "+ns+"/"+istioCSRName+" to be deleted"))
+		return
 	default:
 		resp.Diagnostics.AddError("IstioCSR Not Deleted", fmt.Sprintf(
 			"The IstioCSR %s/%s on cluster %q still exists %s after it was deleted: a finalizer of the cert-manager "+
 				"Operator is holding it. Check that the operator is running.", ns, istioCSRName, client.DisplayName(), timeout))
+		return
 	}
+	// A rejected IstioCSR created nothing: what carries its labels in
+	// istio.namespace is none of its business (the selectors would not
+	// match the winner's objects either, but nothing is the safest answer).
+	if isIstioCSRRejected(obj) {
+		return
+	}
+	resp.Diagnostics.Append(cleanUpIstioCSROperands(ctx, client, ns, istioNS)...)
 }
 
 // istioCSRImportFormat is the import ID string, the IstioCSR's namespace.

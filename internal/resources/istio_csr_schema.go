@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"regexp"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -19,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/durationtype"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -53,6 +55,16 @@ const (
 	istioCSRKeyAlgorithmECDSA       = "ECDSA"
 	istioCSRIssuerKindIssuer        = "Issuer"
 	istioCSRIssuerKindClusterIssuer = "ClusterIssuer"
+	// cert-manager's ValidateDuration: the webhook refuses istiod's
+	// Certificate below these, and the operator reports Degraded.
+	istioCSRMinDuration    = time.Hour
+	istioCSRMinRenewBefore = 5 * time.Minute
+	// istioCSRIssuerSpellingReason says why issuer_ref's kind and group must
+	// be spelled exactly.
+	istioCSRIssuerSpellingReason = "the IstioCSR's rules compare in lower case, but the cert-manager Operator copies the " +
+		"value verbatim into istiod's Certificate and the agent's arguments (certificates.go updateCertificateParams, " +
+		"deployments.go updateArgList), and cert-manager accepts only this spelling (its webhook refuses another kind; " +
+		"another group is taken for an external issuer that never signs)"
 )
 
 var (
@@ -78,14 +90,40 @@ func istioCSRSchema(ctx context.Context) schema.Schema {
 			"istio-csr agent, which signs the certificates of istiod and of the mesh's workloads with a cert-manager " +
 			"issuer. The whole `spec.istioCSRConfig` is flattened to the top level, with the CRD's defaults and limits " +
 			"checked at plan time.\n\n" +
-			"After each create and update the resource waits (see `timeouts`) until the operator reports the condition " +
-			"`Ready=True`; a `Degraded=True` condition fails the apply at once with the operator's message.\n\n" +
+			"**Ready.** After each create and update the resource waits (see `timeouts`) until the agent serves: the " +
+			"operator reports `Ready=True` (which by itself only means it applied its objects), the agent's Deployment " +
+			"`cert-manager-istio-csr` has rolled out with an available replica, and cert-manager reports istiod's " +
+			"Certificate `istiod` (in `istio.namespace`) Ready with the configured duration, renew-before, common name and " +
+			"DNS names. The operator says nothing about which change it has seen, so an update waits at least a few " +
+			"seconds before it accepts that evidence. `Degraded=True` (an error the operator does not retry until the " +
+			"object changes) fails the apply at once with the operator's message; a timeout says what was still missing.\n\n" +
+			"**One IstioCSR per cluster.** The operator serves only the oldest IstioCSR of a cluster and rejects every " +
+			"other one for good (annotation `operator.openshift.io/istio-csr-reject-multiple-instance`, never removed): the " +
+			"plan refuses a second IstioCSR when it can see the first, and an apply the operator rejects fails at once; " +
+			"such an object must be deleted and created again once the other one is gone.\n\n" +
+			"**Checked at plan.** When the plan creates or replaces the object and the cluster answers quickly, it also " +
+			"refuses what the operator would refuse or retry forever: an ACME issuer, a CA issuer whose secret (with " +
+			"`ca.crt`) is not in `istio.namespace` (where the operator reads it, also for a ClusterIssuer), and an " +
+			"`istio_ca_certificate` ConfigMap that is missing, lacks the key or holds no CA certificate. A missing issuer " +
+			"is only a warning: the operator retries it.\n\n" +
+			"**Destroy.** The operator removes nothing it created for an IstioCSR, so after deleting the object (and " +
+			"waiting until it is gone) the provider deletes those objects itself, found by the operator's labels: the " +
+			"Deployment, Services, ServiceAccount, NetworkPolicies and CA ConfigMap copy labelled " +
+			"`app=cert-manager-istio-csr` in `namespace`, and the Roles, RoleBindings, Certificate `istiod`, ClusterRole " +
+			"and ClusterRoleBinding labelled also `cert-manager-istio-csr-namespace=<namespace>`. It leaves cert-manager's " +
+			"Secret `istiod-tls`, the issuer and its CA, and everything of an IstioCSR the operator had rejected (it " +
+			"created nothing).\n\n" +
 			"**Replacement.** `cert_manager.issuer_ref`, `istiod_tls.private_key_algorithm`, `istiod_tls.private_key_size`, " +
 			"`server.port`, `istio.namespace` and `namespace` cannot change on the object, so changing them replaces it: " +
-			"the operator removes the running istio-csr agent (Deployment, Service, RBAC) and deploys a new one. Until the " +
-			"new agent is Ready, istiod and sidecars cannot get certificates signed; workloads keep their current " +
+			"the old object and its agent are removed (see Destroy) before the new one is created, so one agent remains. " +
+			"Until the new agent is ready, istiod and sidecars cannot get certificates signed; workloads keep their current " +
 			"certificates until these expire, so keep the replacement shorter than the workload certificate lifetime. " +
 			"A new issuer or key type also means new istiod serving certificates: plan it as a CA rotation.\n\n" +
+			"**What the operator rewrites.** When it first takes an object the operator writes its spec back in its own " +
+			"form (`1h` as `1h0m0s`, `0.5` as `500m`, an empty `resources`): durations and quantities compare by meaning " +
+			"and an empty `resources` reads as unset, so this is no change. The operator then co-owns those fields: a " +
+			"new value is taken over from it without `force_conflicts`, but removing the attribute keeps the value the " +
+			"object has.\n\n" +
 			"**Unset attributes.** The provider sends only what the configuration sets. An unset attribute takes the " +
 			"CRD default on a new object (the API server fills it in) and keeps an existing object's value, so an " +
 			"IstioCSR created by another tool imports with an empty plan; only a value this provider set itself is " +
@@ -178,7 +216,8 @@ func istioCSRSchema(ctx context.Context) schema.Schema {
 					"message":              schema.StringAttribute{Computed: true, MarkdownDescription: "Human-readable message."},
 					"last_transition_time": schema.StringAttribute{Computed: true, MarkdownDescription: "When the status last changed (RFC 3339)."},
 					"observed_generation": schema.Int64Attribute{Computed: true,
-						MarkdownDescription: "The object generation the condition describes (0 when the operator does not say)."},
+						MarkdownDescription: "The object generation the condition describes; the cert-manager Operator never " +
+							"says, so it is 0 (and a condition only changes when its status or reason does)."},
 				}},
 			},
 		},
@@ -197,9 +236,11 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 				Required: true,
 				MarkdownDescription: "The cert-manager issuer that signs istiod's and the workloads' certificates: an " +
 					"`Issuer` in `istio.namespace` (the Istio control plane's namespace, as the IstioCSR API requires; an " +
-					"`Issuer` in `namespace` is not used unless both are the same) or a cluster-wide `ClusterIssuer`. When " +
-					"the plan creates the object and the cluster answers, a missing `Issuer` in `istio.namespace` is a " +
-					"plan-time warning. Immutable: changing it replaces the object.",
+					"`Issuer` in `namespace` is not used unless both are the same) or a cluster-wide `ClusterIssuer`. Not an " +
+					"ACME issuer (the operator refuses those). A CA issuer's secret must hold `ca.crt` and live in " +
+					"`istio.namespace`, also for a ClusterIssuer, unless `istio_ca_certificate` is set. When the plan creates " +
+					"the object and the cluster answers, a missing issuer is a plan-time warning (the operator retries it) and " +
+					"the other cases are errors. Immutable: changing it replaces the object.",
 				// RequiresReplace sits on each field rather than on the object: an
 				// unset group is unknown while the object's modifiers run.
 				Attributes: map[string]schema.Attribute{
@@ -211,18 +252,22 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 					},
 					"kind": schema.StringAttribute{
 						Required: true,
-						MarkdownDescription: "`Issuer` (looked up in `istio.namespace`) or `ClusterIssuer` (cluster-wide), in " +
-							"any letter case, as the CRD compares in lower case. The CRD has no default: its rules read the kind, " +
-							"so it must be set.",
-						Validators:    []validator.String{stringvalidator.OneOfCaseInsensitive(istioCSRIssuerKindIssuer, istioCSRIssuerKindClusterIssuer)},
+						MarkdownDescription: "Exactly `Issuer` (looked up in `istio.namespace`) or `ClusterIssuer` (cluster-wide). " +
+							"The CRD compares the kind in lower case, but the operator passes it on verbatim to istiod's " +
+							"Certificate, whose webhook refuses any other spelling (the operator would report Degraded), so the " +
+							"plan does too. The CRD has no default: its rules read the kind, so it must be set.",
+						Validators: []validator.String{validate.SpelledExactly(istioCSRIssuerSpellingReason,
+							istioCSRIssuerKindIssuer, istioCSRIssuerKindClusterIssuer)},
 						PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 					},
 					"group": schema.StringAttribute{
 						Optional: true, Computed: true,
-						MarkdownDescription: "API group of the issuer: `cert-manager.io` (any letter case), the only group the " +
-							"operator accepts. The CRD has no default but its rules read the group, so the provider always sends " +
-							"it: unset, a new object gets `cert-manager.io` and an existing one keeps its value.",
-						Validators: []validator.String{stringvalidator.OneOfCaseInsensitive(istioCSRDefaultIssuerGroup)},
+						MarkdownDescription: "API group of the issuer: exactly `cert-manager.io`, the only group the operator " +
+							"accepts (the CRD compares it in lower case, but another spelling reaches istiod's Certificate " +
+							"verbatim, and cert-manager then takes it for an external issuer that never signs). The CRD has no " +
+							"default but its rules read the group, so the provider always sends it: unset, a new object gets " +
+							"`cert-manager.io` and an existing one keeps its value.",
+						Validators: []validator.String{validate.SpelledExactly(istioCSRIssuerSpellingReason, istioCSRDefaultIssuerGroup)},
 						PlanModifiers: []planmodifier.String{
 							unsetString("", istioCSRDefaultIssuerGroup), stringplanmodifier.RequiresReplace(),
 						},
@@ -233,7 +278,10 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 				Optional: true, Computed: true,
 				PlanModifiers: []planmodifier.Object{unsetOptional("istioCSRConfig.certManager.istioCACertificate", true)},
 				MarkdownDescription: "ConfigMap key holding the CA certificate that signed istiod's certificate, when the " +
-					"issuer does not return it (for example a private CA behind an ACME or Vault issuer). " + istioCSRUnsetOptionalText,
+					"issuer does not return it (for example a private CA behind a Vault issuer, or a CA ClusterIssuer whose " +
+					"secret is not in `istio.namespace`). The ConfigMap must exist before the object (the operator reads it " +
+					"once and gives up for good), hold the key, and start with a PEM CA certificate that may sign " +
+					"certificates; the plan checks all three when the cluster answers. " + istioCSRUnsetOptionalText,
 				Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{
 						Required:            true,
@@ -264,7 +312,9 @@ func istioCSRIstiodTLSSchema() schema.SingleNestedAttribute {
 		Required: true,
 		MarkdownDescription: "istiod's serving certificate (`spec.istioCSRConfig.istiodTLSConfig`). Durations are Go " +
 			"durations (`1h`, `90m`) and must satisfy `certificate_renew_before` < `certificate_duration` <= " +
-			"`max_certificate_duration` (checked at plan time; the CRD does not check it).",
+			"`max_certificate_duration`, `certificate_duration` >= `1h` and `certificate_renew_before` >= `5m` (cert-manager's " +
+			"rules for istiod's Certificate; checked at plan time, the CRD does not check them). Durations compare by " +
+			"meaning: the operator rewrites `1h` as `1h0m0s` when it first takes the object, which is no change.",
 		Attributes: map[string]schema.Attribute{
 			"common_name": schema.StringAttribute{
 				Optional: true, Computed: true,
@@ -293,19 +343,24 @@ func istioCSRIstiodTLSSchema() schema.SingleNestedAttribute {
 				},
 			},
 			"certificate_duration": schema.StringAttribute{
-				Optional: true, Computed: true,
+				CustomType: durationtype.Type{},
+				Optional:   true, Computed: true,
 				MarkdownDescription: "Lifetime of istiod's certificate. " + istioCSRUnsetText("`1h`"),
-				Validators:          []validator.String{validate.Duration()},
-				PlanModifiers:       []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.certificateDuration", istioCSRDefaultDuration)},
+				Validators: []validator.String{validate.Duration(), validate.DurationAtLeast(istioCSRMinDuration,
+					"cert-manager's webhook refuses a shorter Certificate duration (ValidateDuration), and the operator then reports Degraded")},
+				PlanModifiers: []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.certificateDuration", istioCSRDefaultDuration)},
 			},
 			"certificate_renew_before": schema.StringAttribute{
-				Optional: true, Computed: true,
+				CustomType: durationtype.Type{},
+				Optional:   true, Computed: true,
 				MarkdownDescription: "How long before expiry istiod's certificate is renewed. " + istioCSRUnsetText("`30m`"),
-				Validators:          []validator.String{validate.Duration()},
-				PlanModifiers:       []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.certificateRenewBefore", istioCSRDefaultRenewBefore)},
+				Validators: []validator.String{validate.Duration(), validate.DurationAtLeast(istioCSRMinRenewBefore,
+					"cert-manager's webhook refuses a shorter Certificate renewBefore (ValidateDuration), and the operator then reports Degraded")},
+				PlanModifiers: []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.certificateRenewBefore", istioCSRDefaultRenewBefore)},
 			},
 			"max_certificate_duration": schema.StringAttribute{
-				Optional: true, Computed: true,
+				CustomType: durationtype.Type{},
+				Optional:   true, Computed: true,
 				MarkdownDescription: "Longest lifetime istio-csr grants any certificate it signs. " + istioCSRUnsetText("`1h`"),
 				Validators:          []validator.String{validate.Duration()},
 				PlanModifiers:       []planmodifier.String{unsetString("istioCSRConfig.istiodTLSConfig.maxCertificateDuration", istioCSRDefaultMaxDuration)},
@@ -400,8 +455,10 @@ func istioCSRResourcesSchema() schema.SingleNestedAttribute {
 	quantities := []validator.Map{mapvalidator.ValueStringsAre(validate.Quantity())}
 	return schema.SingleNestedAttribute{
 		Optional: true, Computed: true,
-		MarkdownDescription: "Compute resources of the agent's container (a Kubernetes `ResourceRequirements`). " + istioCSRUnsetOptionalText,
-		PlanModifiers:       []planmodifier.Object{unsetOptional("istioCSRConfig.resources", true)},
+		MarkdownDescription: "Compute resources of the agent's container (a Kubernetes `ResourceRequirements`); a request " +
+			"may not exceed its limit (checked at plan: the operator would retry forever). Quantities compare by meaning " +
+			"(`0.5` and `500m` are the same). " + istioCSRUnsetOptionalText,
+		PlanModifiers: []planmodifier.Object{unsetOptional("istioCSRConfig.resources", true)},
 		Attributes: map[string]schema.Attribute{
 			"limits": schema.MapAttribute{
 				ElementType: types.StringType, Optional: true,
@@ -432,7 +489,9 @@ func istioCSRAffinitySchema() schema.StringAttribute {
 		PlanModifiers: []planmodifier.String{unsetOptional("istioCSRConfig.affinity", true)},
 		MarkdownDescription: "Scheduling affinity of the agent's pod: a Kubernetes `Affinity` as JSON, usually " +
 			"`jsonencode({ nodeAffinity = { ... } })`. Field names are the API's camelCase names; unknown fields fail " +
-			"the plan. Compared as JSON, so formatting never shows as a change. " + istioCSRUnsetOptionalText,
+			"the plan. Compared as JSON, so formatting never shows as a change. The operator does not compare affinity " +
+			"when it updates the agent's Deployment, so a change of `affinity` (or `tolerations`) alone reaches the agent " +
+			"only with the next change of another setting. " + istioCSRUnsetOptionalText,
 		Validators: []validator.String{validate.StrictJSON("a Kubernetes Affinity", func() any { return &corev1.Affinity{} })},
 	}
 }
@@ -440,9 +499,11 @@ func istioCSRAffinitySchema() schema.StringAttribute {
 func istioCSRTolerationsSchema() schema.ListNestedAttribute {
 	return schema.ListNestedAttribute{
 		Optional: true, Computed: true,
-		MarkdownDescription: "Taints the agent's pod tolerates, at most 50 (Kubernetes `Toleration`s). " + istioCSRUnsetOptionalText,
-		PlanModifiers:       []planmodifier.List{unsetOptional("istioCSRConfig.tolerations", true)},
-		Validators:          []validator.List{listvalidator.SizeAtMost(istioCSRMaxTolerations)},
+		MarkdownDescription: "Taints the agent's pod tolerates, at most 50 (Kubernetes `Toleration`s). The operator does " +
+			"not compare tolerations when it updates the agent's Deployment: a change of `tolerations` (or `affinity`) " +
+			"alone reaches the agent only with the next change of another setting. " + istioCSRUnsetOptionalText,
+		PlanModifiers: []planmodifier.List{unsetOptional("istioCSRConfig.tolerations", true)},
+		Validators:    []validator.List{listvalidator.SizeAtMost(istioCSRMaxTolerations)},
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"key": schema.StringAttribute{
 				Optional:            true,

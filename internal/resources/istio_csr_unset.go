@@ -277,9 +277,12 @@ func (u unsetIstioCSRField) PlanModifyObject(ctx context.Context, req planmodifi
 	}
 }
 
-// setIstioCSRPrivate records who owns the releasable fields of obj.
+// setIstioCSRPrivate records who owns the releasable fields of obj, and
+// drops the plan-only key istioCSRPrivateReplaces.
 func setIstioCSRPrivate(ctx context.Context, private istioCSRPrivateSetter, obj *unstructured.Unstructured, manager string) diag.Diagnostics {
-	return private.SetKey(ctx, istioCSRPrivateOwnership, istioCSRFieldOwnership(obj, manager))
+	diags := private.SetKey(ctx, istioCSRPrivateOwnership, istioCSRFieldOwnership(obj, manager))
+	diags.Append(private.SetKey(ctx, istioCSRPrivateReplaces, nil)...)
+	return diags
 }
 
 func unsetString(field, def string) unsetIstioCSRField {

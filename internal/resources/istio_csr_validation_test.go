@@ -159,6 +159,10 @@ func TestAccIstioCSR_invalidInputFailsAtPlan(t *testing.T) {
 		{"affinity not JSON", map[string]string{"affinity": `"nodeAffinity"`}, `Invalid JSON`, "affinity"},
 		{"duplicate resource claim", map[string]string{"resources": `{ claims = [{ name = "gpu" }, { name = "gpu" }] }`}, `Duplicate Resource Claim`, "resources.claims[1].name"},
 		{"resource quantity", map[string]string{"resources": `{ requests = { memory = "64MB" } }`}, `Invalid Resource Quantity`, `resources.requests["memory"]`},
+		// The operator checks the agent's resources as Kubernetes does and
+		// retries forever (findings A8).
+		{"request above limit", map[string]string{"resources": `{ requests = { memory = "256Mi" }, limits = { memory = "0.125Gi" } }`},
+			`Request Above Limit`, `resources.requests["memory"]`},
 		{"namespace", map[string]string{"namespace": `"Cert_Manager"`}, `Invalid DNS Label`, "namespace"},
 		{"unknown cluster key", map[string]string{"cluster": `"north"`}, `Unknown Cluster`, "cluster"},
 	}
@@ -166,15 +170,21 @@ func TestAccIstioCSR_invalidInputFailsAtPlan(t *testing.T) {
 }
 
 // TestAccIstioCSR_validLimitsPlan plans a configuration at every limit
-// (valid-limits-at-maximum.yaml): nothing at a limit may be refused, and
-// the plan is a create carrying the configured values.
+// (valid-limits-at-maximum.yaml, with issuer_ref spelled as cert-manager
+// requires): nothing at a limit may be refused, and the plan is a create
+// carrying the configured values.
 func TestAccIstioCSR_validLimitsPlan(t *testing.T) {
 	const addr = "zerotrust_istio_csr.this"
+	caConfigMap := acctest.UniqueName("istio-ca-root")
+	acctest.EnsureNamespace(t, acctest.East, "istio-system")
+	acctest.CreateConfigMap(t, acctest.East, "istio-system", caConfigMap, map[string]any{"ca.crt": acctest.TestCertificatePEM(t, true)})
 	attrs := map[string]string{
 		"cluster":   `"east"`,
 		"namespace": `"cert-manager"`,
-		"cert_manager": `{ issuer_ref = { name = "istio-ca", kind = "clusterissuer", group = "Cert-Manager.IO" }, ` +
-			`istio_ca_certificate = { name = "istio-ca-root", namespace = "istio-system", key = "ca.crt" } }`,
+		// The exact spellings (see TestAccIstioCSROperator_issuerSpelling),
+		// and a CA ConfigMap the plan finds (see checkIstioCACertificate).
+		"cert_manager": `{ issuer_ref = { name = "istio-ca", kind = "ClusterIssuer", group = "cert-manager.io" }, ` +
+			`istio_ca_certificate = { name = "` + caConfigMap + `", namespace = "istio-system", key = "ca.crt" } }`,
 		"istiod_tls": fmt.Sprintf(`{ trust_domain = %q, common_name = %q, certificate_dns_names = %s, `+
 			`private_key_algorithm = "ECDSA", private_key_size = 384, certificate_duration = "4h", certificate_renew_before = "3h59m", max_certificate_duration = "4h" }`,
 			strings.Repeat("a", 63), strings.Repeat("c", 64), hclList(25, func(i int) string { return fmt.Sprintf("n%d.example.com", i) })),

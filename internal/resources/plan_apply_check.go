@@ -32,6 +32,9 @@ type plannedApply struct {
 	// Outputs are top-level attributes the cluster computes and the apply
 	// never sends: unknown values there do not make the object unknown.
 	Outputs []string
+	// Forced, when set, tells conflicts the apply forces itself (it retries
+	// with force): the dry run then does the same instead of warning.
+	Forced func(err error) bool
 }
 
 // checkPlannedApply asks the cluster, by a server-side apply dry run with the
@@ -79,6 +82,9 @@ func checkPlannedApply(ctx context.Context, data *providerdata.Data, req resourc
 	ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
 	defer cancel()
 	_, err = client.ApplyDryRun(ctx, a.Kind, obj, force.ValueBool())
+	if kube.IsFieldConflict(err) && a.Forced != nil && a.Forced(err) {
+		_, err = client.ApplyDryRun(ctx, a.Kind, obj, true)
+	}
 	switch {
 	case err == nil:
 	case kube.IsFieldConflict(err):

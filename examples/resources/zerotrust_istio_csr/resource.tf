@@ -1,5 +1,7 @@
 # istio-csr signs istiod's and the workloads' certificates with a cert-manager issuer.
-# The cert-manager Operator deploys the agent; the apply waits until it reports Ready.
+# The cert-manager Operator deploys the agent; the apply waits until the operator reports
+# Ready, the agent's Deployment is available and istiod's Certificate is issued. Only one
+# IstioCSR per cluster is served. Destroy also removes the agent the operator leaves behind.
 # Only the attributes written here are sent: unset ones take the CRD defaults on a new
 # object and keep an existing object's values, so an imported IstioCSR plans no change.
 resource "zerotrust_istio_csr" "this" {
@@ -7,7 +9,8 @@ resource "zerotrust_istio_csr" "this" {
 
   cert_manager = {
     # An Issuer must live in istio.namespace (istio-system), not in the IstioCSR's
-    # namespace; a ClusterIssuer is cluster-wide.
+    # namespace; a ClusterIssuer is cluster-wide. Kind and group exactly as written here:
+    # cert-manager refuses other letter cases.
     issuer_ref = { name = "istio-ca", kind = "Issuer", group = "cert-manager.io" }
   }
   istiod_tls = {
