@@ -497,7 +497,7 @@ func (s *istioCSRStandIn) reconcileIstioCSRDeployment(ctx context.Context, obj *
 		np := istioCSRObject("networking.k8s.io/v1", "NetworkPolicy", ns, name, l, map[string]any{
 			"podSelector": map[string]any{"matchLabels": map[string]any{"app": istioCSRAgentName}}, "policyTypes": []any{"Ingress"},
 		})
-		if _, err := s.ensure(ctx, networkPolicyGVR, np); err != nil {
+		if err := s.ensure(ctx, networkPolicyGVR, np); err != nil {
 			return fromClientError(err, "failed to create network policy %s/%s", ns, name)
 		}
 	}
@@ -507,13 +507,13 @@ func (s *istioCSRStandIn) reconcileIstioCSRDeployment(ctx context.Context, obj *
 			"selector": map[string]any{"app": istioCSRAgentName},
 			"ports":    []any{map[string]any{"name": "web", "port": p, "targetPort": int64(6443), "protocol": "TCP"}},
 		})
-		if _, err := s.ensure(ctx, serviceGVR, svc); err != nil {
+		if err := s.ensure(ctx, serviceGVR, svc); err != nil {
 			return fromClientError(err, "failed to create service %s/%s", ns, name)
 		}
 	}
 	s.setStatusField(ctx, obj, "istioCSRGRPCEndpoint", fmt.Sprintf("%s.%s.svc:%d", istioCSRAgentName, ns, port))
 	// serviceaccounts.go.
-	if _, err := s.ensure(ctx, serviceAccountGVR, istioCSRObject("v1", "ServiceAccount", ns, istioCSRAgentName, labels, nil)); err != nil {
+	if err := s.ensure(ctx, serviceAccountGVR, istioCSRObject("v1", "ServiceAccount", ns, istioCSRAgentName, labels, nil)); err != nil {
 		return fromClientError(err, "failed to create serviceaccount %s/%s", ns, istioCSRAgentName)
 	}
 	s.setStatusField(ctx, obj, "serviceAccount", istioCSRAgentName)
@@ -535,13 +535,13 @@ func (s *istioCSRStandIn) reconcileIstioCSRDeployment(ctx context.Context, obj *
 	for _, name := range []string{istioCSRAgentName, istioCSRAgentName + "-leases"} {
 		role := istioCSRObject("rbac.authorization.k8s.io/v1", "Role", istioNS, name, mapped, nil)
 		role.Object["rules"] = []any{map[string]any{"apiGroups": []any{"cert-manager.io"}, "resources": []any{"certificaterequests"}, "verbs": []any{"create", "get"}}}
-		if _, err := s.ensure(ctx, roleGVR, role); err != nil {
+		if err := s.ensure(ctx, roleGVR, role); err != nil {
 			return fromClientError(err, "failed to create role %s/%s", istioNS, name)
 		}
 		rb := istioCSRObject("rbac.authorization.k8s.io/v1", "RoleBinding", istioNS, name, mapped, nil)
 		rb.Object["roleRef"] = map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name}
 		rb.Object["subjects"] = subject
-		if _, err := s.ensure(ctx, roleBindingGVR, rb); err != nil {
+		if err := s.ensure(ctx, roleBindingGVR, rb); err != nil {
 			return fromClientError(err, "failed to create rolebinding %s/%s", istioNS, name)
 		}
 	}
@@ -555,7 +555,7 @@ func (s *istioCSRStandIn) reconcileIstioCSRDeployment(ctx context.Context, obj *
 		return irrecoverable("failed to create %s/%s certificate resource: admission webhook \"webhook.cert-manager.io\" denied the request: %s",
 			istioNS, istiodCertificateName, denial)
 	}
-	if _, err := s.ensure(ctx, CertManagerCertificateGVR, istioCSRObject("cert-manager.io/v1", "Certificate", istioNS, istiodCertificateName, mapped, certSpec)); err != nil {
+	if err := s.ensure(ctx, CertManagerCertificateGVR, istioCSRObject("cert-manager.io/v1", "Certificate", istioNS, istiodCertificateName, mapped, certSpec)); err != nil {
 		return fromClientError(err, "failed to create %s/%s certificate resource", istioNS, istiodCertificateName)
 	}
 
@@ -566,7 +566,7 @@ func (s *istioCSRStandIn) reconcileIstioCSRDeployment(ctx context.Context, obj *
 	}
 	caCopy := istioCSRObject("v1", "ConfigMap", ns, istioCSRCACopyName, labels, nil)
 	caCopy.Object["data"] = map[string]any{istioCSRCACopyKey: caPEM}
-	if _, err := s.ensure(ctx, configMapGVR, caCopy); err != nil {
+	if err := s.ensure(ctx, configMapGVR, caCopy); err != nil {
 		return fromClientError(err, "failed to create CA ConfigMap %s/%s", ns, istioCSRCACopyName)
 	}
 	podLabels := map[string]any{}
@@ -581,12 +581,12 @@ func (s *istioCSRStandIn) reconcileIstioCSRDeployment(ctx context.Context, obj *
 			"spec": map[string]any{
 				"serviceAccountName": istioCSRAgentName,
 				"containers": []any{map[string]any{
-					"name": istioCSRAgentName, "image": istioCSRStandInImage, "args": istioCSRArgs(cfg, istioNS, port),
+					"name": istioCSRAgentName, "image": istioCSRStandInImage, "args": istioCSRArgs(cfg, istioNS),
 				}},
 			},
 		},
 	})
-	if _, err := s.ensure(ctx, deploymentGVR, dep); err != nil {
+	if err := s.ensure(ctx, deploymentGVR, dep); err != nil {
 		return fromClientError(err, "failed to create deployment %s/%s", ns, istioCSRAgentName)
 	}
 	s.setStatusField(ctx, obj, "istioCSRImage", istioCSRStandInImage)
@@ -748,7 +748,7 @@ func certManagerWebhookDenial(spec map[string]any) string {
 }
 
 // istioCSRArgs is deployments.go updateArgList (durations in whole minutes).
-func istioCSRArgs(cfg map[string]any, istioNS string, port int64) []any {
+func istioCSRArgs(cfg map[string]any, istioNS string) []any {
 	minutes := func(field string) string {
 		d, _ := time.ParseDuration(objString(nestedValue(cfg, "istiodTLSConfig", field)))
 		return fmt.Sprintf("%.0fm", d.Minutes())
@@ -901,17 +901,18 @@ func reserialiseIstioCSRSpec(obj *unstructured.Unstructured) {
 // ensure creates obj, or updates it when its labels or content differ
 // (the operator's create-or-update with ObjectMetadataModified and the
 // per-kind spec comparisons).
-func (s *istioCSRStandIn) ensure(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (s *istioCSRStandIn) ensure(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) error {
 	ri := s.resource(gvr, obj.GetNamespace())
 	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: istioCSRStandInManager})
+		_, err = ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: istioCSRStandInManager})
+		return err
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !istioCSRContentDiffers(live, obj) {
-		return live, nil
+		return nil
 	}
 	for k, v := range obj.Object {
 		if k != "metadata" && k != "status" {
@@ -919,7 +920,8 @@ func (s *istioCSRStandIn) ensure(ctx context.Context, gvr schema.GroupVersionRes
 		}
 	}
 	live.SetLabels(obj.GetLabels())
-	return ri.Update(ctx, live, metav1.UpdateOptions{FieldManager: istioCSRStandInManager})
+	_, err = ri.Update(ctx, live, metav1.UpdateOptions{FieldManager: istioCSRStandInManager})
+	return err
 }
 
 // ensureGenerated is rbacs.go createOrApplyClusterRoles (and ...Bindings):
@@ -935,7 +937,7 @@ func (s *istioCSRStandIn) ensureGenerated(ctx context.Context, gvr schema.GroupV
 	ri := s.resource(gvr, "")
 	if statusName != "" {
 		obj.SetName(statusName)
-		_, err := s.ensure(ctx, gvr, obj)
+		err := s.ensure(ctx, gvr, obj)
 		return statusName, err
 	}
 	var selector []string
@@ -957,7 +959,7 @@ func (s *istioCSRStandIn) ensureGenerated(ctx context.Context, gvr schema.GroupV
 		return created.GetName(), nil
 	case 1:
 		obj.SetName(list.Items[0].GetName())
-		_, err := s.ensure(ctx, gvr, obj)
+		err := s.ensure(ctx, gvr, obj)
 		return obj.GetName(), err
 	}
 	return "", irrecoverable("more than 1 %s resources exist with matching labels", strings.TrimSuffix(gvr.Resource, "s"))

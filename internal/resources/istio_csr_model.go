@@ -431,12 +431,13 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 func istioCSRResourcesValue(ctx context.Context, prior types.Object, cfg map[string]any, diags *diag.Diagnostics) types.Object {
 	res, ok := objMap(cfg, "resources")
 	priorModel, havePrior := istioCSRObjectAs[istioCSRResourcesModel](ctx, prior, diags)
-	if !ok || (len(res) == 0 && !(havePrior && priorModel.Limits.IsNull() && priorModel.Requests.IsNull() && priorModel.Claims.IsNull())) {
+	// priorEmpty: the configuration itself said `resources = {}`.
+	priorEmpty := havePrior && priorModel.Limits.IsNull() && priorModel.Requests.IsNull() && priorModel.Claims.IsNull()
+	if !ok || (len(res) == 0 && !priorEmpty) {
 		return types.ObjectNull(istioCSRAttrTypes("resources"))
 	}
 	limits, requests := nonEmpty(objStringMap(res, "limits")), nonEmpty(objStringMap(res, "requests"))
-	if limits == nil && requests == nil && res["claims"] == nil &&
-		!(havePrior && priorModel.Limits.IsNull() && priorModel.Requests.IsNull() && priorModel.Claims.IsNull()) {
+	if limits == nil && requests == nil && res["claims"] == nil && !priorEmpty {
 		return types.ObjectNull(istioCSRAttrTypes("resources"))
 	}
 	out := istioCSRResourcesModel{

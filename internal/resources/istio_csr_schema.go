@@ -338,7 +338,7 @@ func istioCSRIstiodTLSSchema() schema.SingleNestedAttribute {
 					"characters. Unset means names derived from the Istio revisions. " + istioCSRUnsetOptionalText,
 				Validators: []validator.List{
 					listvalidator.SizeAtMost(istioCSRMaxDNSNames),
-					validate.NoDuplicates(),
+					listvalidator.UniqueValues(),
 					listvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, istioCSRMaxDNSNameLength)),
 				},
 			},
@@ -440,7 +440,7 @@ func istioCSRIstioSchema() schema.SingleNestedAttribute {
 				}},
 				Validators: []validator.List{
 					listvalidator.SizeAtMost(istioCSRMaxRevisions),
-					validate.NoDuplicates(),
+					listvalidator.UniqueValues(),
 					listvalidator.ValueStringsAre(stringvalidator.LengthBetween(1, istioCSRMaxRevisionLength)),
 				},
 			},

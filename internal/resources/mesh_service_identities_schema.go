@@ -59,7 +59,7 @@ func meshServiceIdentitiesSchema() schema.Schema {
 				Validators: []validator.List{
 					listvalidator.SizeAtLeast(1),
 					listvalidator.ValueStringsAre(validate.SPIFFEID()),
-					validate.NoDuplicates(),
+					listvalidator.UniqueValues(),
 				},
 			},
 			"force_conflicts": forceConflictsAttribute(),

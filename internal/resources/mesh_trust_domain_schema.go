@@ -200,7 +200,7 @@ func meshTrustDomainSchema(context.Context) schema.Schema {
 				MarkdownDescription: "`istio_sail` only: other trust domains whose identities the mesh treats as its own " +
 					"(`meshConfig.trustDomainAliases`), without duplicates and without `trust_domain`.",
 				Validators: []validator.List{
-					validate.NoDuplicates(),
+					listvalidator.UniqueValues(),
 					listvalidator.ValueStringsAre(validate.TrustDomain()),
 				},
 			},
@@ -234,13 +234,13 @@ func meshTrustDomainSchema(context.Context) schema.Schema {
 					"trust_domains": schema.ListAttribute{
 						ElementType: types.StringType, Optional: true,
 						MarkdownDescription: "Trust domains these anchors verify; unset means all.",
-						Validators:          []validator.List{validate.NoDuplicates(), listvalidator.ValueStringsAre(validate.TrustDomain())},
+						Validators:          []validator.List{listvalidator.UniqueValues(), listvalidator.ValueStringsAre(validate.TrustDomain())},
 					},
 					"cert_signers": schema.ListAttribute{
 						ElementType: types.StringType, Optional: true,
 						MarkdownDescription: "Kubernetes signers (e.g. `clusterissuers.cert-manager.io/istio-ca`) whose " +
 							"certificates these anchors verify.",
-						Validators: []validator.List{validate.NoDuplicates(), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+						Validators: []validator.List{listvalidator.UniqueValues(), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
 					},
 				}},
 			},

@@ -52,7 +52,7 @@ func TestAccMeshTrustDomain_invalidInputFailsAtPlan(t *testing.T) {
 		{"trust domain as SPIFFE ID", map[string]string{"trust_domain": `"spiffe://apps.test"`}, `Invalid Trust Domain`, "trust_domain"},
 		{"trust domain too long", map[string]string{"trust_domain": fmt.Sprintf("%q", strings.Repeat("a", 256))}, `Invalid Trust Domain`, "trust_domain"},
 		{"invalid alias", map[string]string{"trust_domain_aliases": `["Cluster.Local"]`}, `Invalid Trust Domain`, "trust_domain_aliases[0]"},
-		{"duplicate alias", map[string]string{"trust_domain_aliases": `["a.test", "a.test"]`}, `Duplicate List Value`, "trust_domain_aliases"},
+		{"duplicate alias", map[string]string{"trust_domain_aliases": `["a.test", "a.test"]`}, `duplicate values`, "trust_domain_aliases"},
 		{"alias equal to the trust domain", map[string]string{"trust_domain_aliases": `["apps.test"]`}, `Alias Equals Trust Domain`, "trust_domain_aliases[0]"},
 		{"alias equal to the default trust domain", map[string]string{"trust_domain": "", "trust_domain_aliases": `["cluster.local"]`}, `Alias Equals Trust Domain`, "trust_domain_aliases[0]"},
 		{"sail with a namespace", map[string]string{"mesh": `{ kind = "istio_sail", namespace = "istio-system" }`}, notSupported, "mesh.namespace"},

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -150,43 +149,5 @@ func HostPort() validator.String {
 			}
 			return problems
 		},
-	}
-}
-
-// NoDuplicates refuses a list with a repeated value, naming the attribute and
-// the repeated values (an x-kubernetes-list-type: set in a CRD).
-func NoDuplicates() validator.List {
-	return noDuplicatesValidator{}
-}
-
-type noDuplicatesValidator struct{}
-
-func (noDuplicatesValidator) Description(context.Context) string {
-	return "value must not hold the same element twice"
-}
-
-func (v noDuplicatesValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (noDuplicatesValidator) ValidateList(_ context.Context, req validator.ListRequest, resp *validator.ListResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	seen := map[string]bool{}
-	var repeated []string
-	for _, element := range req.ConfigValue.Elements() {
-		if element.IsUnknown() {
-			continue
-		}
-		key := element.String()
-		if seen[key] && !slices.Contains(repeated, key) {
-			repeated = append(repeated, key)
-		}
-		seen[key] = true
-	}
-	if len(repeated) > 0 {
-		AttributeError(&resp.Diagnostics, req.Path, "Duplicate List Value", fmt.Sprintf(
-			"The list is a set: each value may appear once. Repeated: %s.", strings.Join(repeated, ", ")))
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -104,29 +103,4 @@ func TestHostPort(t *testing.T) {
 		"bad port": {value: types.StringValue("istiod:https"), wantSummary: summary},
 		"no host":  {value: types.StringValue(":443"), wantSummary: summary, wantDetail: []string{"host is empty"}},
 	})
-}
-
-func TestNoDuplicates(t *testing.T) {
-	v := validate.NoDuplicates()
-	for name, tc := range map[string]struct {
-		value types.List
-		want  string
-	}{
-		"null":     {value: types.ListNull(types.StringType)},
-		"unique":   {value: types.ListValueMust(types.StringType, []attr.Value{types.StringValue("a"), types.StringValue("b")})},
-		"repeated": {value: types.ListValueMust(types.StringType, []attr.Value{types.StringValue("a"), types.StringValue("b"), types.StringValue("a"), types.StringValue("a")}), want: `Repeated: "a".`},
-		"unknown":  {value: types.ListValueMust(types.StringType, []attr.Value{types.StringUnknown(), types.StringUnknown()})},
-	} {
-		t.Run(name, func(t *testing.T) {
-			resp := &validator.ListResponse{}
-			v.ValidateList(context.Background(), validator.ListRequest{Path: path.Root("names"), ConfigValue: tc.value}, resp)
-			switch {
-			case tc.want == "" && resp.Diagnostics.HasError():
-				t.Fatalf("unexpected diagnostics: %v", resp.Diagnostics)
-			case tc.want != "" && (len(resp.Diagnostics) != 1 || !strings.Contains(resp.Diagnostics[0].Detail(), tc.want) ||
-				!strings.Contains(resp.Diagnostics[0].Detail(), "Attribute names:")):
-				t.Fatalf("want one error naming the attribute with %q, got %v", tc.want, resp.Diagnostics)
-			}
-		})
-	}
 }
