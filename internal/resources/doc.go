@@ -4,11 +4,27 @@
 // Every resource has the same files: <name>_resource.go (type, CRUD, import,
 // identity), <name>_schema.go, <name>_model.go (model <-> Kubernetes object:
 // one function builds the state import and list both store), <name>_plan.go
-// (ValidateConfig, ModifyPlan), <name>_list.go, and tests beside them.
+// (ValidateConfig, ModifyPlan), <name>_list.go, and tests beside them. Three
+// further suffixes hold one self-contained mechanism each, where a resource
+// has it:
+//   - <name>_operator.go: the contract with the operator whose controller
+//     acts on the object (istio_csr: the cert-manager Operator;
+//     spire_federation: the Zero Trust Workload Identity Manager): when an
+//     apply may end on the controller's status, and what a destroy removes
+//     that the controller leaves behind. Each rule names the controller
+//     function it follows; the stand-ins in internal/harness and
+//     internal/acctest follow the same functions.
+//   - <name>_fastpath.go: the resource's internal/fastpath answers
+//     (federated_trust_domain, the resource held by the hundred).
+//   - <name>_unset.go: istio_csr's plan modifier for unset Optional+Computed
+//     attributes, fed by the field ownership kept in private state.
+//
 // Shared pieces live once: common.go (attributes and helpers every resource
 // uses), identity.go (resource identity and the import prologue), list.go
 // (cluster scope and result streaming), managed_fields.go (who owns a
-// field), plan_apply_check.go (the plan-time dry-run apply).
+// field), object_fields.go (reading fields of unstructured objects),
+// plan_apply_check.go (the plan-time dry-run apply), spire_exec.go (the
+// SPIRE server pod a resource asks).
 //
 // One model idiom: a model is a struct of framework value types (types.String,
 // types.List, types.Object, ...) with tfsdk tags, and a nested object is a
@@ -17,4 +33,10 @@
 // carry one at any depth (a value another resource computes at apply), so
 // only framework types read every plan. Attribute types for null and new
 // object values come from the schema, never from hand-kept maps that drift.
+// Values an operator rewrites in another spelling use a type with semantic
+// equality (internal/durationtype). One exception to reading models through
+// the framework: federated_trust_domain's hot paths (Read, ModifyPlan,
+// ValidateConfig, run for every instance of every plan) convert its model
+// with internal/tfmodel's codec, which resolves the fields once instead of
+// per call.
 package resources
