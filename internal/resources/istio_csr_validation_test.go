@@ -126,7 +126,7 @@ func TestAccIstioCSR_invalidInputFailsAtPlan(t *testing.T) {
 		{"common name too long", tls(fmt.Sprintf(`common_name = %q`, long(65))), `length must be at most 64`, "istiod_tls.common_name"},
 		{"26 DNS names", tls("certificate_dns_names = " + hclList(26, func(i int) string { return fmt.Sprintf("n%d.example.com", i) })),
 			`at most 25`, "istiod_tls.certificate_dns_names"},
-		{"duplicate DNS names", tls(`certificate_dns_names = ["a.example.com", "a.example.com"]`), `duplicate values`, "istiod_tls.certificate_dns_names"},
+		{"duplicate DNS names", tls(`certificate_dns_names = ["a.example.com", "a.example.com"]`), `duplicate values`, "certificate_dns_names"},
 		{"DNS name too long", tls(fmt.Sprintf(`certificate_dns_names = [%q]`, long(254))), `between 1 and 253`, "istiod_tls.certificate_dns_names[0]"},
 		{"renew before not before expiry", tls(`certificate_renew_before = "1h"`),
 			`\(1h0m0s\) must be shorter than certificate_duration \(1h0m0s\)`, "istiod_tls.certificate_renew_before"},
