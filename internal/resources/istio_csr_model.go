@@ -146,14 +146,14 @@ func (m *istioCSRResourceModel) issuerGroup(ctx context.Context, diags *diag.Dia
 	return types.StringValue(istioCSRDefaultIssuerGroup)
 }
 
-// istioCSRObject is the apply configuration: exactly the fields m, the
+// istioCSRObjectFromModel is the apply configuration: exactly the fields m, the
 // resource's configuration, sets, so fields dropped from it are released.
 // It is built from the configuration, not from the plan: for an unset
 // attribute the plan holds the object's current value (perhaps another
 // manager's) or the CRD default, and the provider claims neither. The
 // exception is issuerGroup (planned): the CRD's rules read the group and it
 // has no default, so it is always sent.
-func istioCSRObject(ctx context.Context, m *istioCSRResourceModel, issuerGroup types.String) (*unstructured.Unstructured, diag.Diagnostics) {
+func istioCSRObjectFromModel(ctx context.Context, m *istioCSRResourceModel, issuerGroup types.String) (*unstructured.Unstructured, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	cfg := map[string]any{}
 	objSetInt64(cfg, "logLevel", m.LogLevel)

@@ -213,7 +213,7 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 				return nil, false
 			}
 			var diags diag.Diagnostics
-			obj, d := istioCSRObject(ctx, &config, plan.issuerGroup(ctx, &diags))
+			obj, d := istioCSRObjectFromModel(ctx, &config, plan.issuerGroup(ctx, &diags))
 			// The dry run sends what the apply would, which looks at the
 			// object: ask for it (this runs only for an in-place update).
 			if obj != nil {

@@ -14,8 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 type meshTrustDomainResourceModel struct {
@@ -101,10 +99,10 @@ func configuredWrites(ctx context.Context, config tfsdk.Config, diags *diag.Diag
 	return meshWrites{trustDomain: !m.TrustDomain.IsNull(), kumaMesh: !mesh.KumaMesh.IsNull()}
 }
 
-// meshObject is the apply configuration holding only this resource's fields:
+// meshTrustDomainObjectFromModel is the apply configuration holding only this resource's fields:
 // never a field the CRD defaults or the operator sets, and an optional one
 // only when it is configured.
-func meshObject(ctx context.Context, m meshTrustDomainResourceModel, writes meshWrites, kind meshKind, mesh meshModel) (*unstructured.Unstructured, diag.Diagnostics) {
+func meshTrustDomainObjectFromModel(ctx context.Context, m meshTrustDomainResourceModel, writes meshWrites, kind meshKind, mesh meshModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
 	obj.SetName(mesh.Name.ValueString())
@@ -158,11 +156,11 @@ func caCertificatesJSON(ctx context.Context, list types.List) ([]any, diag.Diagn
 	return out, diags
 }
 
-// setMeshFromObject copies what the object holds into the model, so edits
+// setMeshTrustDomainFromObject copies what the object holds into the model, so edits
 // made outside Terraform plan back. previous_trust_domains is bookkeeping of
 // this resource and is kept; the aliases read are split into it and the
 // configured ones.
-func setMeshFromObject(ctx context.Context, m *meshTrustDomainResourceModel, kind meshKind, obj *unstructured.Unstructured) diag.Diagnostics {
+func setMeshTrustDomainFromObject(ctx context.Context, m *meshTrustDomainResourceModel, kind meshKind, obj *unstructured.Unstructured) diag.Diagnostics {
 	var diags diag.Diagnostics
 	mesh := meshModel{
 		Kind: types.StringValue(kind.name), Name: types.StringValue(obj.GetName()),
@@ -349,10 +347,10 @@ func anySlice(values []string) []any {
 	return out
 }
 
-// meshStateFromObject is the state of a resource adopting obj, a mesh object
+// meshTrustDomainStateFromObject is the state of a resource adopting obj, a mesh object
 // of kind on cluster: what ImportState stores and what the list resource
 // returns, so import and list cannot drift apart.
-func meshStateFromObject(ctx context.Context, cluster types.String, kind meshKind, obj *unstructured.Unstructured) (meshTrustDomainResourceModel, diag.Diagnostics) {
+func meshTrustDomainStateFromObject(ctx context.Context, cluster types.String, kind meshKind, obj *unstructured.Unstructured) (meshTrustDomainResourceModel, diag.Diagnostics) {
 	state := meshTrustDomainResourceModel{
 		Cluster: cluster, TrustDomainAliases: types.ListNull(types.StringType),
 		KeepPreviousAsAlias: types.BoolValue(false), PreviousTrustDomains: types.ListNull(types.StringType),
@@ -360,22 +358,8 @@ func meshStateFromObject(ctx context.Context, cluster types.String, kind meshKin
 	if kind.name == meshKindSail {
 		state.PreviousTrustDomains = stringList(nil)
 	}
-	diags := setMeshFromObject(ctx, &state, kind, obj)
+	diags := setMeshTrustDomainFromObject(ctx, &state, kind, obj)
 	return state, diags
-}
-
-// meshIdentityShape is the resource identity: cluster, mesh kind, namespace
-// ("" for the cluster-scoped istio_sail) and name.
-var meshIdentityShape = identityShape{kind: true, namespaced: true}
-
-// meshIdentity is the identity of the object a model's mesh names; the
-// namespace is the one the object has, also when the configuration left it
-// to the kind's default.
-func meshIdentity(cluster types.String, mesh meshModel) objectIdentity {
-	return objectIdentity{
-		Cluster: providerdata.ClusterKey(cluster), Kind: mesh.Kind.ValueString(),
-		Namespace: mesh.Namespace.ValueString(), Name: mesh.Name.ValueString(),
-	}
 }
 
 // parseMeshImportID reads the import ID string, "[<cluster>/]<kind>[:<namespace>]:<name>"
@@ -386,7 +370,7 @@ func parseMeshImportID(id string) (objectIdentity, error) {
 	if err != nil {
 		return objectIdentity{}, err
 	}
-	return meshIdentity(cluster, mesh), nil
+	return meshTrustDomainObjectIdentity(cluster, mesh), nil
 }
 
 // meshFromIdentity is the mesh an import identity names. An empty namespace

@@ -210,7 +210,7 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 		Object: func() (*unstructured.Unstructured, bool) {
 			// What Update sends; with every planned value known, settleAliases has nothing left to settle.
 			var d diag.Diagnostics
-			obj, od := meshObject(ctx, plan, configuredWrites(ctx, req.Config, &d), kind, mesh)
+			obj, od := meshTrustDomainObjectFromModel(ctx, plan, configuredWrites(ctx, req.Config, &d), kind, mesh)
 			return obj, !d.HasError() && !od.HasError()
 		}})
 }
