@@ -33,6 +33,7 @@
 // uses), identity.go (resource identity and the import prologue), list.go
 // (cluster scope and result streaming), managed_fields.go (who owns a
 // field), object_fields.go (reading fields of unstructured objects),
+// values.go (framework collections and nested objects to Go values and back),
 // plan_apply_check.go (the plan-time dry-run apply), spire_exec.go (the
 // SPIRE server pod a resource asks).
 //

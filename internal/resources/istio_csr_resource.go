@@ -236,7 +236,7 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 	ns := state.Namespace.ValueString()
 	istioNS := ""
-	if istio, ok := istioCSRObjectAs[istioCSRIstioModel](ctx, state.Istio, &resp.Diagnostics); ok {
+	if istio, ok := objectAs[istioCSRIstioModel](ctx, state.Istio, &resp.Diagnostics); ok {
 		istioNS = istio.Namespace.ValueString()
 	}
 	obj, err := client.Get(ctx, kube.IstioCSR, ns, istioCSRName)

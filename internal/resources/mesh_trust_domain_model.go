@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -117,8 +116,8 @@ func meshTrustDomainObjectFromModel(ctx context.Context, m meshTrustDomainResour
 	}
 	switch kind.name {
 	case meshKindSail:
-		if !m.TrustDomainAliases.IsNull() || len(listStrings(m.PreviousTrustDomains)) > 0 {
-			set(anySlice(listStrings(m.EffectiveTrustDomainAliases)), sailAliasesPath...)
+		if !m.TrustDomainAliases.IsNull() || len(stringsOf(m.PreviousTrustDomains)) > 0 {
+			set(anySlice(stringsOf(m.EffectiveTrustDomainAliases)), sailAliasesPath...)
 		}
 		if !m.CACertificates.IsNull() {
 			entries, d := caCertificatesJSON(ctx, m.CACertificates)
@@ -130,7 +129,7 @@ func meshTrustDomainObjectFromModel(ctx context.Context, m meshTrustDomainResour
 		}
 	case meshKindKuma:
 		bundles := make([]any, 0, len(m.CABundles.Elements()))
-		for _, pem := range listStrings(m.CABundles) {
+		for _, pem := range stringsOf(m.CABundles) {
 			bundles = append(bundles, map[string]any{"type": "Pem", "pem": map[string]any{"value": pem}})
 		}
 		set(bundles, kumaCABundlesPath...)
@@ -149,8 +148,8 @@ func caCertificatesJSON(ctx context.Context, list types.List) ([]any, diag.Diagn
 		entry := map[string]any{}
 		objSetString(entry, "pem", e.PEM)
 		objSetString(entry, "spiffeBundleUrl", e.SPIFFEBundleURL)
-		objSetStrings(entry, "trustDomains", listStrings(e.TrustDomains))
-		objSetStrings(entry, "certSigners", listStrings(e.CertSigners))
+		objSetStrings(entry, "trustDomains", stringsOf(e.TrustDomains))
+		objSetStrings(entry, "certSigners", stringsOf(e.CertSigners))
 		out = append(out, entry)
 	}
 	return out, diags
@@ -189,13 +188,13 @@ func setMeshTrustDomainFromObject(ctx context.Context, m *meshTrustDomainResourc
 
 	switch kind.name {
 	case meshKindSail:
-		previous := listStrings(m.PreviousTrustDomains)
+		previous := stringsOf(m.PreviousTrustDomains)
 		m.PreviousTrustDomains = stringList(previous)
 		aliases, present, _ := unstructured.NestedStringSlice(obj.Object, sailAliasesPath...)
 		m.EffectiveTrustDomainAliases = stringList(aliases)
 		// An alias both configured and kept as a former trust domain is on
 		// the object once; it stays configured.
-		priorConfigured := listStrings(m.TrustDomainAliases)
+		priorConfigured := stringsOf(m.TrustDomainAliases)
 		var configured []string
 		for _, alias := range aliases {
 			if !slices.Contains(previous, alias) || slices.Contains(priorConfigured, alias) {
@@ -313,30 +312,6 @@ func spiffeIDPrefix(td types.String) types.String {
 		return types.StringNull()
 	}
 	return types.StringValue("spiffe://" + td.ValueString() + "/")
-}
-
-// listStrings is the known strings of l; nil for a null or unknown list, so
-// objSetStrings leaves it out.
-func listStrings(l types.List) []string {
-	if l.IsNull() || l.IsUnknown() {
-		return nil
-	}
-	out := make([]string, 0, len(l.Elements()))
-	for _, v := range l.Elements() {
-		if s, ok := v.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
-			out = append(out, s.ValueString())
-		}
-	}
-	return out
-}
-
-// stringList is a known list; nil gives an empty list, not null.
-func stringList(values []string) types.List {
-	elems := make([]attr.Value, len(values))
-	for i, v := range values {
-		elems[i] = types.StringValue(v)
-	}
-	return types.ListValueMust(types.StringType, elems)
 }
 
 func anySlice(values []string) []any {

@@ -148,7 +148,7 @@ func (r *meshTrustDomainResource) Update(ctx context.Context, req resource.Updat
 	if !ok {
 		return
 	}
-	settleAliases(&plan, kind, existing, listStrings(prior.PreviousTrustDomains))
+	settleAliases(&plan, kind, existing, stringsOf(prior.PreviousTrustDomains))
 	out, ok := r.apply(ctx, client, kind, mesh, plan, writes, existing, "update", &resp.Diagnostics)
 	if !ok {
 		return
