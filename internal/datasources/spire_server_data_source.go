@@ -84,7 +84,10 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 					"of its reconcile), or `managedRoute` is `\"false\"` and only a Route the operator made earlier is " +
 					"left (the operator never deletes it). The released SpireServer has no field saying where its endpoint " +
 					"is reachable (the enhancement proposal's `bundleEndpoint.address`/`port` never shipped), so give " +
-					"peers the URL another way there.",
+					"peers the URL another way there. This data source does not wait for the Route: a read may come before " +
+					"the operator has made it, and waiting would hold every plan that reads a cluster without one. Where the " +
+					"same configuration sets up the federation, use `zerotrust_spire_federation`'s `bundle_endpoint_url` " +
+					"(its create and update wait for the Route) or let this data source depend on that resource.",
 			},
 			"endpoint_spiffe_id": schema.StringAttribute{
 				Computed:            true,

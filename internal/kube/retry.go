@@ -111,6 +111,14 @@ func isTransportFailure(err error) bool {
 // do runs op, retrying what a later attempt can fix. Every operation it wraps
 // is idempotent (server-side apply, get, list, delete), so a retry after a
 // lost response is safe.
+//
+// Not client-go's retry.OnError with a wait.Backoff: a Backoff with a Cap
+// ends its steps when the cap is reached (apimachinery wait's delay sets
+// steps to 0), so "100 ms doubling to 2 s, then every 2 s until a time
+// budget" cannot be expressed; without a cap the waits grow past the budget
+// itself. The budget also differs per class (crdGrace, transientBudget),
+// which a fixed step count cannot follow, and its sleep does not end with
+// ctx. classify, the part that needs care, is shared with kube.Diagnostic.
 func (c *Client) do(ctx context.Context, kind Kind, op func(context.Context) error) error {
 	start := time.Now()
 	wait := 100 * time.Millisecond

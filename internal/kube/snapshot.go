@@ -77,6 +77,11 @@ func (c *Client) GetForRefresh(ctx context.Context, kind Kind, namespace, name s
 // listRaw lists every object of kind (all namespaces), page by page, and
 // keeps each item's JSON undecoded: raw bytes hold no pointers for the
 // garbage collector to trace and cost a third of decoded unstructured maps.
+// client-go's tools/pager would decode every page into objects (its
+// ListFunc returns a runtime.Object and EachListItem walks decoded items),
+// which is what this avoids. What the pager adds beyond paging, a fallback to
+// one full LIST when a continue token has expired (410 Gone), listRaw
+// leaves to GetForRefresh: an error here makes every read a GET.
 func (c *Client) listRaw(ctx context.Context, kind Kind) (map[string]json.RawMessage, error) {
 	items := map[string]json.RawMessage{}
 	path := groupVersionPath(kind.APIVersion()) + "/" + kind.Plural

@@ -19,10 +19,21 @@
 //   - <name>_unset.go: istio_csr's plan modifier for unset Optional+Computed
 //     attributes, fed by the field ownership kept in private state.
 //
+// One naming scheme, <thing> being the resource's name in camel case:
+// <thing>Resource and New<Thing>Resource; <thing>ResourceModel;
+// <thing>Identity, the identity's shape, and <thing>ObjectIdentity, the
+// identity of the object a model names, both in _resource.go;
+// <thing>ObjectFromModel (what an apply sends), <thing>StateFromObject (the
+// state import and list store) and set<Thing>FromObject (a refresh into an
+// existing model), in _model.go. spire_federation goes through federationSpec
+// (specFromModel, specFromObject, setModel), because the SpireServer's
+// federation is one field of an object this provider does not own.
+//
 // Shared pieces live once: common.go (attributes and helpers every resource
 // uses), identity.go (resource identity and the import prologue), list.go
 // (cluster scope and result streaming), managed_fields.go (who owns a
 // field), object_fields.go (reading fields of unstructured objects),
+// values.go (framework collections and nested objects to Go values and back),
 // plan_apply_check.go (the plan-time dry-run apply), spire_exec.go (the
 // SPIRE server pod a resource asks).
 //

@@ -77,7 +77,7 @@ func (f domainVerificationListModel) convert(ctx context.Context, t listTarget, 
 	}
 	state := domainVerificationStateFromObject(clusterValue(t.key), obj, t.client.FieldManager)
 	lo := listedObject{
-		id:      domainVerificationID(state),
+		id:      domainVerificationObjectIdentity(state),
 		display: resourceID(state.Cluster, obj.GetName()) + " (" + domain + ")",
 	}
 	if includeResource {

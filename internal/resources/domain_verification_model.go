@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 type domainVerificationResourceModel struct {
@@ -26,11 +25,6 @@ type domainVerificationResourceModel struct {
 	NextVerification types.String   `tfsdk:"next_verification"`
 	Message          types.String   `tfsdk:"message"`
 	Timeouts         timeouts.Value `tfsdk:"timeouts"`
-}
-
-// domainVerificationID is the identity of the object m describes.
-func domainVerificationID(m domainVerificationResourceModel) objectIdentity {
-	return objectIdentity{Cluster: providerdata.ClusterKey(m.Cluster), Name: m.Name.ValueString()}
 }
 
 // domainVerificationStateFromObject is the state of an object the resource

@@ -27,6 +27,11 @@ var (
 // cluster and name identify one.
 var domainVerificationIdentity = identityShape{}
 
+// domainVerificationObjectIdentity is the identity of the object m describes.
+func domainVerificationObjectIdentity(m domainVerificationResourceModel) objectIdentity {
+	return objectIdentity{Cluster: providerdata.ClusterKey(m.Cluster), Name: m.Name.ValueString()}
+}
+
 const (
 	defaultTokenTimeout = 5 * time.Minute
 	tokenPollInterval   = 500 * time.Millisecond
@@ -117,7 +122,7 @@ func (r *domainVerificationResource) Create(ctx context.Context, req resource.Cr
 	// Saved even on failure: the object exists, and Terraform marks the
 	// resource tainted so the next apply replaces it.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(domainVerificationID(plan).set(ctx, domainVerificationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(domainVerificationObjectIdentity(plan).set(ctx, domainVerificationIdentity, resp.Identity)...)
 	if err != nil {
 		// A request the client's rate limiter refused because it would end
 		// after the deadline is the wait running out too.
@@ -144,7 +149,7 @@ func (r *domainVerificationResource) Read(ctx context.Context, req resource.Read
 	// The identity is known from state: the framework requires one from
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12).
-	resp.Diagnostics.Append(domainVerificationID(state).setIfMissing(ctx, domainVerificationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).setIfMissing(ctx, domainVerificationIdentity, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -160,7 +165,7 @@ func (r *domainVerificationResource) Read(ctx context.Context, req resource.Read
 	}
 	setDomainVerificationFromObject(&state, obj)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(domainVerificationID(state).set(ctx, domainVerificationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).set(ctx, domainVerificationIdentity, resp.Identity)...)
 }
 
 func (r *domainVerificationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -188,7 +193,7 @@ func (r *domainVerificationResource) Update(ctx context.Context, req resource.Up
 	}
 	setDomainVerificationFromObject(&plan, out)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(domainVerificationID(plan).set(ctx, domainVerificationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(domainVerificationObjectIdentity(plan).set(ctx, domainVerificationIdentity, resp.Identity)...)
 }
 
 func (r *domainVerificationResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -256,5 +261,5 @@ func (r *domainVerificationResource) ImportState(ctx context.Context, req resour
 	}
 	state := domainVerificationStateFromObject(cluster, obj, client.FieldManager)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(domainVerificationID(state).set(ctx, domainVerificationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).set(ctx, domainVerificationIdentity, resp.Identity)...)
 }

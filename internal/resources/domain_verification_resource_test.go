@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -71,16 +70,7 @@ func sameTokenOnCluster(t *testing.T, cluster, apiVersion, name string) knownval
 }
 
 func checkDVGone(t *testing.T, cluster, name string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		_, err := getDV(t, cluster, domainverification.V1, name)
-		if err == nil {
-			return fmt.Errorf("%s: DomainVerification %s still exists after destroy", cluster, name)
-		}
-		if !apierrors.IsNotFound(err) {
-			return err
-		}
-		return nil
-	}
+	return acctest.CheckGone(t, cluster, domainverification.Kind(domainverification.V1).GVR(), "", name)
 }
 
 func dvConfig(t *testing.T, body string) string {

@@ -101,7 +101,7 @@ func federatedTrustDomainReadIdentity(ctx context.Context, prior *tfprotov6.Reso
 			return prior, true
 		}
 	}
-	v, err := federatedTrustDomainID(state).terraformValue(ctx, federatedTrustDomainIdentity, typ)
+	v, err := federatedTrustDomainObjectIdentity(state).terraformValue(ctx, federatedTrustDomainIdentity, typ)
 	if err != nil {
 		return nil, false
 	}

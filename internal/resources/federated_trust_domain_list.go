@@ -96,7 +96,7 @@ func (f federatedTrustDomainListModel) convert(ctx context.Context, t listTarget
 		return listedObject{}, true, skipped
 	}
 	lo := listedObject{
-		id:      federatedTrustDomainID(state),
+		id:      federatedTrustDomainObjectIdentity(state),
 		display: fmt.Sprintf("%s (federates with %s)", resourceID(clusterValue(t.key), obj.GetName()), td),
 	}
 	if includeResource {

@@ -32,7 +32,7 @@ type bundleEndpointProfileModel struct {
 	EndpointSPIFFEID types.String `tfsdk:"endpoint_spiffe_id"`
 }
 
-func federatedTrustDomainObject(ctx context.Context, m federatedTrustDomainResourceModel, withBundle bool) (*unstructured.Unstructured, diag.Diagnostics) {
+func federatedTrustDomainObjectFromModel(ctx context.Context, m federatedTrustDomainResourceModel, withBundle bool) (*unstructured.Unstructured, diag.Diagnostics) {
 	var p bundleEndpointProfileModel
 	diags := m.BundleEndpointProfile.As(ctx, &p, basetypes.ObjectAsOptions{})
 	profile := map[string]any{"type": p.Type.ValueString()}
@@ -60,7 +60,7 @@ func federatedTrustDomainObject(ctx context.Context, m federatedTrustDomainResou
 // listed object and the configuration generated from it agree.
 func federatedTrustDomainStateFromObject(ctx context.Context, cluster types.String, obj *unstructured.Unstructured) (federatedTrustDomainResourceModel, diag.Diagnostics) {
 	state := federatedTrustDomainResourceModel{Cluster: cluster, TrustDomainBundle: types.StringNull()}
-	diags := setFromObject(ctx, &state, obj)
+	diags := setFederatedTrustDomainFromObject(ctx, &state, obj)
 	// The bundle the object still carries, if any, is the best record of how
 	// it was bootstrapped; Read never adopts it later.
 	if v, _, _ := unstructured.NestedString(obj.Object, "spec", "trustDomainBundle"); v != "" {
@@ -69,10 +69,10 @@ func federatedTrustDomainStateFromObject(ctx context.Context, cluster types.Stri
 	return state, diags
 }
 
-// setFromObject copies what the cluster holds into the model, so edits made
+// setFederatedTrustDomainFromObject copies what the cluster holds into the model, so edits made
 // outside Terraform show up as a plan. trust_domain_bundle stays as it is:
 // it is bootstrap input, not a description of the object.
-func setFromObject(_ context.Context, m *federatedTrustDomainResourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
+func setFederatedTrustDomainFromObject(_ context.Context, m *federatedTrustDomainResourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
 	var diags diag.Diagnostics
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	str := func(fields ...string) string {

@@ -78,7 +78,7 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 			if written, d := classNameWritten(ctx, req.Private); config.ClassName.IsNull() && (d.HasError() || !written) {
 				toApply.ClassName = types.StringNull()
 			}
-			obj, d := federatedTrustDomainObject(ctx, toApply, false)
+			obj, d := federatedTrustDomainObjectFromModel(ctx, toApply, false)
 			return obj, !d.HasError()
 		}})
 }

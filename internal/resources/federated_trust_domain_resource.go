@@ -51,8 +51,8 @@ func (r *federatedTrustDomainResource) IdentitySchema(_ context.Context, _ resou
 	federatedTrustDomainIdentity.respond(resp)
 }
 
-// federatedTrustDomainID is the identity of the object m describes.
-func federatedTrustDomainID(m federatedTrustDomainResourceModel) objectIdentity {
+// federatedTrustDomainObjectIdentity is the identity of the object m describes.
+func federatedTrustDomainObjectIdentity(m federatedTrustDomainResourceModel) objectIdentity {
 	return objectIdentity{Cluster: providerdata.ClusterKey(m.Cluster), Name: m.Name.ValueString()}
 }
 
@@ -119,7 +119,7 @@ func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.
 	if !r.checkUnique(ctx, client, name, td, &resp.Diagnostics) {
 		return
 	}
-	obj, diags := federatedTrustDomainObject(ctx, plan, true)
+	obj, diags := federatedTrustDomainObjectFromModel(ctx, plan, true)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -130,11 +130,11 @@ func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.
 		resp.Diagnostics.Append(kube.Diagnostic(err, "create the ClusterFederatedTrustDomain "+name))
 		return
 	}
-	resp.Diagnostics.Append(setFromObject(ctx, &plan, out)...)
+	resp.Diagnostics.Append(setFederatedTrustDomainFromObject(ctx, &plan, out)...)
 	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, out, client.FieldManager)...)
 	// The object exists from here on: state records it even if the wait fails.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(federatedTrustDomainID(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Create, &resp.Diagnostics)
 }
 
@@ -234,7 +234,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12); Read
 	// never changes it (cluster and name replace the resource).
-	resp.Diagnostics.Append(federatedTrustDomainID(state).setIfMissing(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).setIfMissing(ctx, federatedTrustDomainIdentity, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -269,7 +269,7 @@ func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, state
 		diags.Append(kube.Diagnostic(err, "read the ClusterFederatedTrustDomain "+state.Name.ValueString()))
 		return false, false, diags
 	}
-	diags.Append(setFromObject(ctx, state, obj)...)
+	diags.Append(setFederatedTrustDomainFromObject(ctx, state, obj)...)
 	return true, appliesField(obj, client.FieldManager, "spec", "className"), diags
 }
 
@@ -296,7 +296,7 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 	// The bundle is left out, which releases the field: if it were still on the
 	// object while URL or profile change, spire-controller-manager would
 	// rewrite the relationship with that stale bundle.
-	obj, diags := federatedTrustDomainObject(ctx, toApply, false)
+	obj, diags := federatedTrustDomainObjectFromModel(ctx, toApply, false)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -306,10 +306,10 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 		resp.Diagnostics.Append(kube.Diagnostic(err, "update the ClusterFederatedTrustDomain "+plan.Name.ValueString()))
 		return
 	}
-	resp.Diagnostics.Append(setFromObject(ctx, &plan, out)...)
+	resp.Diagnostics.Append(setFederatedTrustDomainFromObject(ctx, &plan, out)...)
 	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, out, client.FieldManager)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(federatedTrustDomainID(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Update, &resp.Diagnostics)
 }
 
@@ -380,5 +380,5 @@ func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req reso
 	state, diags := federatedTrustDomainStateFromObject(ctx, cluster, obj)
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(federatedTrustDomainID(state).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -65,14 +64,11 @@ func (c clusterCheck) CheckState(_ context.Context, _ statecheck.CheckStateReque
 	resp.Error = c(nil)
 }
 
+// checkCFTDsGone asks each cluster of names that its ClusterFederatedTrustDomain is gone.
 func checkCFTDsGone(t *testing.T, names map[string]string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
+	return func(s *terraform.State) error {
 		for cluster, name := range names {
-			_, err := getCFTD(t, cluster, name)
-			if err == nil {
-				return fmt.Errorf("%s: ClusterFederatedTrustDomain %s still exists after destroy", cluster, name)
-			}
-			if !apierrors.IsNotFound(err) {
+			if err := acctest.CheckGone(t, cluster, cftdGVR, "", name)(s); err != nil {
 				return err
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -116,18 +115,6 @@ type istioCSRControllerConfigModel struct {
 // toleration), from the schema.
 var istioCSRAttrTypes = schemaTypesOf(func() attr.Type { return istioCSRSchema(context.Background()).Type() })
 
-// istioCSRObjectAs reads a nested object into its tfsdk struct; ok is false
-// for a null or unknown object (nothing to send or read).
-func istioCSRObjectAs[T any](ctx context.Context, v types.Object, diags *diag.Diagnostics) (T, bool) {
-	var out T
-	if v.IsNull() || v.IsUnknown() {
-		return out, false
-	}
-	d := v.As(ctx, &out, basetypes.ObjectAsOptions{})
-	diags.Append(d...)
-	return out, !d.HasError()
-}
-
 // istioCSRObjectFrom builds the nested object at the attribute path names.
 func istioCSRObjectFrom(ctx context.Context, from any, diags *diag.Diagnostics, names ...string) types.Object {
 	v, d := types.ObjectValueFrom(ctx, istioCSRAttrTypes(names...), from)
@@ -138,38 +125,38 @@ func istioCSRObjectFrom(ctx context.Context, from any, diags *diag.Diagnostics, 
 // issuerGroup is the planned issuer group, which apply always sends: the
 // CRD's rules read the group and it has no default.
 func (m *istioCSRResourceModel) issuerGroup(ctx context.Context, diags *diag.Diagnostics) types.String {
-	if cm, ok := istioCSRObjectAs[istioCSRCertManagerModel](ctx, m.CertManager, diags); ok {
-		if ref, ok := istioCSRObjectAs[istioCSRIssuerRefModel](ctx, cm.IssuerRef, diags); ok {
+	if cm, ok := objectAs[istioCSRCertManagerModel](ctx, m.CertManager, diags); ok {
+		if ref, ok := objectAs[istioCSRIssuerRefModel](ctx, cm.IssuerRef, diags); ok {
 			return ref.Group
 		}
 	}
 	return types.StringValue(istioCSRDefaultIssuerGroup)
 }
 
-// istioCSRObject is the apply configuration: exactly the fields m, the
+// istioCSRObjectFromModel is the apply configuration: exactly the fields m, the
 // resource's configuration, sets, so fields dropped from it are released.
 // It is built from the configuration, not from the plan: for an unset
 // attribute the plan holds the object's current value (perhaps another
 // manager's) or the CRD default, and the provider claims neither. The
 // exception is issuerGroup (planned): the CRD's rules read the group and it
 // has no default, so it is always sent.
-func istioCSRObject(ctx context.Context, m *istioCSRResourceModel, issuerGroup types.String) (*unstructured.Unstructured, diag.Diagnostics) {
+func istioCSRObjectFromModel(ctx context.Context, m *istioCSRResourceModel, issuerGroup types.String) (*unstructured.Unstructured, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	cfg := map[string]any{}
 	objSetInt64(cfg, "logLevel", m.LogLevel)
 	objSetString(cfg, "logFormat", m.LogFormat)
 	objSetString(cfg, "istioDataPlaneNamespaceSelector", m.IstioDataPlaneNamespaceSelector)
 
-	if cm, ok := istioCSRObjectAs[istioCSRCertManagerModel](ctx, m.CertManager, &diags); ok {
+	if cm, ok := objectAs[istioCSRCertManagerModel](ctx, m.CertManager, &diags); ok {
 		certManager := map[string]any{}
-		if ref, ok := istioCSRObjectAs[istioCSRIssuerRefModel](ctx, cm.IssuerRef, &diags); ok {
+		if ref, ok := objectAs[istioCSRIssuerRefModel](ctx, cm.IssuerRef, &diags); ok {
 			issuer := map[string]any{}
 			objSetString(issuer, "name", ref.Name)
 			objSetString(issuer, "kind", ref.Kind)
 			objSetString(issuer, "group", issuerGroup)
 			certManager["issuerRef"] = issuer
 		}
-		if ca, ok := istioCSRObjectAs[istioCSRCACertificateModel](ctx, cm.IstioCACertificate, &diags); ok {
+		if ca, ok := objectAs[istioCSRCACertificateModel](ctx, cm.IstioCACertificate, &diags); ok {
 			ref := map[string]any{}
 			objSetString(ref, "name", ca.Name)
 			objSetString(ref, "namespace", ca.Namespace)
@@ -178,11 +165,11 @@ func istioCSRObject(ctx context.Context, m *istioCSRResourceModel, issuerGroup t
 		}
 		cfg["certManager"] = certManager
 	}
-	if tls, ok := istioCSRObjectAs[istioCSRIstiodTLSModel](ctx, m.IstiodTLS, &diags); ok {
+	if tls, ok := objectAs[istioCSRIstiodTLSModel](ctx, m.IstiodTLS, &diags); ok {
 		out := map[string]any{}
 		objSetString(out, "commonName", tls.CommonName)
 		objSetString(out, "trustDomain", tls.TrustDomain)
-		objSetStrings(out, "certificateDNSNames", istioCSRStrings(tls.CertificateDNSNames))
+		objSetStrings(out, "certificateDNSNames", stringsOf(tls.CertificateDNSNames))
 		objSetString(out, "certificateDuration", tls.CertificateDuration.StringValue)
 		objSetString(out, "certificateRenewBefore", tls.CertificateRenewBefore.StringValue)
 		objSetString(out, "maxCertificateDuration", tls.MaxCertificateDuration.StringValue)
@@ -190,22 +177,22 @@ func istioCSRObject(ctx context.Context, m *istioCSRResourceModel, issuerGroup t
 		objSetInt64(out, "privateKeySize", tls.PrivateKeySize)
 		cfg["istiodTLSConfig"] = out
 	}
-	if s, ok := istioCSRObjectAs[istioCSRServerModel](ctx, m.Server, &diags); ok {
+	if s, ok := objectAs[istioCSRServerModel](ctx, m.Server, &diags); ok {
 		out := map[string]any{}
 		objSetString(out, "clusterID", s.ClusterID)
 		objSetInt64(out, "port", s.Port)
 		cfg["server"] = out
 	}
-	if i, ok := istioCSRObjectAs[istioCSRIstioModel](ctx, m.Istio, &diags); ok {
+	if i, ok := objectAs[istioCSRIstioModel](ctx, m.Istio, &diags); ok {
 		out := map[string]any{}
 		objSetString(out, "namespace", i.Namespace)
-		objSetStrings(out, "revisions", istioCSRStrings(i.Revisions))
+		objSetStrings(out, "revisions", stringsOf(i.Revisions))
 		cfg["istio"] = out
 	}
-	if res, ok := istioCSRObjectAs[istioCSRResourcesModel](ctx, m.Resources, &diags); ok {
+	if res, ok := objectAs[istioCSRResourcesModel](ctx, m.Resources, &diags); ok {
 		out := map[string]any{}
-		objSetStringMap(out, "limits", istioCSRStringMap(res.Limits))
-		objSetStringMap(out, "requests", istioCSRStringMap(res.Requests))
+		objSetStringMap(out, "limits", stringMapOf(res.Limits))
+		objSetStringMap(out, "requests", stringMapOf(res.Requests))
 		if !res.Claims.IsNull() && !res.Claims.IsUnknown() {
 			var claims []istioCSRClaimModel
 			diags.Append(res.Claims.ElementsAs(ctx, &claims, false)...)
@@ -243,70 +230,18 @@ func istioCSRObject(ctx context.Context, m *istioCSRResourceModel, issuerGroup t
 		}
 		cfg["tolerations"] = items
 	}
-	objSetStringMap(cfg, "nodeSelector", istioCSRStringMap(m.NodeSelector))
+	objSetStringMap(cfg, "nodeSelector", stringMapOf(m.NodeSelector))
 
 	spec := map[string]any{"istioCSRConfig": cfg}
-	if cc, ok := istioCSRObjectAs[istioCSRControllerConfigModel](ctx, m.ControllerConfig, &diags); ok {
+	if cc, ok := objectAs[istioCSRControllerConfigModel](ctx, m.ControllerConfig, &diags); ok {
 		out := map[string]any{}
-		objSetStringMap(out, "labels", istioCSRStringMap(cc.Labels))
+		objSetStringMap(out, "labels", stringMapOf(cc.Labels))
 		spec["controllerConfig"] = out
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	obj.SetName(istioCSRName)
 	obj.SetNamespace(m.Namespace.ValueString())
 	return obj, diags
-}
-
-// istioCSRStrings is a known list of strings as Go values; nil when the list
-// is null or unknown (nothing is sent).
-func istioCSRStrings(v types.List) []string {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	out := make([]string, 0, len(v.Elements()))
-	for _, e := range v.Elements() {
-		s, _ := e.(types.String)
-		out = append(out, s.ValueString())
-	}
-	return out
-}
-
-// istioCSRStringMap is istioCSRStrings for maps.
-func istioCSRStringMap(v types.Map) map[string]string {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	out := make(map[string]string, len(v.Elements()))
-	for k, e := range v.Elements() {
-		s, _ := e.(types.String)
-		out[k] = s.ValueString()
-	}
-	return out
-}
-
-// istioCSRStringList is the list value of an object's string list; null
-// when the object lacks it.
-func istioCSRStringList(items []string) types.List {
-	if items == nil {
-		return types.ListNull(types.StringType)
-	}
-	values := make([]attr.Value, len(items))
-	for i, s := range items {
-		values[i] = types.StringValue(s)
-	}
-	return types.ListValueMust(types.StringType, values)
-}
-
-// istioCSRStringMapValue is istioCSRStringList for maps.
-func istioCSRStringMapValue(items map[string]string) types.Map {
-	if items == nil {
-		return types.MapNull(types.StringType)
-	}
-	values := make(map[string]attr.Value, len(items))
-	for k, s := range items {
-		values[k] = types.StringValue(s)
-	}
-	return types.MapValueMust(types.StringType, values)
 }
 
 // istioCSRStateFromObject is the state of an object the resource does not
@@ -353,7 +288,7 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 		m.IstiodTLS = istioCSRObjectFrom(ctx, istioCSRIstiodTLSModel{
 			CommonName:             objString(tls, "commonName"),
 			TrustDomain:            objString(tls, "trustDomain"),
-			CertificateDNSNames:    istioCSRStringList(objStrings(tls, "certificateDNSNames")),
+			CertificateDNSNames:    stringListOrNull(objStrings(tls, "certificateDNSNames")),
 			CertificateDuration:    durationtype.Value{StringValue: objString(tls, "certificateDuration")},
 			CertificateRenewBefore: durationtype.Value{StringValue: objString(tls, "certificateRenewBefore")},
 			MaxCertificateDuration: durationtype.Value{StringValue: objString(tls, "maxCertificateDuration")},
@@ -368,7 +303,7 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 	m.Istio = types.ObjectNull(istioCSRAttrTypes("istio"))
 	if i, ok := objMap(cfg, "istio"); ok {
 		m.Istio = istioCSRObjectFrom(ctx, istioCSRIstioModel{
-			Namespace: objString(i, "namespace"), Revisions: istioCSRStringList(objStrings(i, "revisions")),
+			Namespace: objString(i, "namespace"), Revisions: stringListOrNull(objStrings(i, "revisions")),
 		}, &diags, "istio")
 	}
 	m.Resources = istioCSRResourcesValue(ctx, m.Resources, cfg, &diags)
@@ -396,11 +331,11 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 		m.Tolerations, d = types.ListValueFrom(ctx, tolerationType, tolerations)
 		diags.Append(d...)
 	}
-	m.NodeSelector = istioCSRStringMapValue(objStringMap(cfg, "nodeSelector"))
+	m.NodeSelector = stringMapOrNull(objStringMap(cfg, "nodeSelector"))
 	m.ControllerConfig = types.ObjectNull(istioCSRAttrTypes("controller_config"))
 	if cc, ok := objMap(obj.Object["spec"], "controllerConfig"); ok {
 		m.ControllerConfig = istioCSRObjectFrom(ctx, istioCSRControllerConfigModel{
-			Labels: istioCSRStringMapValue(objStringMap(cc, "labels")),
+			Labels: stringMapOrNull(objStringMap(cc, "labels")),
 		}, &diags, "controller_config")
 	}
 
@@ -430,7 +365,7 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 //     keeps prior's text.
 func istioCSRResourcesValue(ctx context.Context, prior types.Object, cfg map[string]any, diags *diag.Diagnostics) types.Object {
 	res, ok := objMap(cfg, "resources")
-	priorModel, havePrior := istioCSRObjectAs[istioCSRResourcesModel](ctx, prior, diags)
+	priorModel, havePrior := objectAs[istioCSRResourcesModel](ctx, prior, diags)
 	// priorEmpty: the configuration itself said `resources = {}`.
 	priorEmpty := havePrior && priorModel.Limits.IsNull() && priorModel.Requests.IsNull() && priorModel.Claims.IsNull()
 	if !ok || (len(res) == 0 && !priorEmpty) {
@@ -441,8 +376,8 @@ func istioCSRResourcesValue(ctx context.Context, prior types.Object, cfg map[str
 		return types.ObjectNull(istioCSRAttrTypes("resources"))
 	}
 	out := istioCSRResourcesModel{
-		Limits:   istioCSRStringMapValue(sameQuantities(limits, istioCSRStringMap(priorModel.Limits))),
-		Requests: istioCSRStringMapValue(sameQuantities(requests, istioCSRStringMap(priorModel.Requests))),
+		Limits:   stringMapOrNull(sameQuantities(limits, stringMapOf(priorModel.Limits))),
+		Requests: stringMapOrNull(sameQuantities(requests, stringMapOf(priorModel.Requests))),
 		Claims:   types.ListNull(types.ObjectType{AttrTypes: istioCSRAttrTypes("resources", "claims")}),
 	}
 	if items, ok := res["claims"].([]any); ok {

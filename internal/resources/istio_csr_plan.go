@@ -77,8 +77,8 @@ func validateIstioCSRRequestsWithinLimits(ctx context.Context, req resource.Vali
 		req.Config.GetAttribute(ctx, resPath.AtName("limits"), &limits).HasError() {
 		return
 	}
-	wantLimits := istioCSRStringMap(limits)
-	for name, text := range istioCSRStringMap(requests) {
+	wantLimits := stringMapOf(limits)
+	for name, text := range stringMapOf(requests) {
 		limitText, ok := wantLimits[name]
 		if !ok {
 			continue
@@ -213,7 +213,7 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 				return nil, false
 			}
 			var diags diag.Diagnostics
-			obj, d := istioCSRObject(ctx, &config, plan.issuerGroup(ctx, &diags))
+			obj, d := istioCSRObjectFromModel(ctx, &config, plan.issuerGroup(ctx, &diags))
 			// The dry run sends what the apply would, which looks at the
 			// object: ask for it (this runs only for an in-place update).
 			if obj != nil {
@@ -306,7 +306,7 @@ func (r *istioCSRResource) checkIstioCSRCluster(ctx context.Context, req resourc
 		return
 	}
 	var caDiags diag.Diagnostics
-	if model, ok := istioCSRObjectAs[istioCSRCACertificateModel](ctx, ca, &caDiags); ok {
+	if model, ok := objectAs[istioCSRCACertificateModel](ctx, ca, &caDiags); ok {
 		if model.Name.IsUnknown() || model.Key.IsUnknown() || model.Namespace.IsUnknown() {
 			return
 		}

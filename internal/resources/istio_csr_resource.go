@@ -128,7 +128,7 @@ func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateReques
 func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan, config *istioCSRResourceModel, timeout time.Duration,
 	verb string, live *unstructured.Unstructured, state *tfsdk.State, identity *tfsdk.ResourceIdentity, private istioCSRPrivateSetter, diags *diag.Diagnostics) {
 	ns := plan.Namespace.ValueString()
-	obj, d := istioCSRObject(ctx, config, plan.issuerGroup(ctx, diags))
+	obj, d := istioCSRObjectFromModel(ctx, config, plan.issuerGroup(ctx, diags))
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -236,7 +236,7 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 	ns := state.Namespace.ValueString()
 	istioNS := ""
-	if istio, ok := istioCSRObjectAs[istioCSRIstioModel](ctx, state.Istio, &resp.Diagnostics); ok {
+	if istio, ok := objectAs[istioCSRIstioModel](ctx, state.Istio, &resp.Diagnostics); ok {
 		istioNS = istio.Namespace.ValueString()
 	}
 	obj, err := client.Get(ctx, kube.IstioCSR, ns, istioCSRName)

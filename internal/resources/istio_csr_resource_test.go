@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -96,16 +95,7 @@ func checkObjectFields(t *testing.T, get func() (*unstructured.Unstructured, err
 }
 
 func checkIstioCSRGone(t *testing.T, cluster, ns string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		_, err := getIstioCSR(t, cluster, ns)
-		if err == nil {
-			return fmt.Errorf("%s: IstioCSR %s/default still exists after destroy", cluster, ns)
-		}
-		if !apierrors.IsNotFound(err) {
-			return err
-		}
-		return nil
-	}
+	return acctest.CheckGone(t, cluster, istioCSRGVR, ns, "default")
 }
 
 func istioCSRConfig(t *testing.T, cluster, ns, body string) string {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -92,5 +94,51 @@ func TestUnsetIstioCSRFieldDecide(t *testing.T) {
 				t.Errorf("decide = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestIstioCSRReleasableMatchesSchema checks istioCSRReleasable, 20 CRD
+// paths typed by hand, against the schema: every path is the field of
+// exactly one attribute's unset plan modifier, that attribute is
+// Optional+Computed (an unset Required or plain Optional attribute never
+// reaches the modifier's decision), and no modifier names a field missing
+// from the list (its release would never be recorded in private state).
+func TestIstioCSRReleasableMatchesSchema(t *testing.T) {
+	type use struct {
+		attribute          string
+		optional, computed bool
+	}
+	uses := map[string][]use{}
+	var walk func(prefix string, attrs map[string]schema.Attribute)
+	walk = func(prefix string, attrs map[string]schema.Attribute) {
+		for name, a := range attrs {
+			full := prefix + name
+			// Every attribute type keeps its plan modifiers in a field named
+			// PlanModifiers, of a slice type specific to it.
+			if mods := reflect.ValueOf(a).FieldByName("PlanModifiers"); mods.IsValid() {
+				for i := range mods.Len() {
+					if u, ok := mods.Index(i).Interface().(unsetIstioCSRField); ok && u.field != "" {
+						uses[u.field] = append(uses[u.field], use{full, a.IsOptional(), a.IsComputed()})
+					}
+				}
+			}
+			if nested, ok := a.(schema.SingleNestedAttribute); ok {
+				walk(full+".", nested.Attributes)
+			}
+		}
+	}
+	walk("", istioCSRSchema(context.Background()).Attributes)
+	for _, field := range istioCSRReleasable {
+		switch u := uses[field]; {
+		case len(u) != 1:
+			t.Errorf("releasable field %s is the field of %d attributes' unset plan modifier (%v), want exactly 1", field, len(u), u)
+		case !u[0].optional || !u[0].computed:
+			t.Errorf("releasable field %s belongs to %s, which is not Optional+Computed", field, u[0].attribute)
+		}
+	}
+	for field, u := range uses {
+		if !slices.Contains(istioCSRReleasable, field) {
+			t.Errorf("%v plan %s as releasable, but istioCSRReleasable lacks it", u, field)
+		}
 	}
 }

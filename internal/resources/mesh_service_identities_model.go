@@ -23,13 +23,6 @@ type meshServiceIdentitiesResourceModel struct {
 	ForceConflicts types.Bool   `tfsdk:"force_conflicts"`
 }
 
-// meshServiceIdentitiesIdentity: MeshServices are namespaced.
-var meshServiceIdentitiesIdentity = identityShape{namespaced: true}
-
-func (m meshServiceIdentitiesResourceModel) objectIdentity() objectIdentity {
-	return objectIdentity{Cluster: m.Cluster.ValueString(), Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}
-}
-
 // describe names the object in messages: "MeshService shop/cart on cluster "east"".
 func (m meshServiceIdentitiesResourceModel) describe(clusterName string) string {
 	return "MeshService " + m.Namespace.ValueString() + "/" + m.Name.ValueString() + " on cluster \"" + clusterName + "\""
@@ -64,9 +57,9 @@ func parseMeshServiceIdentitiesImportID(id string) (objectIdentity, error) {
 	return objectIdentity{Cluster: cluster.ValueString(), Namespace: ns, Name: name}, nil
 }
 
-// meshServiceIdentitiesObject is the apply patch: the object's name and
+// meshServiceIdentitiesObjectFromModel is the apply patch: the object's name and
 // namespace, and spec.identities, nothing else.
-func meshServiceIdentitiesObject(ctx context.Context, m meshServiceIdentitiesResourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
+func meshServiceIdentitiesObjectFromModel(ctx context.Context, m meshServiceIdentitiesResourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	var ids []string
 	diags := m.Identities.ElementsAs(ctx, &ids, false)
 	items := make([]any, 0, len(ids))

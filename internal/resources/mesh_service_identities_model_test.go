@@ -40,7 +40,7 @@ func TestMeshServiceIdentitiesObjectRoundTrip(t *testing.T) {
 	m := meshServiceIdentitiesResourceModel{
 		Cluster: types.StringValue("east"), Namespace: types.StringValue("shop"), Name: types.StringValue("cart"), Identities: list,
 	}
-	obj, diags := meshServiceIdentitiesObject(ctx, m)
+	obj, diags := meshServiceIdentitiesObjectFromModel(ctx, m)
 	if diags.HasError() {
 		t.Fatal(diags)
 	}

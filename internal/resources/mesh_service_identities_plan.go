@@ -37,7 +37,7 @@ func (r *meshServiceIdentitiesResource) ModifyPlan(ctx context.Context, req reso
 	}
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.KumaMeshService,
 		Object: func() (*unstructured.Unstructured, bool) {
-			obj, d := meshServiceIdentitiesObject(ctx, plan)
+			obj, d := meshServiceIdentitiesObjectFromModel(ctx, plan)
 			return obj, !d.HasError()
 		}})
 }

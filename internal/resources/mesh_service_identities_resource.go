@@ -24,6 +24,14 @@ var (
 	_ resource.ResourceWithModifyPlan  = (*meshServiceIdentitiesResource)(nil)
 )
 
+// meshServiceIdentitiesIdentity: MeshServices are namespaced.
+var meshServiceIdentitiesIdentity = identityShape{namespaced: true}
+
+// meshServiceIdentitiesObjectIdentity is the identity of the MeshService m names.
+func meshServiceIdentitiesObjectIdentity(m meshServiceIdentitiesResourceModel) objectIdentity {
+	return objectIdentity{Cluster: m.Cluster.ValueString(), Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}
+}
+
 // NewMeshServiceIdentitiesResource manages spec.identities of a Kuma
 // MeshService (seed 003: the SPIFFE IDs a client verifies in the SAN of the
 // service's certificates).
@@ -76,7 +84,7 @@ func (r *meshServiceIdentitiesResource) write(ctx context.Context, planned tfsdk
 		diags.Append(kube.Diagnostic(err, action))
 		return
 	}
-	obj, d := meshServiceIdentitiesObject(ctx, plan)
+	obj, d := meshServiceIdentitiesObjectFromModel(ctx, plan)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -92,7 +100,7 @@ func (r *meshServiceIdentitiesResource) write(ctx context.Context, planned tfsdk
 	}
 	plan.ID = types.StringValue(meshServiceIdentitiesID(plan.Cluster, plan.Namespace.ValueString(), plan.Name.ValueString()))
 	diags.Append(state.Set(ctx, &plan)...)
-	diags.Append(plan.objectIdentity().set(ctx, meshServiceIdentitiesIdentity, identity)...)
+	diags.Append(meshServiceIdentitiesObjectIdentity(plan).set(ctx, meshServiceIdentitiesIdentity, identity)...)
 }
 
 // meshServiceNotFound is the error for a MeshService that does not exist.
@@ -113,7 +121,7 @@ func (r *meshServiceIdentitiesResource) Read(ctx context.Context, req resource.R
 	// The identity is known from state: the framework requires one from
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12).
-	resp.Diagnostics.Append(state.objectIdentity().setIfMissing(ctx, meshServiceIdentitiesIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(meshServiceIdentitiesObjectIdentity(state).setIfMissing(ctx, meshServiceIdentitiesIdentity, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -129,7 +137,7 @@ func (r *meshServiceIdentitiesResource) Read(ctx context.Context, req resource.R
 	}
 	resp.Diagnostics.Append(setMeshServiceIdentitiesFromObject(ctx, &state, obj)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(state.objectIdentity().set(ctx, meshServiceIdentitiesIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(meshServiceIdentitiesObjectIdentity(state).set(ctx, meshServiceIdentitiesIdentity, resp.Identity)...)
 }
 
 // Delete gives spec.identities back: an apply of nothing under the

@@ -75,7 +75,7 @@ func TestMeshTrustDomainWritesMatchUpstreamCRDs(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			root := upstreamMeshSchema(t, kind)
 			m, mesh := fullMeshModel(t, kind)
-			obj, diags := meshObject(context.Background(), m, meshWrites{trustDomain: true, kumaMesh: true}, meshKinds[kind], mesh)
+			obj, diags := meshTrustDomainObjectFromModel(context.Background(), m, meshWrites{trustDomain: true, kumaMesh: true}, meshKinds[kind], mesh)
 			if diags.HasError() {
 				t.Fatal(diags)
 			}

@@ -73,7 +73,7 @@ func (r *meshTrustDomainListResource) List(ctx context.Context, req list.ListReq
 			kinds = append(kinds, meshKinds[name].kube)
 		}
 	}
-	streamObjects(ctx, req, stream, r.Data, meshIdentityShape, config.listScope, kinds,
+	streamObjects(ctx, req, stream, r.Data, meshTrustDomainIdentity, config.listScope, kinds,
 		func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (listedObject, bool, diag.Diagnostics) {
 			kind, ok := meshKindOf(obj)
 			if !ok || !meshManageable(kind, obj) {
@@ -83,7 +83,7 @@ func (r *meshTrustDomainListResource) List(ctx context.Context, req list.ListReq
 				return listedObject{}, true, nil
 			}
 			cluster := clusterValue(t.key)
-			state, diags := meshStateFromObject(ctx, cluster, kind, obj)
+			state, diags := meshTrustDomainStateFromObject(ctx, cluster, kind, obj)
 			lo := listedObject{
 				id:      objectIdentity{Cluster: t.key, Kind: kind.name, Namespace: obj.GetNamespace(), Name: obj.GetName()},
 				display: state.ID.ValueString(),

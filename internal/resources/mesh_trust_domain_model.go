@@ -8,14 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 type meshTrustDomainResourceModel struct {
@@ -101,10 +98,10 @@ func configuredWrites(ctx context.Context, config tfsdk.Config, diags *diag.Diag
 	return meshWrites{trustDomain: !m.TrustDomain.IsNull(), kumaMesh: !mesh.KumaMesh.IsNull()}
 }
 
-// meshObject is the apply configuration holding only this resource's fields:
+// meshTrustDomainObjectFromModel is the apply configuration holding only this resource's fields:
 // never a field the CRD defaults or the operator sets, and an optional one
 // only when it is configured.
-func meshObject(ctx context.Context, m meshTrustDomainResourceModel, writes meshWrites, kind meshKind, mesh meshModel) (*unstructured.Unstructured, diag.Diagnostics) {
+func meshTrustDomainObjectFromModel(ctx context.Context, m meshTrustDomainResourceModel, writes meshWrites, kind meshKind, mesh meshModel) (*unstructured.Unstructured, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
 	obj.SetName(mesh.Name.ValueString())
@@ -119,8 +116,8 @@ func meshObject(ctx context.Context, m meshTrustDomainResourceModel, writes mesh
 	}
 	switch kind.name {
 	case meshKindSail:
-		if !m.TrustDomainAliases.IsNull() || len(listStrings(m.PreviousTrustDomains)) > 0 {
-			set(anySlice(listStrings(m.EffectiveTrustDomainAliases)), sailAliasesPath...)
+		if !m.TrustDomainAliases.IsNull() || len(stringsOf(m.PreviousTrustDomains)) > 0 {
+			set(anySlice(stringsOf(m.EffectiveTrustDomainAliases)), sailAliasesPath...)
 		}
 		if !m.CACertificates.IsNull() {
 			entries, d := caCertificatesJSON(ctx, m.CACertificates)
@@ -132,7 +129,7 @@ func meshObject(ctx context.Context, m meshTrustDomainResourceModel, writes mesh
 		}
 	case meshKindKuma:
 		bundles := make([]any, 0, len(m.CABundles.Elements()))
-		for _, pem := range listStrings(m.CABundles) {
+		for _, pem := range stringsOf(m.CABundles) {
 			bundles = append(bundles, map[string]any{"type": "Pem", "pem": map[string]any{"value": pem}})
 		}
 		set(bundles, kumaCABundlesPath...)
@@ -151,18 +148,18 @@ func caCertificatesJSON(ctx context.Context, list types.List) ([]any, diag.Diagn
 		entry := map[string]any{}
 		objSetString(entry, "pem", e.PEM)
 		objSetString(entry, "spiffeBundleUrl", e.SPIFFEBundleURL)
-		objSetStrings(entry, "trustDomains", listStrings(e.TrustDomains))
-		objSetStrings(entry, "certSigners", listStrings(e.CertSigners))
+		objSetStrings(entry, "trustDomains", stringsOf(e.TrustDomains))
+		objSetStrings(entry, "certSigners", stringsOf(e.CertSigners))
 		out = append(out, entry)
 	}
 	return out, diags
 }
 
-// setMeshFromObject copies what the object holds into the model, so edits
+// setMeshTrustDomainFromObject copies what the object holds into the model, so edits
 // made outside Terraform plan back. previous_trust_domains is bookkeeping of
 // this resource and is kept; the aliases read are split into it and the
 // configured ones.
-func setMeshFromObject(ctx context.Context, m *meshTrustDomainResourceModel, kind meshKind, obj *unstructured.Unstructured) diag.Diagnostics {
+func setMeshTrustDomainFromObject(ctx context.Context, m *meshTrustDomainResourceModel, kind meshKind, obj *unstructured.Unstructured) diag.Diagnostics {
 	var diags diag.Diagnostics
 	mesh := meshModel{
 		Kind: types.StringValue(kind.name), Name: types.StringValue(obj.GetName()),
@@ -191,13 +188,13 @@ func setMeshFromObject(ctx context.Context, m *meshTrustDomainResourceModel, kin
 
 	switch kind.name {
 	case meshKindSail:
-		previous := listStrings(m.PreviousTrustDomains)
+		previous := stringsOf(m.PreviousTrustDomains)
 		m.PreviousTrustDomains = stringList(previous)
 		aliases, present, _ := unstructured.NestedStringSlice(obj.Object, sailAliasesPath...)
 		m.EffectiveTrustDomainAliases = stringList(aliases)
 		// An alias both configured and kept as a former trust domain is on
 		// the object once; it stays configured.
-		priorConfigured := listStrings(m.TrustDomainAliases)
+		priorConfigured := stringsOf(m.TrustDomainAliases)
 		var configured []string
 		for _, alias := range aliases {
 			if !slices.Contains(previous, alias) || slices.Contains(priorConfigured, alias) {
@@ -317,30 +314,6 @@ func spiffeIDPrefix(td types.String) types.String {
 	return types.StringValue("spiffe://" + td.ValueString() + "/")
 }
 
-// listStrings is the known strings of l; nil for a null or unknown list, so
-// objSetStrings leaves it out.
-func listStrings(l types.List) []string {
-	if l.IsNull() || l.IsUnknown() {
-		return nil
-	}
-	out := make([]string, 0, len(l.Elements()))
-	for _, v := range l.Elements() {
-		if s, ok := v.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
-			out = append(out, s.ValueString())
-		}
-	}
-	return out
-}
-
-// stringList is a known list; nil gives an empty list, not null.
-func stringList(values []string) types.List {
-	elems := make([]attr.Value, len(values))
-	for i, v := range values {
-		elems[i] = types.StringValue(v)
-	}
-	return types.ListValueMust(types.StringType, elems)
-}
-
 func anySlice(values []string) []any {
 	out := make([]any, len(values))
 	for i, v := range values {
@@ -349,10 +322,10 @@ func anySlice(values []string) []any {
 	return out
 }
 
-// meshStateFromObject is the state of a resource adopting obj, a mesh object
+// meshTrustDomainStateFromObject is the state of a resource adopting obj, a mesh object
 // of kind on cluster: what ImportState stores and what the list resource
 // returns, so import and list cannot drift apart.
-func meshStateFromObject(ctx context.Context, cluster types.String, kind meshKind, obj *unstructured.Unstructured) (meshTrustDomainResourceModel, diag.Diagnostics) {
+func meshTrustDomainStateFromObject(ctx context.Context, cluster types.String, kind meshKind, obj *unstructured.Unstructured) (meshTrustDomainResourceModel, diag.Diagnostics) {
 	state := meshTrustDomainResourceModel{
 		Cluster: cluster, TrustDomainAliases: types.ListNull(types.StringType),
 		KeepPreviousAsAlias: types.BoolValue(false), PreviousTrustDomains: types.ListNull(types.StringType),
@@ -360,22 +333,8 @@ func meshStateFromObject(ctx context.Context, cluster types.String, kind meshKin
 	if kind.name == meshKindSail {
 		state.PreviousTrustDomains = stringList(nil)
 	}
-	diags := setMeshFromObject(ctx, &state, kind, obj)
+	diags := setMeshTrustDomainFromObject(ctx, &state, kind, obj)
 	return state, diags
-}
-
-// meshIdentityShape is the resource identity: cluster, mesh kind, namespace
-// ("" for the cluster-scoped istio_sail) and name.
-var meshIdentityShape = identityShape{kind: true, namespaced: true}
-
-// meshIdentity is the identity of the object a model's mesh names; the
-// namespace is the one the object has, also when the configuration left it
-// to the kind's default.
-func meshIdentity(cluster types.String, mesh meshModel) objectIdentity {
-	return objectIdentity{
-		Cluster: providerdata.ClusterKey(cluster), Kind: mesh.Kind.ValueString(),
-		Namespace: mesh.Namespace.ValueString(), Name: mesh.Name.ValueString(),
-	}
 }
 
 // parseMeshImportID reads the import ID string, "[<cluster>/]<kind>[:<namespace>]:<name>"
@@ -386,7 +345,7 @@ func parseMeshImportID(id string) (objectIdentity, error) {
 	if err != nil {
 		return objectIdentity{}, err
 	}
-	return meshIdentity(cluster, mesh), nil
+	return meshTrustDomainObjectIdentity(cluster, mesh), nil
 }
 
 // meshFromIdentity is the mesh an import identity names. An empty namespace

@@ -22,7 +22,7 @@ func TestMeshImportIDAndIdentity(t *testing.T) {
 			continue
 		}
 		kind, mesh, err := meshFromIdentity(got)
-		if err != nil || kind.name != want.Kind || meshIdentity(clusterValue(got.Cluster), mesh) != want {
+		if err != nil || kind.name != want.Kind || meshTrustDomainObjectIdentity(clusterValue(got.Cluster), mesh) != want {
 			t.Errorf("meshFromIdentity(%+v) = %s, %v; want the same object", got, mesh.key(), err)
 		}
 	}
@@ -93,7 +93,7 @@ func TestMeshListConversion(t *testing.T) {
 		if !tc.manageable {
 			continue
 		}
-		state, diags := meshStateFromObject(context.Background(), clusterValue("west"), kind, tc.obj)
+		state, diags := meshTrustDomainStateFromObject(context.Background(), clusterValue("west"), kind, tc.obj)
 		if diags.HasError() {
 			t.Fatal(diags)
 		}

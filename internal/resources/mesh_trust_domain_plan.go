@@ -191,7 +191,7 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 	if kind.name == meshKindSail {
 		var priorPrevious []string
 		if !newObject {
-			priorPrevious = listStrings(state.PreviousTrustDomains)
+			priorPrevious = stringsOf(state.PreviousTrustDomains)
 		}
 		r.planAliases(&plan, config, planned, current, currentKnown, priorPrevious)
 	} else {
@@ -200,7 +200,7 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 	}
 
 	if currentKnown && current != "" && !planned.IsUnknown() && current != planned.ValueString() {
-		kept := slices.Contains(listStrings(plan.EffectiveTrustDomainAliases), current)
+		kept := slices.Contains(stringsOf(plan.EffectiveTrustDomainAliases), current)
 		if !kept {
 			resp.Diagnostics.Append(trustDomainChangeWarning(kind, mesh, current, planned.ValueString()))
 		}
@@ -210,7 +210,7 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 		Object: func() (*unstructured.Unstructured, bool) {
 			// What Update sends; with every planned value known, settleAliases has nothing left to settle.
 			var d diag.Diagnostics
-			obj, od := meshObject(ctx, plan, configuredWrites(ctx, req.Config, &d), kind, mesh)
+			obj, od := meshTrustDomainObjectFromModel(ctx, plan, configuredWrites(ctx, req.Config, &d), kind, mesh)
 			return obj, !d.HasError() && !od.HasError()
 		}})
 }
@@ -297,7 +297,7 @@ func (r *meshTrustDomainResource) planAliases(plan *meshTrustDomainResourceModel
 		plan.EffectiveTrustDomainAliases = types.ListUnknown(types.StringType)
 		return
 	}
-	plan.EffectiveTrustDomainAliases = stringList(effectiveAliases(listStrings(config.TrustDomainAliases), previous, td))
+	plan.EffectiveTrustDomainAliases = stringList(effectiveAliases(stringsOf(config.TrustDomainAliases), previous, td))
 }
 
 // previousTrustDomains adds the trust domain being left to those already
@@ -392,8 +392,8 @@ func settleAliases(plan *meshTrustDomainResourceModel, kind meshKind, existing *
 		plan.PreviousTrustDomains = stringList(previous)
 	}
 	if plan.EffectiveTrustDomainAliases.IsUnknown() {
-		plan.EffectiveTrustDomainAliases = stringList(effectiveAliases(listStrings(plan.TrustDomainAliases),
-			listStrings(plan.PreviousTrustDomains), target))
+		plan.EffectiveTrustDomainAliases = stringList(effectiveAliases(stringsOf(plan.TrustDomainAliases),
+			stringsOf(plan.PreviousTrustDomains), target))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,20 @@ var (
 	_ resource.ResourceWithIdentity       = (*meshTrustDomainResource)(nil)
 )
 
+// meshTrustDomainIdentity is the resource identity: cluster, mesh kind, namespace
+// ("" for the cluster-scoped istio_sail) and name.
+var meshTrustDomainIdentity = identityShape{kind: true, namespaced: true}
+
+// meshTrustDomainObjectIdentity is the identity of the object a model's mesh names; the
+// namespace is the one the object has, also when the configuration left it
+// to the kind's default.
+func meshTrustDomainObjectIdentity(cluster types.String, mesh meshModel) objectIdentity {
+	return objectIdentity{
+		Cluster: providerdata.ClusterKey(cluster), Kind: mesh.Kind.ValueString(),
+		Namespace: mesh.Namespace.ValueString(), Name: mesh.Name.ValueString(),
+	}
+}
+
 // NewMeshTrustDomainResource manages the trust domain of an Istio (Kyma or
 // Sail) mesh, or a Kuma MeshTrust.
 func NewMeshTrustDomainResource() resource.Resource {
@@ -38,7 +53,7 @@ type meshTrustDomainResource struct {
 }
 
 func (r *meshTrustDomainResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	meshIdentityShape.respond(resp)
+	meshTrustDomainIdentity.respond(resp)
 }
 
 func (r *meshTrustDomainResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -87,7 +102,7 @@ func (r *meshTrustDomainResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	resp.Diagnostics.Append(objectIdentity{Cluster: providerdata.ClusterKey(state.Cluster), Kind: m.Kind.ValueString(),
-		Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}.setIfMissing(ctx, meshIdentityShape, resp.Identity)...)
+		Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}.setIfMissing(ctx, meshTrustDomainIdentity, resp.Identity)...)
 	if r.Data.Clusters.IsUnknown(providerdata.ClusterKey(state.Cluster)) {
 		return
 	}
@@ -112,11 +127,11 @@ func (r *meshTrustDomainResource) Read(ctx context.Context, req resource.ReadReq
 // the fields the resource holds.
 func storeMesh(ctx context.Context, m *meshTrustDomainResourceModel, kind meshKind, manager string, obj *unstructured.Unstructured,
 	private meshPrivateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
-	diags.Append(setMeshFromObject(ctx, m, kind, obj)...)
+	diags.Append(setMeshTrustDomainFromObject(ctx, m, kind, obj)...)
 	recordMeshOwnership(ctx, private, kind, manager, obj, diags)
 	diags.Append(state.Set(ctx, m)...)
 	id := objectIdentity{Cluster: providerdata.ClusterKey(m.Cluster), Kind: kind.name, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	diags.Append(id.set(ctx, meshIdentityShape, identity)...)
+	diags.Append(id.set(ctx, meshTrustDomainIdentity, identity)...)
 }
 
 func (r *meshTrustDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -133,7 +148,7 @@ func (r *meshTrustDomainResource) Update(ctx context.Context, req resource.Updat
 	if !ok {
 		return
 	}
-	settleAliases(&plan, kind, existing, listStrings(prior.PreviousTrustDomains))
+	settleAliases(&plan, kind, existing, stringsOf(prior.PreviousTrustDomains))
 	out, ok := r.apply(ctx, client, kind, mesh, plan, writes, existing, "update", &resp.Diagnostics)
 	if !ok {
 		return
@@ -287,7 +302,7 @@ const meshImportIDFormat = "[<cluster>/]<kind>[:<namespace>]:<name> or [<cluster
 	"e.g. \"istio_sail:default\", \"east/istio_kyma:kyma-system:default\" or \"kuma:kuma-system:west-example-com\""
 
 func (r *meshTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := importTarget(ctx, r.Data, meshIdentityShape, req, &resp.Diagnostics, meshImportIDFormat, parseMeshImportID)
+	id, ok := importTarget(ctx, r.Data, meshTrustDomainIdentity, req, &resp.Diagnostics, meshImportIDFormat, parseMeshImportID)
 	if !ok {
 		return
 	}
@@ -306,11 +321,11 @@ func (r *meshTrustDomainResource) ImportState(ctx context.Context, req resource.
 		resp.Diagnostics.Append(kube.Diagnostic(err, "import the trust domain of "+mesh.describe(kind)))
 		return
 	}
-	state, diags := meshStateFromObject(ctx, cluster, kind, obj)
+	state, diags := meshTrustDomainStateFromObject(ctx, cluster, kind, obj)
 	resp.Diagnostics.Append(diags...)
 	recordMeshOwnership(ctx, resp.Private, kind, client.FieldManager, obj, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(meshIdentity(cluster, mesh).set(ctx, meshIdentityShape, resp.Identity)...)
+	resp.Diagnostics.Append(meshTrustDomainObjectIdentity(cluster, mesh).set(ctx, meshTrustDomainIdentity, resp.Identity)...)
 }
 
 // target resolves the mesh object and the cluster client of a model.
@@ -357,7 +372,7 @@ func (r *meshTrustDomainResource) existingObject(ctx context.Context, client *ku
 // precondition: an object deleted meanwhile is not silently recreated.
 func (r *meshTrustDomainResource) apply(ctx context.Context, client *kube.Client, kind meshKind, mesh meshModel,
 	m meshTrustDomainResourceModel, writes meshWrites, existing *unstructured.Unstructured, verb string, diags *diag.Diagnostics) (*unstructured.Unstructured, bool) {
-	obj, d := meshObject(ctx, m, writes, kind, mesh)
+	obj, d := meshTrustDomainObjectFromModel(ctx, m, writes, kind, mesh)
 	diags.Append(d...)
 	if diags.HasError() {
 		return nil, false

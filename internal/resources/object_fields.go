@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 

@@ -123,9 +123,10 @@ func unknownInputs(v tftypes.Value, outputs []string) bool {
 // planned value differs from the prior one. A replacement is a delete and a
 // create: a dry run of the new values onto the old object would meet the
 // very immutability rules that made the attribute RequiresReplace. Elements
-// of nested lists, sets and maps are not descended into (no resource here
-// has replacing attributes there). When a value cannot be read, the answer is
-// true, which skips the check rather than risk a wrong error.
+// of nested lists and maps that plan and state both hold are walked too;
+// elements of nested sets have no address to compare (see walk). When a
+// value cannot be read, the answer is true, which skips the check rather
+// than risk a wrong error.
 func replacedByAttribute(ctx context.Context, req resource.ModifyPlanRequest, plan tfsdk.Plan) bool {
 	sch, ok := plan.Schema.(schema.Schema)
 	if !ok {
@@ -193,15 +194,17 @@ func (in replaceInput) walk(ctx context.Context, attrs map[string]schema.Attribu
 		case schema.ListAttribute:
 			hit = listReplaces(ctx, in, p, a.PlanModifiers)
 		case schema.ListNestedAttribute:
-			hit = listReplaces(ctx, in, p, a.PlanModifiers)
+			hit = listReplaces(ctx, in, p, a.PlanModifiers) || in.walkElements(ctx, a.NestedObject.Attributes, p, listKeys)
 		case schema.SetAttribute:
 			hit = setReplaces(ctx, in, p, a.PlanModifiers)
 		case schema.SetNestedAttribute:
+			// A set element has no address but its value: a changed element
+			// is one removed and one added, never one replaced in place.
 			hit = setReplaces(ctx, in, p, a.PlanModifiers)
 		case schema.MapAttribute:
 			hit = mapReplaces(ctx, in, p, a.PlanModifiers)
 		case schema.MapNestedAttribute:
-			hit = mapReplaces(ctx, in, p, a.PlanModifiers)
+			hit = mapReplaces(ctx, in, p, a.PlanModifiers) || in.walkElements(ctx, a.NestedObject.Attributes, p, mapKeys)
 		case schema.ObjectAttribute:
 			hit = objectReplaces(ctx, in, p, a.PlanModifiers)
 		case schema.SingleNestedAttribute:
@@ -220,6 +223,66 @@ func (in replaceInput) walk(ctx context.Context, attrs map[string]schema.Attribu
 // replaces reads the configured, planned and prior value of the attribute
 // at p and, when planned and prior differ, asks each modifier through run
 // whether it requires replacement.
+// walkElements walks the attributes of every element of the nested list or
+// map at p that both the plan and the prior state hold (keys gives their
+// paths): an element only one of them holds is added or removed, not
+// replaced. An unknown collection cannot tell, so it answers true.
+func (in replaceInput) walkElements(ctx context.Context, attrs map[string]schema.Attribute, p path.Path,
+	keys func(planned, prior attr.Value, p path.Path) ([]path.Path, bool),
+) bool {
+	var planned, prior attr.Value
+	if in.plan.GetAttribute(ctx, p, &planned).HasError() || in.state.GetAttribute(ctx, p, &prior).HasError() {
+		return true
+	}
+	if planned.IsUnknown() {
+		return true
+	}
+	if planned.IsNull() || prior.IsNull() || prior.IsUnknown() {
+		return false
+	}
+	elements, ok := keys(planned, prior, p)
+	if !ok {
+		return true
+	}
+	for _, e := range elements {
+		if in.walk(ctx, attrs, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// listKeys are the indexes both lists hold.
+func listKeys(planned, prior attr.Value, p path.Path) ([]path.Path, bool) {
+	pl, ok1 := planned.(types.List)
+	st, ok2 := prior.(types.List)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	n := min(len(pl.Elements()), len(st.Elements()))
+	out := make([]path.Path, 0, n)
+	for i := range n {
+		out = append(out, p.AtListIndex(i))
+	}
+	return out, true
+}
+
+// mapKeys are the keys both maps hold.
+func mapKeys(planned, prior attr.Value, p path.Path) ([]path.Path, bool) {
+	pl, ok1 := planned.(types.Map)
+	st, ok2 := prior.(types.Map)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	var out []path.Path
+	for key := range pl.Elements() {
+		if _, both := st.Elements()[key]; both {
+			out = append(out, p.AtMapKey(key))
+		}
+	}
+	return out, true
+}
+
 func replaces[V attr.Value, M any](ctx context.Context, in replaceInput, p path.Path, mods []M, run func(m M, config, planned, prior V) bool) bool {
 	if len(mods) == 0 {
 		return false

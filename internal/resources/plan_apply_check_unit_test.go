@@ -72,3 +72,63 @@ func TestUnknownInputs(t *testing.T) {
 		t.Error("an unknown top-level input was not seen")
 	}
 }
+
+// elementSchema has RequiresReplace attributes inside the elements of a
+// nested list and a nested map.
+var elementSchema = schema.Schema{Attributes: map[string]schema.Attribute{
+	"list": schema.ListNestedAttribute{Optional: true, NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+		"immutable": schema.StringAttribute{Optional: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+		"mutable":   schema.StringAttribute{Optional: true},
+	}}},
+	"map": schema.MapNestedAttribute{Optional: true, NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+		"immutable": schema.StringAttribute{Optional: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+	}}},
+}}
+
+// elementValue builds an elementSchema value: list elements as
+// [immutable, mutable] pairs, map elements as key -> immutable.
+func elementValue(list [][2]string, m map[string]string) tftypes.Value {
+	typ, _ := elementSchema.Type().TerraformType(context.Background()).(tftypes.Object)
+	listType, _ := typ.AttributeTypes["list"].(tftypes.List)
+	mapType, _ := typ.AttributeTypes["map"].(tftypes.Map)
+	listElem, _ := listType.ElementType.(tftypes.Object)
+	mapElem, _ := mapType.ElementType.(tftypes.Object)
+	items := make([]tftypes.Value, 0, len(list))
+	for _, e := range list {
+		items = append(items, tftypes.NewValue(listElem, map[string]tftypes.Value{
+			"immutable": tftypes.NewValue(tftypes.String, e[0]), "mutable": tftypes.NewValue(tftypes.String, e[1]),
+		}))
+	}
+	entries := map[string]tftypes.Value{}
+	for k, v := range m {
+		entries[k] = tftypes.NewValue(mapElem, map[string]tftypes.Value{"immutable": tftypes.NewValue(tftypes.String, v)})
+	}
+	return tftypes.NewValue(typ, map[string]tftypes.Value{
+		"list": tftypes.NewValue(listType, items), "map": tftypes.NewValue(mapType, entries),
+	})
+}
+
+func TestReplacedByAttributeInElements(t *testing.T) {
+	ctx := context.Background()
+	prior := elementValue([][2]string{{"a", "x"}}, map[string]string{"k": "a"})
+	for _, tc := range []struct {
+		name    string
+		planned tftypes.Value
+		want    bool
+	}{
+		{"no change", prior, false},
+		{"mutable list element field", elementValue([][2]string{{"a", "y"}}, map[string]string{"k": "a"}), false},
+		{"immutable list element field", elementValue([][2]string{{"b", "x"}}, map[string]string{"k": "a"}), true},
+		{"list element added", elementValue([][2]string{{"a", "x"}, {"b", "x"}}, map[string]string{"k": "a"}), false},
+		{"immutable map element field", elementValue([][2]string{{"a", "x"}}, map[string]string{"k": "b"}), true},
+		{"map element replaced by another key", elementValue([][2]string{{"a", "x"}}, map[string]string{"j": "b"}), false},
+	} {
+		req := resource.ModifyPlanRequest{
+			Config: tfsdk.Config{Schema: elementSchema, Raw: tc.planned},
+			State:  tfsdk.State{Schema: elementSchema, Raw: prior},
+		}
+		if got := replacedByAttribute(ctx, req, tfsdk.Plan{Schema: elementSchema, Raw: tc.planned}); got != tc.want {
+			t.Errorf("%s: replacedByAttribute = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -76,9 +76,9 @@ func (r *spireFederationListResource) List(ctx context.Context, req list.ListReq
 			return listedObject{}, true, diags
 		}
 		cluster := clusterValue(t.key)
-		lo := listedObject{id: federationIdentity(cluster), display: federationDisplayName(t.key, td)}
+		lo := listedObject{id: spireFederationObjectIdentity(cluster), display: federationDisplayName(t.key, td)}
 		if includeResource {
-			state, d := federationState(ctx, t.client, cluster, facts)
+			state, d := spireFederationStateFromObject(ctx, t.client, cluster, facts)
 			diags.Append(d...)
 			lo.state = &state
 		}

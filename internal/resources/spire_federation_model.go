@@ -370,11 +370,11 @@ func (s federationSpec) setModel(m *spireFederationResourceModel, managePeers, a
 	return diags
 }
 
-// federationState is the state of a SpireServer `cluster` with
+// spireFederationStateFromObject is the state of a SpireServer `cluster` with
 // spec.federation as Terraform first sees it: what ImportState stores and a
 // list result carries, so that adopting by import and by list cannot differ.
 // It manages the federatesWith list when there is one.
-func federationState(ctx context.Context, client *kube.Client, cluster types.String, facts *spirefacts.Facts,
+func spireFederationStateFromObject(ctx context.Context, client *kube.Client, cluster types.String, facts *spirefacts.Facts,
 ) (spireFederationResourceModel, diag.Diagnostics) {
 	state := spireFederationResourceModel{Cluster: cluster, ForceConflicts: types.BoolValue(false), Timeouts: federationTimeoutsNull()}
 	spec, _ := specFromObject(facts.SpireServer)

@@ -47,8 +47,8 @@ func (r *spireFederationResource) IdentitySchema(_ context.Context, _ resource.I
 	spireFederationIdentity.respond(resp)
 }
 
-// federationIdentity is the identity of the federation on cluster.
-func federationIdentity(cluster types.String) objectIdentity {
+// spireFederationObjectIdentity is the identity of the federation on cluster.
+func spireFederationObjectIdentity(cluster types.String) objectIdentity {
 	return objectIdentity{Cluster: cluster.ValueString(), Name: spirefacts.ObjectName}
 }
 
@@ -100,7 +100,7 @@ func (r *spireFederationResource) write(ctx context.Context, planned tfsdk.Plan,
 		return
 	}
 	diags.Append(state.Set(ctx, &plan)...)
-	diags.Append(federationIdentity(plan.Cluster).set(ctx, spireFederationIdentity, identity)...)
+	diags.Append(spireFederationObjectIdentity(plan.Cluster).set(ctx, spireFederationIdentity, identity)...)
 }
 
 // apply checks what needs the cluster, then writes spec.federation, waits
@@ -197,7 +197,7 @@ func (r *spireFederationResource) Read(ctx context.Context, req resource.ReadReq
 	// The identity is known from state: the framework requires one from
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12).
-	resp.Diagnostics.Append(federationIdentity(state.Cluster).setIfMissing(ctx, spireFederationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(spireFederationObjectIdentity(state.Cluster).setIfMissing(ctx, spireFederationIdentity, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -221,7 +221,7 @@ func (r *spireFederationResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(federationIdentity(state.Cluster).set(ctx, spireFederationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(spireFederationObjectIdentity(state.Cluster).set(ctx, spireFederationIdentity, resp.Identity)...)
 }
 
 // read returns the cluster's facts; found is false when the SpireServer, its
@@ -315,7 +315,7 @@ func (r *spireFederationResource) ImportState(ctx context.Context, req resource.
 			client.DisplayName()))
 		return
 	}
-	state, d := federationState(ctx, client, cluster, facts)
+	state, d := spireFederationStateFromObject(ctx, client, cluster, facts)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -330,7 +330,7 @@ func parseFederationImportID(importID string) (objectIdentity, error) {
 	if name != spirefacts.ObjectName {
 		return objectIdentity{}, fmt.Errorf("the SpireServer is a singleton named %q", spirefacts.ObjectName)
 	}
-	return federationIdentity(cluster), nil
+	return spireFederationObjectIdentity(cluster), nil
 }
 
 // ownedFederationFields is spec.federation of obj cut down to the fields

@@ -1,0 +1,86 @@
+package resources
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+)
+
+// Converters between framework collections of strings and Go values, one
+// set for every resource. Reading, a null or unknown collection and null or
+// unknown elements are absent. Writing, two null rules exist on purpose:
+// stringList is always known (a computed list the provider works out, empty
+// when there is nothing), the ...OrNull forms are null for nil (a field the
+// object lacks, which the configuration left unset).
+
+// stringsOf reads a list of strings.
+func stringsOf(v types.List) []string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := make([]string, 0, len(v.Elements()))
+	for _, e := range v.Elements() {
+		if s, ok := e.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
+			out = append(out, s.ValueString())
+		}
+	}
+	return out
+}
+
+// stringMapOf reads a map of strings.
+func stringMapOf(v types.Map) map[string]string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := make(map[string]string, len(v.Elements()))
+	for k, e := range v.Elements() {
+		if s, ok := e.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
+			out[k] = s.ValueString()
+		}
+	}
+	return out
+}
+
+// stringList is a known list of items (empty for none).
+func stringList(items []string) types.List {
+	values := make([]attr.Value, len(items))
+	for i, s := range items {
+		values[i] = types.StringValue(s)
+	}
+	return types.ListValueMust(types.StringType, values)
+}
+
+// stringListOrNull is stringList, null for nil items.
+func stringListOrNull(items []string) types.List {
+	if items == nil {
+		return types.ListNull(types.StringType)
+	}
+	return stringList(items)
+}
+
+// stringMapOrNull is the map of items, null for nil items.
+func stringMapOrNull(items map[string]string) types.Map {
+	if items == nil {
+		return types.MapNull(types.StringType)
+	}
+	values := make(map[string]attr.Value, len(items))
+	for k, s := range items {
+		values[k] = types.StringValue(s)
+	}
+	return types.MapValueMust(types.StringType, values)
+}
+
+// objectAs reads a nested object into its tfsdk struct; ok is false for a
+// null or unknown object (nothing to send or read).
+func objectAs[T any](ctx context.Context, v types.Object, diags *diag.Diagnostics) (T, bool) {
+	var out T
+	if v.IsNull() || v.IsUnknown() {
+		return out, false
+	}
+	d := v.As(ctx, &out, basetypes.ObjectAsOptions{})
+	diags.Append(d...)
+	return out, !d.HasError()
+}
