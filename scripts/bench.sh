@@ -13,7 +13,8 @@
 #   BENCH_N=100,300,1000   object counts
 #   BENCH_CLUSTERS=3,6,10  cluster counts of the full-mesh part
 #   BENCH_RUNS=3           interleaved runs per target and N (medians reported)
-#   BENCH_TARGETS=...      subset of zerotrust,plugin_floor,terraform_data,
+#   BENCH_TARGETS=...      subset of zerotrust,zerotrust_framework (the same
+#                          provider with ZEROTRUST_FASTPATH=off),plugin_floor,terraform_data,
 #                          kubernetes_manifest,kubectl_manifest (both floors
 #                          always run)
 #   BENCH_PEERS_MAX_N=300  largest N of the peers (kubernetes_manifest: also

@@ -29,6 +29,10 @@ import (
 // Benchmark targets, in the order they appear in tables.
 const (
 	targetZerotrust = "zerotrust"
+	// targetZerotrustFramework is the same provider with its fast path
+	// switched off (ZEROTRUST_FASTPATH=off): every request through the
+	// framework, to show what internal/fastpath saves in the same run.
+	targetZerotrustFramework = "zerotrust_framework"
 	// targetPluginFloor is a do-nothing provider with zerotrust's schema on
 	// the same framework, served the same way (bench/cmd/floorprovider).
 	targetPluginFloor = "plugin_floor"
@@ -37,7 +41,7 @@ const (
 	targetKubectl     = "kubectl_manifest"
 )
 
-var allTargets = []string{targetZerotrust, targetPluginFloor, targetFloor, targetKubernetes, targetKubectl}
+var allTargets = []string{targetZerotrust, targetZerotrustFramework, targetPluginFloor, targetFloor, targetKubernetes, targetKubectl}
 
 var clusterNames = []string{"c1", "c2", "c3"}
 

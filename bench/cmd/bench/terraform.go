@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 )
 
@@ -36,6 +39,10 @@ type tfEnv struct {
 	env       []string
 	providers map[string]provider // by target
 	root      string
+	// dirEnv is added to env for the commands run in a directory (a
+	// target's configuration): ZEROTRUST_FASTPATH=off for
+	// targetZerotrustFramework.
+	dirEnv sync.Map // dir -> []string
 }
 
 func newTFEnv(work, terraform string, bins map[string]string, root string) (*tfEnv, error) {
@@ -48,10 +55,12 @@ func newTFEnv(work, terraform string, bins map[string]string, root string) (*tfE
 		return nil, err
 	}
 	e := &tfEnv{root: root, terraform: terraform, version: cliVersion(context.Background(), terraform), work: work, providers: map[string]provider{
-		targetZerotrust:   {source: "registry.terraform.io/ztfabric/zerotrust", local: "zerotrust", version: "0.0.1", bin: bins[targetZerotrust]},
-		targetPluginFloor: {source: "registry.terraform.io/ztfabric/ztfloor", local: "ztfloor", version: "0.0.1", bin: bins[targetPluginFloor]},
-		targetKubernetes:  {source: "registry.terraform.io/hashicorp/kubernetes", local: "kubernetes", version: strings.TrimPrefix(kv, "v"), bin: bins[targetKubernetes]},
-		targetKubectl:     {source: "registry.terraform.io/alekc/kubectl", local: "kubectl", version: strings.TrimPrefix(cv, "v"), bin: bins[targetKubectl]},
+		targetZerotrust: {source: "registry.terraform.io/ztfabric/zerotrust", local: "zerotrust", version: "0.0.1", bin: bins[targetZerotrust]},
+		// The same provider, run with its fast path off (dirEnv).
+		targetZerotrustFramework: {source: "registry.terraform.io/ztfabric/zerotrust", local: "zerotrust", version: "0.0.1", bin: bins[targetZerotrust]},
+		targetPluginFloor:        {source: "registry.terraform.io/ztfabric/ztfloor", local: "ztfloor", version: "0.0.1", bin: bins[targetPluginFloor]},
+		targetKubernetes:         {source: "registry.terraform.io/hashicorp/kubernetes", local: "kubernetes", version: strings.TrimPrefix(kv, "v"), bin: bins[targetKubernetes]},
+		targetKubectl:            {source: "registry.terraform.io/alekc/kubectl", local: "kubectl", version: strings.TrimPrefix(cv, "v"), bin: bins[targetKubectl]},
 	}}
 	mirror := filepath.Join(work, "mirror")
 	for t, p := range e.providers {
@@ -119,7 +128,7 @@ type object struct {
 // the same length, so objects one target keeps between runs (see schedule)
 // never collide with another's: SPIRE wants trust domains unique, and
 // zerotrust checks that before it creates an object.
-var targetTags = map[string]string{targetZerotrust: "zt", targetPluginFloor: "pf", targetFloor: "tf", targetKubernetes: "k8", targetKubectl: "kc"}
+var targetTags = map[string]string{targetZerotrust: "zt", targetZerotrustFramework: "zf", targetPluginFloor: "pf", targetFloor: "tf", targetKubernetes: "k8", targetKubectl: "kc"}
 
 func objects(target string, n int) []object {
 	tag := targetTags[target]
@@ -141,6 +150,9 @@ func (e *tfEnv) prepare(ctx context.Context, lab *harness.Lab, target string, n 
 	dir := filepath.Join(e.work, "cfg", fmt.Sprintf("%s-%d", target, n))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
+	}
+	if target == targetZerotrustFramework {
+		e.dirEnv.Store(dir, []string{fastpath.EnvSwitch + "=off"})
 	}
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(e.config(lab, target, n)), 0o644); err != nil {
 		return "", err
@@ -198,7 +210,7 @@ func (e *tfEnv) config(lab *harness.Lab, target string, n int) string {
   }
 }
 `, n, strings.Join(quoted, ", "), name, td, url, id)
-	case targetZerotrust, targetPluginFloor:
+	case targetZerotrust, targetZerotrustFramework, targetPluginFloor:
 		p := e.providers[target]
 		c0 := lab.Cluster(clusterNames[0])
 		fmt.Fprintf(&b, "provider %q {\n  kubernetes = { config_path = %q, config_context = %q }\n  clusters = {\n", p.local, c0.Kubeconfig, c0.Name)
@@ -351,6 +363,10 @@ func (e *tfEnv) command(ctx context.Context, dir string, args ...string) *exec.C
 	cmd := exec.CommandContext(ctx, e.terraform, args...)
 	cmd.Dir = dir
 	cmd.Env = e.env
+	if extra, ok := e.dirEnv.Load(dir); ok {
+		add, _ := extra.([]string) // dirEnv holds nothing else
+		cmd.Env = append(slices.Clone(e.env), add...)
+	}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 30 * time.Second // then killed
 	return cmd
