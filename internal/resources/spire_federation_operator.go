@@ -159,9 +159,21 @@ func (w *federationWaiter) observe(obj *unstructured.Unstructured, now time.Time
 		w.seen = true
 	}
 	settled := !w.seen && now.After(w.settleAt)
-	fresh := func(c spireCondition) bool { return w.seen || settled || !c.LastTransition.Before(w.since) }
+	// lastTransitionTime has a resolution of a second: a condition written in
+	// the apply's own second before the apply (the last change's refusal,
+	// in a quick sequence of applies) is only fresh once it differs from
+	// what was there before.
+	fresh := func(c spireCondition) bool {
+		return w.seen || settled || (!c.LastTransition.Before(w.since) && !sameCondition(c, w.before[c.Type]))
+	}
 	v := judgeFederation(conds, fresh)
 	return v, v.kind != verdictPending
+}
+
+// sameCondition reports whether a and b say the same, written at the same time.
+func sameCondition(a, b spireCondition) bool {
+	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message &&
+		a.LastTransition.Equal(b.LastTransition)
 }
 
 // conditionsDiffer reports whether any condition's status, reason or

@@ -180,6 +180,14 @@ func TestFederationWaiter(t *testing.T) {
 			before: spireServerWith(3, "10", ready(old), valid(old)), applied: spireServerWith(4, "11", ready(old), valid(old)),
 			reads: []read{{spireServerWith(4, "13", refusedReady(now), refused(now)), time.Second, verdictRefused, true}},
 		},
+		"a refusal written in the apply's second, before it, is not this change's verdict": {
+			before: spireServerWith(3, "10", refusedReady(now), refused(now)), applied: spireServerWith(4, "11", refusedReady(now), refused(now)),
+			reads: []read{
+				{spireServerWith(4, "11", refusedReady(now), refused(now)), time.Second, verdictPending, false},
+				{spireServerWith(4, "12", reconciling(now), refused(now)), 2 * time.Second, verdictPending, false},
+				{spireServerWith(4, "13", ready(now), valid(now)), 3 * time.Second, verdictReady, true},
+			},
+		},
 		"a refusal of the last change is not this change's verdict": {
 			before: spireServerWith(3, "10", refusedReady(old), refused(old)), applied: spireServerWith(4, "11", refusedReady(old), refused(old)),
 			reads: []read{
