@@ -82,7 +82,8 @@ type istioCSRRejectedError struct{ message string }
 
 func (e *istioCSRRejectedError) Error() string { return "the IstioCSR was rejected: " + e.message }
 
-// istioCSRCondition returns the condition of type t, or nil.
+// istioCSRCondition returns the status condition of type t of obj (the
+// IstioCSR, or istiod's Certificate), or nil.
 func istioCSRCondition(obj *unstructured.Unstructured, t string) map[string]any {
 	if obj == nil {
 		return nil
@@ -155,7 +156,7 @@ func (w *istioCSRWait) poll(ctx context.Context) (*unstructured.Unstructured, bo
 	case err != nil:
 		return nil, false, err
 	}
-	if obj.GetAnnotations()[istioCSRRejectAnnotation] == "true" {
+	if isIstioCSRRejected(obj) {
 		return obj, false, &istioCSRRejectedError{message: objText(istioCSRCondition(obj, "Ready")["message"])}
 	}
 	if c := istioCSRCondition(obj, "Degraded"); c != nil && c["status"] == "True" {
@@ -259,31 +260,17 @@ func (w *istioCSRWait) checkCertificate(ctx context.Context, obj *unstructured.U
 		return nil
 	}
 	ready := false
-	items, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
-	for _, item := range items {
-		c, ok := item.(map[string]any)
-		if !ok || c["type"] != "Ready" || c["status"] != "True" {
-			continue
-		}
+	c := istioCSRCondition(cert, "Ready")
+	if c != nil && c["status"] == "True" {
 		observed, found, _ := unstructured.NestedInt64(c, "observedGeneration")
 		ready = !found || observed >= cert.GetGeneration()
 	}
 	if !ready {
-		msg := objText(certificateReadyMessage(cert))
+		msg := objText(c["message"])
 		if msg != "" {
 			msg = " (" + msg + ")"
 		}
 		w.pending = append(w.pending, fmt.Sprintf("cert-manager to report istiod's Certificate %s Ready%s", name, msg))
-	}
-	return nil
-}
-
-func certificateReadyMessage(cert *unstructured.Unstructured) any {
-	items, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
-	for _, item := range items {
-		if c, ok := item.(map[string]any); ok && c["type"] == "Ready" {
-			return c["message"]
-		}
 	}
 	return nil
 }

@@ -176,15 +176,14 @@ func sameCondition(a, b spireCondition) bool {
 		a.LastTransition.Equal(b.LastTransition)
 }
 
-// conditionsDiffer reports whether any condition's status, reason or
-// message differs, or a condition appeared or went.
+// conditionsDiffer reports whether any condition differs (sameCondition),
+// or a condition appeared or went.
 func conditionsDiffer(a, b map[string]spireCondition) bool {
 	if len(a) != len(b) {
 		return true
 	}
 	for t, x := range a {
-		y, ok := b[t]
-		if !ok || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message {
+		if y, ok := b[t]; !ok || !sameCondition(x, y) {
 			return true
 		}
 	}
