@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -287,9 +289,10 @@ func replaces[V attr.Value, M any](ctx context.Context, in replaceInput, p path.
 	if len(mods) == 0 {
 		return false
 	}
-	var config, planned, prior V
-	if in.config.GetAttribute(ctx, p, &config).HasError() || in.plan.GetAttribute(ctx, p, &planned).HasError() ||
-		in.state.GetAttribute(ctx, p, &prior).HasError() {
+	config, ok1 := baseValueAt[V](ctx, in.config.GetAttribute, p)
+	planned, ok2 := baseValueAt[V](ctx, in.plan.GetAttribute, p)
+	prior, ok3 := baseValueAt[V](ctx, in.state.GetAttribute, p)
+	if !ok1 || !ok2 || !ok3 {
 		return true
 	}
 	if planned.Equal(prior) {
@@ -337,4 +340,65 @@ func objectReplaces(ctx context.Context, in replaceInput, p path.Path, mods []pl
 			Plan: in.plan, PlanValue: pl, State: in.state, StateValue: st, Private: in.req.Private}, r)
 		return r.RequiresReplace
 	})
+}
+
+// baseValueAt reads the value at p as its base framework type V
+// (types.String for a custom string type such as durationtype.Value): the
+// framework refuses to read a custom-typed attribute into its base type, and
+// plan modifiers of custom-typed attributes receive base values anyway.
+func baseValueAt[V attr.Value](ctx context.Context, get func(context.Context, path.Path, any) diag.Diagnostics, p path.Path) (V, bool) {
+	var zero V
+	var v attr.Value
+	if get(ctx, p, &v).HasError() || v == nil {
+		return zero, false
+	}
+	if b, ok := v.(V); ok {
+		return b, true
+	}
+	var out attr.Value
+	var d diag.Diagnostics
+	switch any(zero).(type) {
+	case types.String:
+		if s, ok := v.(basetypes.StringValuable); ok {
+			out, d = s.ToStringValue(ctx)
+		}
+	case types.Bool:
+		if s, ok := v.(basetypes.BoolValuable); ok {
+			out, d = s.ToBoolValue(ctx)
+		}
+	case types.Int64:
+		if s, ok := v.(basetypes.Int64Valuable); ok {
+			out, d = s.ToInt64Value(ctx)
+		}
+	case types.Int32:
+		if s, ok := v.(basetypes.Int32Valuable); ok {
+			out, d = s.ToInt32Value(ctx)
+		}
+	case types.Float64:
+		if s, ok := v.(basetypes.Float64Valuable); ok {
+			out, d = s.ToFloat64Value(ctx)
+		}
+	case types.Number:
+		if s, ok := v.(basetypes.NumberValuable); ok {
+			out, d = s.ToNumberValue(ctx)
+		}
+	case types.List:
+		if s, ok := v.(basetypes.ListValuable); ok {
+			out, d = s.ToListValue(ctx)
+		}
+	case types.Set:
+		if s, ok := v.(basetypes.SetValuable); ok {
+			out, d = s.ToSetValue(ctx)
+		}
+	case types.Map:
+		if s, ok := v.(basetypes.MapValuable); ok {
+			out, d = s.ToMapValue(ctx)
+		}
+	case types.Object:
+		if s, ok := v.(basetypes.ObjectValuable); ok {
+			out, d = s.ToObjectValue(ctx)
+		}
+	}
+	b, ok := out.(V)
+	return b, ok && !d.HasError()
 }

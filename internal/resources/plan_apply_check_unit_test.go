@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/durationtype"
 )
 
 // The plan-time dry run must stay out of replacements, which the framework
@@ -128,6 +130,47 @@ func TestReplacedByAttributeInElements(t *testing.T) {
 			State:  tfsdk.State{Schema: elementSchema, Raw: prior},
 		}
 		if got := replacedByAttribute(ctx, req, tfsdk.Plan{Schema: elementSchema, Raw: tc.planned}); got != tc.want {
+			t.Errorf("%s: replacedByAttribute = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// customSchema has custom-typed (durationtype) attributes, as istio_csr's
+// durations are: the framework will not read them as types.String, which
+// once made every IstioCSR update look like a replacement and skipped its
+// dry run.
+var customSchema = schema.Schema{Attributes: map[string]schema.Attribute{
+	"immutable": schema.StringAttribute{Optional: true, CustomType: durationtype.Type{},
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+	"kept": schema.StringAttribute{Optional: true, CustomType: durationtype.Type{},
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+}}
+
+func customValue(immutable, kept string) tftypes.Value {
+	typ, _ := customSchema.Type().TerraformType(context.Background()).(tftypes.Object)
+	return tftypes.NewValue(typ, map[string]tftypes.Value{
+		"immutable": tftypes.NewValue(tftypes.String, immutable),
+		"kept":      tftypes.NewValue(tftypes.String, kept),
+	})
+}
+
+func TestReplacedByAttributeCustomType(t *testing.T) {
+	ctx := context.Background()
+	prior := customValue("1h", "2h")
+	for _, tc := range []struct {
+		name    string
+		planned tftypes.Value
+		want    bool
+	}{
+		{"custom-typed RequiresReplace attribute changes", customValue("3h", "2h"), true},
+		{"custom-typed in-place attribute changes", customValue("1h", "4h"), false},
+		{"no change", prior, false},
+	} {
+		req := resource.ModifyPlanRequest{
+			Config: tfsdk.Config{Schema: customSchema, Raw: tc.planned},
+			State:  tfsdk.State{Schema: customSchema, Raw: prior},
+		}
+		if got := replacedByAttribute(ctx, req, tfsdk.Plan{Schema: customSchema, Raw: tc.planned}); got != tc.want {
 			t.Errorf("%s: replacedByAttribute = %v, want %v", tc.name, got, tc.want)
 		}
 	}
