@@ -349,3 +349,15 @@ func ParseCertificates(data string) (*x509.CertPool, error) {
 	}
 	return pool, nil
 }
+
+// IsUnknownAuthority reports a fetch refused because the endpoint's
+// certificate does not chain to the bundle that was to authenticate it: the
+// endpoint answered, but its CA is not one the bundle holds (the peer's CA
+// changed: a forced rotation, a rebuilt server). go-spiffe wraps the
+// verifier's x509.UnknownAuthorityError with %w all the way up
+// (x509svid.Verify, "could not verify leaf certificate"), and crypto/tls and
+// net/http pass a VerifyPeerCertificate error on as it is.
+func IsUnknownAuthority(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	return errors.As(err, &unknown)
+}

@@ -80,6 +80,29 @@ func TestAccEndpointAgainstSpire(t *testing.T) {
 		t.Logf("wrong endpoint ID: %v", err)
 	}
 
+	// IsUnknownAuthority tells a bundle that no longer authenticates the
+	// endpoint (the peer's CA changed) from other refusals: the bundle of
+	// another server of the same trust domain, a wrong endpoint ID, nothing
+	// listening.
+	other := standaloneSpire(t, "spiffe.endpoint.test", false)
+	otherSrc, _ := endpointFor(t, other)
+	stale := src
+	stale.Bootstrap = otherSrc.Bootstrap
+	_, err = stale.Fetch(ctx, td)
+	if !bundlesource.IsUnknownAuthority(err) {
+		t.Errorf("fetch with another CA's bundle: IsUnknownAuthority(%v) = false", err)
+	}
+	_, err = wrong.Fetch(ctx, td)
+	if err == nil || bundlesource.IsUnknownAuthority(err) {
+		t.Errorf("fetch with a wrong endpoint ID: IsUnknownAuthority(%v) = true", err)
+	}
+	down := src
+	down.URL = "https://127.0.0.1:1"
+	_, err = down.Fetch(ctx, td)
+	if err == nil || bundlesource.IsUnknownAuthority(err) {
+		t.Errorf("fetch from nothing: IsUnknownAuthority(%v) = true", err)
+	}
+
 	web, webTD := endpointFor(t, webServer)
 	if _, err := bundlesource.Read(ctx, web, webTD, 10*time.Second); err != nil {
 		t.Fatalf("https_web with the test CA: %v", err)

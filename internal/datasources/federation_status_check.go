@@ -257,12 +257,3 @@ func fsServerName(s spireexec.Server) string {
 }
 
 func joinArgs(args []string) string { return strings.Join(args, " ") }
-
-// trimOutput keeps a command's error output to one readable line.
-func trimOutput(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
-}

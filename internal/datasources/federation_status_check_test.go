@@ -56,7 +56,7 @@ func fsBundle(td string, certs ...*x509.Certificate) *spiffebundle.Bundle {
 func TestParseFederationList(t *testing.T) {
 	out := `{"federation_relationships":[{"bundle_endpoint_url":"https://127.0.0.1:1/","https_spiffe":{"endpoint_spiffe_id":"spiffe://c.test/spire/server"},"trust_domain":"c.test"},` +
 		`{"bundle_endpoint_url":"https://127.0.0.1:2/","https_web":{},"trust_domain":"d.test"}],"next_page_token":""}`
-	got, err := parseFederationList([]byte(out))
+	got, err := spireexec.ParseFederationList([]byte(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestParseFederationList(t *testing.T) {
 	if len(got) != len(want) || got["c.test"] != want["c.test"] || got["d.test"] != want["d.test"] {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
-	if _, err := parseFederationList([]byte("Found 0 federation relationships")); err == nil {
+	if _, err := spireexec.ParseFederationList([]byte("Found 0 federation relationships")); err == nil {
 		t.Error("pretty output parsed as JSON")
 	}
 }
@@ -80,7 +80,7 @@ func TestParseBundleList(t *testing.T) {
 		`"x509_authorities":[{"asn1":%q,"tainted":false}]},`+
 		`{"jwt_authorities":[],"refresh_hint":"0","sequence_number":"0","trust_domain":"c.test","wit_authorities":[],"x509_authorities":[]}]}`,
 		base64.StdEncoding.EncodeToString(ca.Raw))
-	got, err := parseBundleList([]byte(out))
+	got, err := spireexec.ParseBundleList([]byte(out))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -82,4 +84,24 @@ func (s *Spire) RotateX509CA(ctx context.Context) error {
 	}
 	_, err = s.CLI(ctx, "localauthority", "x509", "activate", "-authorityID", prepared.PreparedAuthority.AuthorityID, "-output", "json")
 	return err
+}
+
+// Rebuild starts the SPIRE server again from an empty datastore and without
+// its keys, as a cluster rebuilt from scratch would: same trust domain,
+// configuration and ports, a new X.509 CA, no federated bundles and no
+// registration entries (spire-controller-manager, which keeps running,
+// recreates the relationships and entries its objects declare). Agents
+// attested to the old server cannot reach the new one.
+func (s *Spire) Rebuild(ctx context.Context) error {
+	if err := s.StopServer(); err != nil {
+		return err
+	}
+	dataDir := filepath.Join(s.Dir, "data")
+	if err := os.RemoveAll(dataDir); err != nil {
+		return fmt.Errorf("spire %s: rebuilding: %w", s.TrustDomain, err)
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return fmt.Errorf("spire %s: rebuilding: %w", s.TrustDomain, err)
+	}
+	return s.StartServer(ctx)
 }

@@ -46,6 +46,41 @@ type Client struct {
 	// snapshots holds one refresh snapshot per kind (GVR -> *snapshot); see
 	// GetForRefresh.
 	snapshots sync.Map
+	// memos holds what Memo computed, by key; firsts the keys FirstTime saw.
+	memos  sync.Map
+	firsts sync.Map
+}
+
+// FirstTime reports whether this is the first call with key on this client
+// (one Terraform graph walk): for what is said once per cluster, such as a
+// warning every object of the cluster would otherwise repeat.
+func (c *Client) FirstTime(key string) bool {
+	_, seen := c.firsts.LoadOrStore(key, struct{}{})
+	return !seen
+}
+
+// Seen reports whether FirstTime was called with key on this client.
+func (c *Client) Seen(key string) bool {
+	_, seen := c.firsts.Load(key)
+	return seen
+}
+
+type memoEntry struct {
+	once sync.Once
+	val  any
+	err  error
+}
+
+// Memo returns what compute returned the first time Memo was called with
+// key on this client, computing it then: for answers every resource of one
+// Terraform graph walk shares (a client lives for one walk), such as what
+// the cluster's SPIRE server holds, asked once instead of once per object.
+// Concurrent callers wait for the first one's answer.
+func (c *Client) Memo(key string, compute func() (any, error)) (any, error) {
+	v, _ := c.memos.LoadOrStore(key, &memoEntry{})
+	e, _ := v.(*memoEntry) // memos holds nothing else
+	e.once.Do(func() { e.val, e.err = compute() })
+	return e.val, e.err
 }
 
 type listEntry struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,13 @@ func (e *ExitError) Error() string {
 // so a missing pod or container gives a clear error instead of a failed
 // stream upgrade. Exec does not retry: commands need not be idempotent.
 func (c *Client) Exec(ctx context.Context, namespace, pod, container string, command []string) (stdout, stderr []byte, err error) {
+	return c.ExecWithInput(ctx, namespace, pod, container, command, nil)
+}
+
+// ExecWithInput is Exec with stdin, when not nil, as the command's standard
+// input (`spire-server bundle set` reads the bundle from it, so nothing has
+// to be written into the pod first).
+func (c *Client) ExecWithInput(ctx context.Context, namespace, pod, container string, command []string, stdin io.Reader) (stdout, stderr []byte, err error) {
 	obj, err := c.Get(ctx, Pod, namespace, pod)
 	if err != nil {
 		return nil, nil, err
@@ -73,7 +81,7 @@ func (c *Client) Exec(ctx context.Context, namespace, pod, container string, com
 		return nil, nil, fmt.Errorf("building the REST client for pod exec: %w", err)
 	}
 	req := restClient.Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("exec").
-		VersionedParams(&corev1.PodExecOptions{Container: container, Command: command, Stdout: true, Stderr: true},
+		VersionedParams(&corev1.PodExecOptions{Container: container, Command: command, Stdin: stdin != nil, Stdout: true, Stderr: true},
 			runtime.NewParameterCodec(coreV1))
 
 	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", req.URL().String())
@@ -91,7 +99,7 @@ func (c *Client) Exec(ctx context.Context, namespace, pod, container string, com
 		return nil, nil, err
 	}
 	var out, errOut bytes.Buffer
-	err = executor.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut})
+	err = executor.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: &out, Stderr: &errOut})
 	if err != nil {
 		var exit utilexec.ExitError
 		if errors.As(err, &exit) && exit.Exited() {

@@ -23,6 +23,8 @@ type federatedTrustDomainResourceModel struct {
 	ForceConflicts        types.Bool     `tfsdk:"force_conflicts"`
 	WaitForBundle         types.Bool     `tfsdk:"wait_for_bundle"`
 	DeleteBundleOnDestroy types.Bool     `tfsdk:"delete_bundle_on_destroy"`
+	CheckSpire            types.Bool     `tfsdk:"check_spire"`
+	SpireTrust            types.String   `tfsdk:"spire_trust"`
 	SpireServer           types.Object   `tfsdk:"spire_server"`
 	Timeouts              timeouts.Value `tfsdk:"timeouts"`
 }
@@ -100,6 +102,12 @@ func setFederatedTrustDomainFromObject(_ context.Context, m *federatedTrustDomai
 	}
 	if m.DeleteBundleOnDestroy.IsNull() || m.DeleteBundleOnDestroy.IsUnknown() {
 		m.DeleteBundleOnDestroy = types.BoolValue(deleteBundleOnDestroyDefault)
+	}
+	if m.CheckSpire.IsNull() || m.CheckSpire.IsUnknown() {
+		m.CheckSpire = types.BoolValue(true)
+	}
+	if m.SpireTrust.IsUnknown() {
+		m.SpireTrust = types.StringNull()
 	}
 	if m.Timeouts.IsNull() || m.Timeouts.IsUnknown() {
 		m.Timeouts = timeouts.Value{Object: types.ObjectNull(federatedTrustDomainObjectAttrTypes("timeouts"))}

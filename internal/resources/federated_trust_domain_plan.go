@@ -119,6 +119,11 @@ func (r *federatedTrustDomainResource) planModel(ctx context.Context, plan *fede
 	} else {
 		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
 	}
+	var client *kube.Client
+	if key := providerdata.ClusterKey(plan.Cluster); !plan.Cluster.IsUnknown() && !r.Data.Clusters.IsUnknown(key) {
+		client, _ = r.Data.Clusters.Client(key)
+	}
+	diags.Append(planSpireTrust(ctx, client, r.Data.SpireNamespace, plan, config, state)...)
 	if creating {
 		r.planCheckUnique(ctx, *plan, &diags)
 	}

@@ -136,6 +136,12 @@ func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Create, &resp.Diagnostics)
+	// What SPIRE does with the new object: known after a successful wait,
+	// else for the next refresh to find.
+	if plan.CheckSpire.ValueBool() && plan.WaitForBundle.ValueBool() && !resp.Diagnostics.HasError() {
+		plan.SpireTrust = types.StringValue(spireTrustFederated)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("spire_trust"), plan.SpireTrust)...)
+	}
 }
 
 // waitForBundle implements wait_for_bundle.
@@ -239,8 +245,9 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 	if client == nil {
 		return
 	}
-	found, written, diags := refreshFederatedTrustDomain(ctx, client, &state)
+	found, written, unreachable, diags := refreshFederatedTrustDomain(ctx, client, r.Data.SpireNamespace, &state)
 	resp.Diagnostics.Append(diags...)
+	unreachable.addTo(client, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -258,19 +265,24 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 
 // refreshFederatedTrustDomain is Read's work, shared with its fast path
 // (federated_trust_domain_fastpath.go): it reads the object state names
-// and updates state from it. found is false when the object is gone;
-// classNameWritten is what recordClassNameWritten keeps in private state.
-func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, state *federatedTrustDomainResourceModel) (found, classNameWritten bool, diags diag.Diagnostics) {
+// and updates state from it and from what the cluster's SPIRE server holds
+// (checkSpireTrust). found is false when the object is gone;
+// classNameWritten is what recordClassNameWritten keeps in private state;
+// unreachable, when SPIRE could not be asked, is for Read to warn about.
+func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, spireNamespace string,
+	state *federatedTrustDomainResourceModel) (found, classNameWritten bool, unreachable *spireUnreachable, diags diag.Diagnostics) {
 	obj, err := client.GetForRefresh(ctx, kube.ClusterFederatedTrustDomain, "", state.Name.ValueString())
 	if kube.IsNotFound(err) {
-		return false, false, nil
+		return false, false, nil, nil
 	}
 	if err != nil {
 		diags.Append(kube.Diagnostic(err, "read the ClusterFederatedTrustDomain "+state.Name.ValueString()))
-		return false, false, diags
+		return false, false, nil, diags
 	}
 	diags.Append(setFederatedTrustDomainFromObject(ctx, state, obj)...)
-	return true, appliesField(obj, client.FieldManager, "spec", "className"), diags
+	unreachable, d := checkSpireTrust(ctx, client, spireNamespace, state, obj)
+	diags.Append(d...)
+	return true, appliesField(obj, client.FieldManager, "spec", "className"), unreachable, diags
 }
 
 func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -306,11 +318,47 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 		resp.Diagnostics.Append(kube.Diagnostic(err, "update the ClusterFederatedTrustDomain "+plan.Name.ValueString()))
 		return
 	}
+	planned := plan.SpireTrust
 	resp.Diagnostics.Append(setFederatedTrustDomainFromObject(ctx, &plan, out)...)
 	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, out, client.FieldManager)...)
+	// Until the repair below succeeds, state keeps what the refresh found, so
+	// that a failed repair plans again.
+	var prior federatedTrustDomainResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	repair := spireTrustBroken(prior.SpireTrust) && planned.ValueString() == spireTrustFederated
+	if repair {
+		plan.SpireTrust = prior.SpireTrust
+	} else {
+		plan.SpireTrust = planned
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	if repair && !resp.Diagnostics.HasError() {
+		r.repairSpireTrust(ctx, client, plan, config.TrustDomainBundle, prior.SpireTrust.ValueString(), &resp.Diagnostics)
+		if !resp.Diagnostics.HasError() {
+			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("spire_trust"), planned)...)
+		}
+	}
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Update, &resp.Diagnostics)
+}
+
+// repairSpireTrust runs the repair the plan showed (see spire_trust).
+func (r *federatedTrustDomainResource) repairSpireTrust(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel,
+	bundle types.String, found string, diags *diag.Diagnostics) {
+	timeout, d := m.Timeouts.Update(ctx, defaultFederationTimeout)
+	diags.Append(d...)
+	server, d := spireServer(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	diags.Append(d...)
+	if diags.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := repairSpireTrust(ctx, server, m, bundle); err != nil {
+		diags.AddError("SPIRE Federation Not Repaired",
+			fmt.Sprintf("The %s %s for %q (ClusterFederatedTrustDomain %q), and the repair did not succeed; the next "+
+				"plan shows it again.\n\n%v", server, spireTrustFinding(found), m.TrustDomain.ValueString(), m.Name.ValueString(), err))
+	}
 }
 
 func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

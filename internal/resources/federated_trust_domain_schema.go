@@ -143,9 +143,36 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 					"`spire_server`, no right to exec, or the delete timeout passes), destroy still succeeds, with a warning " +
 					"saying how to delete it.",
 			},
-			"spire_server": spireexec.ResourceAttribute("The SPIRE server pod that `wait_for_bundle` and " +
-				"`delete_bundle_on_destroy` ask through pod exec (`spire-server bundle ...`). Needs `create` on `pods/exec` in " +
-				"that namespace."),
+			"check_spire": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+				MarkdownDescription: "Ask the cluster's SPIRE server on every refresh whether it still federates with the " +
+					"peer and holds a bundle that authenticates the peer's endpoint (see `spire_trust`). Defaults to `true`. " +
+					"The answer is asked once per cluster and Terraform operation (`spire-server federation list` and " +
+					"`bundle list`, through pod exec, see `spire_server`), shared by every object of the cluster. Where " +
+					"SPIRE cannot be asked (no pod, no right to exec) the plan says so once per cluster as a warning and " +
+					"carries on; set `false` to stop asking, for example where SPIRE runs outside the cluster.",
+			},
+			"spire_trust": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "What the cluster's SPIRE server does with the federation, as the last refresh found " +
+					"it (`check_spire`): `federated` (it has the federation relationship and holds the peer's bundle), " +
+					"`relationship_missing` (the relationship was deleted and spire-controller-manager has not recreated " +
+					"it), `bundle_missing` (SPIRE holds no bundle of the peer: deleted by hand or lost with its datastore; " +
+					"spire-controller-manager does not re-seed it), or `bundle_stale` (the bundle SPIRE holds no longer " +
+					"authenticates the peer's https_spiffe endpoint, whose CA changed before SPIRE could fetch the new one: " +
+					"a forced CA rotation, a rebuilt peer). Null when SPIRE was not asked, or in the minute after an apply " +
+					"that SPIRE may not have acted on yet. Anything but `federated` plans an update to `federated`, and the " +
+					"apply repairs it: it waits for the relationship, seeds SPIRE with the configuration's " +
+					"`trust_domain_bundle` (`spire-server bundle set`; not the value in state, which keeps the bootstrap " +
+					"bundle), and has SPIRE refresh the bundle from the peer's endpoint (`spire-server federation refresh`). " +
+					"An https_spiffe repair needs `trust_domain_bundle` set to the peer's current bundle, for example from " +
+					"`zerotrust_trust_bundle`; the plan says so when it is not.",
+			},
+			"spire_server": spireexec.ResourceAttribute("The SPIRE server pod that `check_spire`, `wait_for_bundle` and " +
+				"`delete_bundle_on_destroy` ask through pod exec (`spire-server federation ...`, `bundle ...`). Needs " +
+				"`create` on `pods/exec` in that namespace."),
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),

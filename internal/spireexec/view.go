@@ -1,0 +1,178 @@
+package spireexec
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+)
+
+// What View asks a SPIRE server: two commands for all trust domains,
+// instead of one `federation show` and one `bundle list -id` each.
+var (
+	ListFederationArgs = []string{"federation", "list", "-output", "json"}
+	ListBundlesArgs    = []string{"bundle", "list", "-output", "json"}
+)
+
+// viewCommandTimeout bounds one spire-server command of View.
+const viewCommandTimeout = 30 * time.Second
+
+// Endpoint is a bundle endpoint as a federation relationship or a
+// ClusterFederatedTrustDomain names it.
+type Endpoint struct {
+	URL, Profile string
+	EndpointID   string // https_spiffe only
+}
+
+func (e Endpoint) String() string {
+	if e.Profile == bundlesource.ProfileHTTPSSPIFFE {
+		return fmt.Sprintf("%s (https_spiffe, %s)", e.URL, e.EndpointID)
+	}
+	return fmt.Sprintf("%s (%s)", e.URL, e.Profile)
+}
+
+// View is what one SPIRE server holds: its federation relationships and
+// federated bundles, by trust domain name.
+type View struct {
+	Relationships map[string]Endpoint
+	Bundles       map[string]*spiffebundle.Bundle
+}
+
+// View runs `federation list` and `bundle list` in the pod. An error names
+// the command and quotes what SPIRE answered.
+func (s Server) View(ctx context.Context) (View, error) {
+	run := func(args []string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(ctx, viewCommandTimeout)
+		defer cancel()
+		out, err := s.Run(ctx, args...)
+		var exit *kube.ExitError
+		if errors.As(err, &exit) && exit.Stderr != "" {
+			return nil, fmt.Errorf("`spire-server %s` failed: %s", strings.Join(args, " "), OneLine(exit.Stderr))
+		}
+		return out, err
+	}
+	var view View
+	out, err := run(ListFederationArgs)
+	if err == nil {
+		view.Relationships, err = ParseFederationList(out)
+	}
+	if err != nil {
+		return view, err
+	}
+	if out, err = run(ListBundlesArgs); err == nil {
+		view.Bundles, err = ParseBundleList(out)
+	}
+	return view, err
+}
+
+// int64JSON is a 64-bit protobuf integer in protojson, which quotes it.
+type int64JSON int64
+
+func (n *int64JSON) UnmarshalJSON(b []byte) error {
+	v, err := strconv.ParseInt(string(bytes.Trim(b, `"`)), 10, 64)
+	*n = int64JSON(v)
+	return err
+}
+
+// bundleJSON is spire-api-sdk's types.Bundle as `-output json` prints it.
+type bundleJSON struct {
+	TrustDomain     string `json:"trust_domain"`
+	X509Authorities []struct {
+		ASN1 []byte `json:"asn1"`
+	} `json:"x509_authorities"`
+	RefreshHint    int64JSON `json:"refresh_hint"`
+	SequenceNumber int64JSON `json:"sequence_number"`
+}
+
+// ParseFederationList reads `spire-server federation list -output json`.
+func ParseFederationList(out []byte) (map[string]Endpoint, error) {
+	var list struct {
+		Relationships []struct {
+			TrustDomain       string    `json:"trust_domain"`
+			BundleEndpointURL string    `json:"bundle_endpoint_url"`
+			HTTPSWeb          *struct{} `json:"https_web"`
+			HTTPSSPIFFE       *struct {
+				EndpointSPIFFEID string `json:"endpoint_spiffe_id"`
+			} `json:"https_spiffe"`
+		} `json:"federation_relationships"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("cannot read the output of `spire-server %s`: %w", strings.Join(ListFederationArgs, " "), err)
+	}
+	rels := make(map[string]Endpoint, len(list.Relationships))
+	for _, r := range list.Relationships {
+		e := Endpoint{URL: r.BundleEndpointURL}
+		switch {
+		case r.HTTPSSPIFFE != nil:
+			e.Profile, e.EndpointID = bundlesource.ProfileHTTPSSPIFFE, r.HTTPSSPIFFE.EndpointSPIFFEID
+		case r.HTTPSWeb != nil:
+			e.Profile = bundlesource.ProfileHTTPSWeb
+		}
+		rels[r.TrustDomain] = e
+	}
+	return rels, nil
+}
+
+// ParseBundleList reads `spire-server bundle list -output json`: the X.509
+// authorities, refresh hint and sequence number of every federated bundle
+// (JWT authorities play no part in the checks).
+func ParseBundleList(out []byte) (map[string]*spiffebundle.Bundle, error) {
+	var list struct {
+		Bundles []bundleJSON `json:"bundles"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("cannot read the output of `spire-server %s`: %w", strings.Join(ListBundlesArgs, " "), err)
+	}
+	bundles := make(map[string]*spiffebundle.Bundle, len(list.Bundles))
+	for _, j := range list.Bundles {
+		td, err := spiffeid.TrustDomainFromString(j.TrustDomain)
+		if err != nil {
+			return nil, fmt.Errorf("`spire-server %s` lists a bundle of %q: %w", strings.Join(ListBundlesArgs, " "), j.TrustDomain, err)
+		}
+		b := spiffebundle.New(td)
+		for i, a := range j.X509Authorities {
+			cert, err := x509.ParseCertificate(a.ASN1)
+			if err != nil {
+				return nil, fmt.Errorf("X.509 authority %d of the bundle of %q: %w", i, j.TrustDomain, err)
+			}
+			b.AddX509Authority(cert)
+		}
+		if j.RefreshHint > 0 {
+			b.SetRefreshHint(time.Duration(j.RefreshHint) * time.Second)
+		}
+		if j.SequenceNumber > 0 {
+			b.SetSequenceNumber(uint64(j.SequenceNumber))
+		}
+		bundles[j.TrustDomain] = b
+	}
+	return bundles, nil
+}
+
+// SetBundle replaces SPIRE's bundle of td with bundle, a SPIFFE bundle
+// (JWKS, `-format spiffe`), sent on standard input to `spire-server bundle
+// set`. It does not retry: the caller decides what a failure means.
+func (s Server) SetBundle(ctx context.Context, td string, bundle []byte) error {
+	_, _, err := s.Client.ExecWithInput(ctx, s.Namespace, s.Pod, s.Container,
+		[]string{"spire-server", "bundle", "set", "-format", "spiffe", "-id", "spiffe://" + td}, bytes.NewReader(bundle))
+	return err
+}
+
+// OneLine keeps a command's error output to one readable line.
+func OneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
