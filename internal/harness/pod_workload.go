@@ -263,19 +263,8 @@ func waitPodEntry(ctx context.Context, s *Spire, parentID, uid string) (Entry, e
 	var found Entry
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, podEntryTimeout, true, func(ctx context.Context) (bool, error) {
-		entries, err := s.Entries(ctx, "k8s:pod-uid:"+uid)
-		if err != nil {
-			last = err.Error()
-			return false, nil
-		}
-		for _, e := range entries {
-			if e.ParentID == parentID && strings.HasPrefix(e.ID, ControllerManagerEntryIDPrefix+".") {
-				found = e
-				return true, nil
-			}
-		}
-		last = fmt.Sprintf("%d entries with selector k8s:pod-uid:%s, none of spire-controller-manager under %s", len(entries), uid, parentID)
-		return false, nil
+		found, last = findPodEntry(ctx, s, parentID, uid)
+		return last == "", nil
 	})
 	if err != nil {
 		return Entry{}, fmt.Errorf("no registration entry from spire-controller-manager after %v (%v; last: %s): "+
@@ -284,6 +273,21 @@ func waitPodEntry(ctx context.Context, s *Spire, parentID, uid string) (Entry, e
 			fileTail(s.ControllerManagerLogPath(), 15))
 	}
 	return found, nil
+}
+
+// findPodEntry returns spire-controller-manager's entry of the Pod with uid
+// on the agent parentID, or why there is none.
+func findPodEntry(ctx context.Context, s *Spire, parentID, uid string) (Entry, string) {
+	entries, err := s.Entries(ctx, "k8s:pod-uid:"+uid)
+	if err != nil {
+		return Entry{}, err.Error()
+	}
+	for _, e := range entries {
+		if e.ParentID == parentID && strings.HasPrefix(e.ID, ControllerManagerEntryIDPrefix+".") {
+			return e, ""
+		}
+	}
+	return Entry{}, fmt.Sprintf("%d entries with selector k8s:pod-uid:%s, none of spire-controller-manager under %s", len(entries), uid, parentID)
 }
 
 // attestFunc registers a process with an agent's pod attestor; release
