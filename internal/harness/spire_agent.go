@@ -47,18 +47,20 @@ type SpireAgent struct {
 	// namespace, whose bound token it attests with.
 	NodeName, NodeUID       string
 	PodName, ServiceAccount string
-	podAttestor             string // the ztpodattestor plugin binary
-	podsFile                string // its records of pod processes (internal/podattest)
-	podsMu                  sync.Mutex
-	pods                    map[int]podattest.Record
-	psat                    bool
-	bin                     string
-	detach                  bool // started by StartDetachedSpireAgent
-	healthPort              int
-	proc                    *proc
-	sockDir                 string
-	stopOnce                sync.Once
-	stopErr                 error
+
+	psat        bool
+	podAttestor string // the ztpodattestor plugin binary
+	podsFile    string // its records of pod processes (internal/podattest)
+	podsMu      sync.Mutex
+	pods        map[int]podattest.Record
+
+	bin        string
+	detach     bool // started by StartDetachedSpireAgent
+	healthPort int
+	proc       *proc
+	sockDir    string
+	stopOnce   sync.Once
+	stopErr    error
 }
 
 // SpireAgentOptions configures StartSpireAgentWith.
