@@ -59,20 +59,25 @@ func spawnPinned(cmd *exec.Cmd) error {
 // child dies with this process (Pdeathsig); with detach it gets its own
 // session and outlives it.
 func startProc(component, bin string, args []string, logPath string, detach bool, env ...string) (*proc, error) {
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, err
 	}
 	defer devnull.Close()
+	return startProcStdin(component, bin, args, logPath, detach, devnull, env...)
+}
+
+// startProcStdin is startProc with the child's stdin.
+func startProcStdin(component, bin string, args []string, logPath string, detach bool, stdin *os.File, env ...string) (*proc, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
 
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = filepath.Dir(logPath)
-	cmd.Stdin = devnull
+	cmd.Stdin = stdin
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.Env = append(childEnv(), env...)

@@ -341,6 +341,15 @@ func (s *Spire) serverConfig() string {
 	fmt.Fprintf(&b, "  KeyManager \"disk\" {\n    plugin_data {\n      keys_path = %q\n    }\n  }\n", filepath.Join(dataDir, "keys.json"))
 	b.WriteString("  NodeAttestor \"join_token\" {\n    plugin_data {}\n  }\n")
 	if !s.opts.Standalone {
+		// Beside join_token (StartSpireAgent's default): agents started with
+		// SpireAgentOptions.K8sPSAT attest as in a real cluster, with a bound
+		// ServiceAccount token of their Pod that the server checks through the
+		// cluster's TokenReview API; their SPIFFE ID then carries the Node's
+		// UID, which is what spire-controller-manager makes the parent of
+		// ClusterSPIFFEID entries.
+		fmt.Fprintf(&b, "  NodeAttestor \"k8s_psat\" {\n    plugin_data {\n      clusters = {\n        %q = {\n"+
+			"          service_account_allow_list = [%q]\n          kube_config_file = %q\n        }\n      }\n    }\n  }\n",
+			s.Cluster.Name, s.Namespace+":"+SpireAgentServiceAccount, s.Cluster.Kubeconfig)
 		fmt.Fprintf(&b, "  Notifier \"k8sbundle\" {\n    plugin_data {\n      namespace = %q\n      config_map = %q\n"+
 			"      config_map_key = \"bundle.crt\"\n      kube_config_file_path = %q\n    }\n  }\n",
 			s.Namespace, s.BundleConfigMap, s.Cluster.Kubeconfig)

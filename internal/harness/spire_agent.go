@@ -13,25 +13,46 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/podattest"
 )
 
 const spireAgentReadyTimeout = 60 * time.Second
 
 // SpireAgent is a real spire-agent (scripts/tool.sh spire-agent, the spire
-// version of the server) attested to a harness SPIRE server with a join
-// token, serving the Workload API on a unix socket. Its workload attestor is
+// version of the server) attested to a harness SPIRE server, serving the
+// Workload API on a unix socket.
+//
+// By default it attests with a join token, and its workload attestor is
 // "unix" (uid and, with discover_workload_path, the binary's path), which
 // needs no kubelet: workloads are plain processes of this machine (see
-// Workload).
+// Workload). With SpireAgentOptions.K8sPSAT it attests as spire-controller-
+// manager expects of an agent in a cluster, and also attests pod workloads
+// (StartPodWorkload).
 type SpireAgent struct {
 	Server *Spire
 	Name   string
-	// SPIFFEID is the agent's alias (spiffe://<trust domain>/agent/<name>),
-	// the parent of the registration entries of its workloads.
+	// SPIFFEID is the parent of the registration entries of its workloads:
+	// the join-token agent's alias (spiffe://<trust domain>/agent/<name>), or
+	// the k8s_psat agent's own ID
+	// (spiffe://<trust domain>/spire/agent/k8s_psat/<cluster>/<node UID>).
 	SPIFFEID   string
 	SocketPath string // the Workload API
 	Dir        string // configuration, data and log: <server dir>/agent-<name>
+
+	// Set with K8sPSAT: the Node the agent "runs on" (pod workloads are bound
+	// to it), and the agent's own Pod and ServiceAccount in the server's
+	// namespace, whose bound token it attests with.
+	NodeName, NodeUID       string
+	PodName, ServiceAccount string
+
+	psat        bool
+	podAttestor string // the ztpodattestor plugin binary
+	podsFile    string // its records of pod processes (internal/podattest)
+	podsMu      sync.Mutex
+	pods        map[int]podattest.Record
 
 	bin        string
 	detach     bool // started by StartDetachedSpireAgent
@@ -42,31 +63,68 @@ type SpireAgent struct {
 	stopErr    error
 }
 
+// SpireAgentOptions configures StartSpireAgentWith.
+type SpireAgentOptions struct {
+	// Name of the agent: a path segment of letters, digits, '-', '_' and
+	// '.'; with K8sPSAT a DNS label (lower case, digits, '-'), as it also
+	// names the agent's Node and Pod. Required.
+	Name string
+	// K8sPSAT attests the agent with SPIRE's k8s_psat node attestor instead
+	// of a join token: the harness creates a Node, the agent's Pod on it in
+	// the server's namespace with ServiceAccount SpireAgentServiceAccount,
+	// and a token bound to that Pod (TokenRequest, audience "spire-server")
+	// for the agent's token_path; the server checks it through the cluster's
+	// TokenReview API. The agent's ID is then
+	// spiffe://<trust domain>/spire/agent/k8s_psat/<cluster>/<node UID>, the
+	// parent spire-controller-manager gives the entries of pods on that Node.
+	// It also runs the ztpodattestor plugin as its "k8s" workload attestor
+	// (StartPodWorkload), beside "unix" (StartWorkload works as well). Not
+	// for standalone servers.
+	K8sPSAT bool
+	// Detach gives the agent a session of its own (the demo lab); see
+	// StartDetachedSpireAgent.
+	Detach bool
+}
+
+// SpireAgentServiceAccount is the ServiceAccount of K8sPSAT agents, in the
+// SPIRE server's namespace; the server's k8s_psat attestor allows only it.
+const SpireAgentServiceAccount = "spire-agent"
+
 // StartSpireAgent starts a spire-agent named name (a path segment: letters,
-// digits, '-', '_', '.') for server s and waits until it is attested and
-// serves the Workload API. On failure it stops what it started; the error
-// quotes the agent's log.
+// digits, '-', '_', '.') for server s, attested with a join token, and waits
+// until it is attested and serves the Workload API. On failure it stops what
+// it started; the error quotes the agent's log.
 func StartSpireAgent(ctx context.Context, s *Spire, name string) (*SpireAgent, error) {
-	return startSpireAgent(ctx, s, name, false)
+	return StartSpireAgentWith(ctx, s, SpireAgentOptions{Name: name})
 }
 
 // StartDetachedSpireAgent is StartSpireAgent for the demo lab: the agent gets
 // a session of its own and outlives this process; SpireAgent.State records it
 // for StopFromState.
 func StartDetachedSpireAgent(ctx context.Context, s *Spire, name string) (*SpireAgent, error) {
-	return startSpireAgent(ctx, s, name, true)
+	return StartSpireAgentWith(ctx, s, SpireAgentOptions{Name: name, Detach: true})
 }
 
-func startSpireAgent(ctx context.Context, s *Spire, name string, detach bool) (*SpireAgent, error) {
+// StartSpireAgentWith is StartSpireAgent with options.
+func StartSpireAgentWith(ctx context.Context, s *Spire, opts SpireAgentOptions) (*SpireAgent, error) {
+	name := opts.Name
 	if s == nil {
 		return nil, errors.New("spire-agent: a SPIRE server is required")
 	}
 	if !validSegment(name) {
 		return nil, fmt.Errorf("spire-agent %q: the name must be a non-empty path segment of letters, digits, '-', '_' and '.'", name)
 	}
+	if opts.K8sPSAT {
+		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+			return nil, fmt.Errorf("spire-agent %q: a k8s_psat agent's name names its Node and Pod: %s", name, strings.Join(errs, "; "))
+		}
+		if s.Cluster == nil || s.opts.Standalone {
+			return nil, fmt.Errorf("spire-agent %s: k8s_psat needs a SPIRE server of a cluster, not a standalone one", name)
+		}
+	}
 	a := &SpireAgent{
 		Server: s, Name: name, SPIFFEID: "spiffe://" + s.TrustDomain + "/agent/" + name,
-		Dir: filepath.Join(s.Dir, "agent-"+name), detach: detach,
+		Dir: filepath.Join(s.Dir, "agent-"+name), detach: opts.Detach, psat: opts.K8sPSAT,
 	}
 	ok := false
 	defer func() {
@@ -117,7 +175,8 @@ func validSegment(name string) bool {
 func (a *SpireAgent) LogPath() string { return filepath.Join(a.Dir, "spire-agent.log") }
 
 // prepare writes the server's bundle (the agent's bootstrap trust) and a
-// fresh join token; each start is a new agent.
+// fresh join token, or for a k8s_psat agent its Kubernetes objects and bound
+// token; each start is a new agent.
 func (a *SpireAgent) prepare(ctx context.Context) error {
 	// The Workload API socket needs a short path, as the server's does.
 	d, err := freshDataAndSocketDir(a.Dir, "zta-")
@@ -133,6 +192,9 @@ func (a *SpireAgent) prepare(ctx context.Context) error {
 	}
 	if err := os.WriteFile(filepath.Join(a.Dir, "bundle.crt"), bundle, 0o644); err != nil {
 		return err
+	}
+	if a.psat {
+		return a.preparePSAT(ctx)
 	}
 	out, err := a.Server.CLI(ctx, "token", "generate", "-spiffeID", a.SPIFFEID, "-ttl", "600", "-output", "json")
 	if err != nil {
@@ -154,9 +216,22 @@ func (a *SpireAgent) config() string {
 	fmt.Fprintf(&b, "  data_dir = %q\n  log_level = \"DEBUG\"\n", filepath.Join(a.Dir, "data"))
 	fmt.Fprintf(&b, "  server_address = \"127.0.0.1\"\n  server_port = %d\n", a.Server.apiPort)
 	fmt.Fprintf(&b, "  socket_path = %q\n  trust_domain = %q\n", a.SocketPath, a.Server.TrustDomain)
-	fmt.Fprintf(&b, "  trust_bundle_path = %q\n  join_token_file = %q\n", filepath.Join(a.Dir, "bundle.crt"), filepath.Join(a.Dir, "join-token"))
+	fmt.Fprintf(&b, "  trust_bundle_path = %q\n", filepath.Join(a.Dir, "bundle.crt"))
+	if !a.psat {
+		fmt.Fprintf(&b, "  join_token_file = %q\n", filepath.Join(a.Dir, "join-token"))
+	}
 	b.WriteString("}\n\nplugins {\n")
-	b.WriteString("  NodeAttestor \"join_token\" {\n    plugin_data {}\n  }\n")
+	if a.psat {
+		fmt.Fprintf(&b, "  NodeAttestor \"k8s_psat\" {\n    plugin_data {\n      cluster = %q\n      token_path = %q\n    }\n  }\n",
+			a.Server.Cluster.Name, a.tokenPath())
+		// The name "k8s" makes the selectors k8s:..., those of SPIRE's
+		// kubelet-based attestor, which this plugin stands in for (see
+		// internal/cmd/ztpodattestor).
+		fmt.Fprintf(&b, "  WorkloadAttestor \"k8s\" {\n    plugin_cmd = %q\n    plugin_data {\n      pods_file = %q\n    }\n  }\n",
+			a.podAttestor, a.podsFile)
+	} else {
+		b.WriteString("  NodeAttestor \"join_token\" {\n    plugin_data {}\n  }\n")
+	}
 	b.WriteString("  KeyManager \"memory\" {\n    plugin_data {}\n  }\n")
 	// The path tells workloads of one uid apart (see Workload).
 	b.WriteString("  WorkloadAttestor \"unix\" {\n    plugin_data {\n      discover_workload_path = true\n    }\n  }\n")

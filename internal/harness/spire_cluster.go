@@ -212,35 +212,8 @@ func (s *Spire) registerNodeAndPod(ctx context.Context) error {
 			Containers: []corev1.Container{{Name: s.Container, Image: spireServerImage}},
 		},
 	}
-	cur, err := cs.CoreV1().Pods(s.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		cur, err = cs.CoreV1().Pods(s.Namespace).Get(ctx, s.PodName, metav1.GetOptions{})
-		if err == nil && cur.Spec.NodeName != s.NodeName {
-			err = fmt.Errorf("it exists on node %q, not %q", cur.Spec.NodeName, s.NodeName)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("creating Pod %s/%s: %w", s.Namespace, s.PodName, err)
-	}
-	// No kubelet reports status, so say what one would: running and ready.
-	cur.Status = corev1.PodStatus{
-		Phase:  corev1.PodRunning,
-		HostIP: "127.0.0.1", PodIP: "127.0.0.1",
-		StartTime: &now,
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		},
-		ContainerStatuses: []corev1.ContainerStatus{{
-			Name: s.Container, Ready: true, Started: ptrTo(true), Image: spireServerImage, ImageID: spireServerImage,
-			ContainerID: "harness://" + s.TrustDomain,
-			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
-		}},
-	}
-	if _, err := cs.CoreV1().Pods(s.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("updating Pod %s/%s status: %w", s.Namespace, s.PodName, err)
-	}
-	return nil
+	_, err = createRunningPod(ctx, cs, pod, "harness://"+s.TrustDomain)
+	return err
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -125,6 +125,10 @@ func (s *Spire) startControllerManager(ctx context.Context) error {
 	}
 }
 
+// ControllerManagerEntryIDPrefix starts the ID of every registration entry
+// spire-controller-manager creates ("scm.<uuid>").
+const ControllerManagerEntryIDPrefix = "scm"
+
 func (s *Spire) controllerManagerConfig(healthAddr string) string {
 	cfg := map[string]any{
 		"apiVersion":            "spire.spiffe.io/v1alpha1",
@@ -139,8 +143,14 @@ func (s *Spire) controllerManagerConfig(healthAddr string) string {
 		"gcInterval": int64(time.Second),
 		"metrics":    map[string]any{"bindAddress": "0"},
 		"health":     map[string]any{"healthProbeBindAddress": healthAddr},
-		"reconcile":  map[string]any{"clusterFederatedTrustDomains": true},
-		"logLevel":   "debug",
+		// ClusterSPIFFEIDs as in a real cluster (StartPodWorkload). With an
+		// entry ID prefix the controller manages only the entries it created:
+		// without one it deletes every entry no ClusterSPIFFEID or
+		// ClusterStaticEntry declares (spireentry: shouldProcessOrDeleteEntryID),
+		// including those StartWorkload makes by hand.
+		"reconcile":     map[string]any{"clusterFederatedTrustDomains": true, "clusterSPIFFEIDs": true},
+		"entryIDPrefix": ControllerManagerEntryIDPrefix,
+		"logLevel":      "debug",
 	}
 	data, _ := json.MarshalIndent(cfg, "", "  ") // JSON is YAML; a map of plain values always marshals
 	return string(data) + "\n"

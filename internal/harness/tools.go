@@ -4,7 +4,11 @@
 // Binaries are built from pinned Go modules by scripts/tool.sh into a cache
 // outside the repository; nothing here is mocked. There is no kubelet,
 // scheduler or controller-manager: pods stay Pending, namespaces get no
-// default ServiceAccount, and namespace deletion never finishes.
+// default ServiceAccount, and namespace deletion never finishes. Where a
+// kubelet's answer is needed, the harness gives it itself: it reports the
+// Pods it creates running, requests their ServiceAccount tokens, and
+// internal/cmd/ztpodattestor tells a spire-agent which Pod a process runs in
+// (see StartPodWorkload).
 package harness
 
 import (

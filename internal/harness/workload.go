@@ -48,24 +48,34 @@ type WorkloadOptions struct {
 	Detach bool
 }
 
-// Workload is a ztworkload server: a registration entry (parent: the agent;
+// Workload is a ztworkload server: a registration entry, and the process
+// serving mTLS on Addr with the SVID and bundles the agent hands it. The
+// entry of a StartWorkload workload is made by hand (parent: the agent;
 // selectors: this uid and the path of the workload's own copy of the binary,
-// so workloads of one agent get their own identities), and the process
-// serving mTLS on Addr with the SVID and bundles the agent hands it.
+// so workloads of one agent get their own identities); that of a
+// StartPodWorkload workload by spire-controller-manager, from a
+// ClusterSPIFFEID that selects its Pod.
 type Workload struct {
 	Agent    *SpireAgent
 	Name     string
 	SPIFFEID string
 	EntryID  string
 	Addr     string // host:port of its mTLS server
-	Dir      string // <agent dir>/workload-<name>
+	Dir      string // <agent dir>/workload-<name> (pod workloads: pod-<namespace>-<pod>)
+	// Pod is the Pod the workload runs "in" (StartPodWorkload), nil for
+	// plain workloads.
+	Pod *WorkloadPod
 
 	bin           string // this workload's copy of ztworkload
 	selectors     []string
 	federatesWith []string
-	proc          *proc
-	stopOnce      sync.Once
-	stopErr       error
+	// attest, for pod workloads, registers a process of the workload with
+	// the agent's pod attestor before it runs (startAttested).
+	attest   attestFunc
+	release  func() // forgets the server process's registration
+	proc     *proc
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // StartWorkload registers a workload with a's server, starts its server and
@@ -153,6 +163,9 @@ func (w *Workload) createEntry(ctx context.Context) error {
 // its sync interval (about 5 s). SPIRE refuses a trust domain whose bundle
 // it does not hold.
 func (w *Workload) SetFederatesWith(ctx context.Context, trustDomains ...string) error {
+	if w.Pod != nil {
+		return fmt.Errorf("workload %s: spire-controller-manager owns its entry and would revert the change: apply its ClusterSPIFFEID instead", w.Name)
+	}
 	tds, err := trustDomainIDs(trustDomains)
 	if err != nil {
 		return fmt.Errorf("workload %s: %w", w.Name, err)
@@ -204,7 +217,12 @@ func (w *Workload) serve(ctx context.Context, allow []string, detach bool) error
 	args := []string{"serve", "-socket", w.Agent.SocketPath, "-addr", "127.0.0.1:0", "-allow", strings.Join(allow, ","),
 		"-addr-file", addrFile, "-timeout", workloadReadyTimeout.String()}
 	var err error
-	if w.proc, err = startProc("ztworkload", w.bin, args, w.LogPath(), detach); err != nil {
+	if w.attest != nil {
+		w.proc, w.release, err = startAttested("ztworkload", w.bin, args, w.LogPath(), w.attest)
+	} else {
+		w.proc, err = startProc("ztworkload", w.bin, args, w.LogPath(), detach)
+	}
+	if err != nil {
 		return err
 	}
 	start := time.Now()
@@ -235,6 +253,10 @@ func (w *Workload) Stop() error {
 	w.stopOnce.Do(func() {
 		if err := w.proc.stop(spireStopGrace); err != nil {
 			w.stopErr = fmt.Errorf("workload %s: stopping: %w", w.Name, err)
+			return
+		}
+		if w.release != nil {
+			w.release()
 		}
 	})
 	return w.stopErr
@@ -248,20 +270,31 @@ func (w *Workload) Stop() error {
 // from lacks to's bundle, or "remote error: tls: bad certificate" when to
 // cannot verify from).
 func CheckMTLS(ctx context.Context, from, to *Workload) (ok bool, detail string) {
-	return dialMTLS(ctx, from.bin, from.Agent.SocketPath, to.Addr, to.SPIFFEID)
+	return dialMTLS(ctx, from.bin, from.Agent.SocketPath, to.Addr, to.SPIFFEID, from.attest)
 }
 
 // dialMTLS runs `ztworkload dial` (bin, attested through the agent at
-// socket) against the server at addr, which must present SPIFFE ID id.
-func dialMTLS(ctx context.Context, bin, socket, addr, id string) (ok bool, detail string) {
+// socket; with attest, as a process of attest's pod) against the server at
+// addr, which must present SPIFFE ID id.
+func dialMTLS(ctx context.Context, bin, socket, addr, id string, attest attestFunc) (ok bool, detail string) {
 	ctx, cancel := context.WithTimeout(ctx, workloadDialTimeout+5*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "dial", "-socket", socket, "-addr", addr,
-		"-allow", id, "-timeout", workloadDialTimeout.String())
+	args := []string{"dial", "-socket", socket, "-addr", addr, "-allow", id, "-timeout", workloadDialTimeout.String()}
+	var cmd *exec.Cmd
+	if attest != nil {
+		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", attestGate, "ztworkload-gate", bin}, args...)...)
+	} else {
+		cmd = exec.CommandContext(ctx, bin, args...)
+	}
 	cmd.Env = childEnv()
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	var err error
+	if attest != nil {
+		err = runAttested(cmd, attest)
+	} else {
+		err = cmd.Run()
+	}
 	detail = strings.TrimSpace(out.String())
 	if err != nil && detail == "" {
 		detail = err.Error()

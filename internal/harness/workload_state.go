@@ -66,7 +66,7 @@ func (s SpireState) probeWorkload() error {
 
 // CheckMTLSState is CheckMTLS between recorded workloads.
 func CheckMTLSState(ctx context.Context, from, to WorkloadState) (ok bool, detail string) {
-	return dialMTLS(ctx, from.Bin, from.AgentSocket, to.Addr, to.SPIFFEID)
+	return dialMTLS(ctx, from.Bin, from.AgentSocket, to.Addr, to.SPIFFEID, nil)
 }
 
 // SetWorkloadFederatesWith is Workload.SetFederatesWith for the workload
