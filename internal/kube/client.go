@@ -59,12 +59,6 @@ func (c *Client) FirstTime(key string) bool {
 	return !seen
 }
 
-// Seen reports whether FirstTime was called with key on this client.
-func (c *Client) Seen(key string) bool {
-	_, seen := c.firsts.Load(key)
-	return seen
-}
-
 type memoEntry struct {
 	once sync.Once
 	val  any

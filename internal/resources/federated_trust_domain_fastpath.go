@@ -67,10 +67,10 @@ func (f federatedTrustDomainFastPath) ReadResource(ctx context.Context, req *tfp
 	if client == nil {
 		return nil, false
 	}
-	found, written, unreachable, diags := refreshFederatedTrustDomain(ctx, client, data.SpireNamespace, &state)
-	if !found || len(diags) > 0 || (unreachable != nil && !client.Seen(spireWarningKey(unreachable.Server))) {
+	found, written, unreachable, diags := refreshFederatedTrustDomain(ctx, client, data, &state)
+	if !found || len(diags) > 0 || unreachable.claimWarning(client) {
 		// The framework's Read asks again and says what happened (SPIRE's
-		// silence once per cluster: the first such Read warns).
+		// silence once per cluster, see spireUnreachable).
 		return nil, false
 	}
 	newPrivate, err := private.With(classNameWrittenKey, classNameWrittenValue(written))

@@ -325,8 +325,10 @@ func TestAccFederatedTrustDomainFastPath_sameAnswers(t *testing.T) {
 	t.Logf("answers: after the first apply %v, in all %v", afterApply, got)
 	// The first step's refresh after apply and its plans of 14 unchanged
 	// instances come from the fast path; so does most of every later step.
-	if afterApply["read/fast"] < 14 || afterApply["plan/fast"] < 14 {
-		t.Errorf("the fast path answered %v by the end of the first step, want >= 14 reads and plans", afterApply)
+	// One read per cluster whose SPIRE server cannot be asked (east and west
+	// run none here) goes to the framework, which says so once.
+	if afterApply["read/fast"] < 14-2 || afterApply["plan/fast"] < 14 {
+		t.Errorf("the fast path answered %v by the end of the first step, want >= 12 reads and 14 plans", afterApply)
 	}
 	// Creation plans, drift plans and the first read after import are the framework's.
 	if got["plan/framework"] < 14+2 || got["read/framework"] < 1 {

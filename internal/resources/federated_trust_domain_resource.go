@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -245,7 +246,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 	if client == nil {
 		return
 	}
-	found, written, unreachable, diags := refreshFederatedTrustDomain(ctx, client, r.Data.SpireNamespace, &state)
+	found, written, unreachable, diags := refreshFederatedTrustDomain(ctx, client, r.Data, &state)
 	resp.Diagnostics.Append(diags...)
 	unreachable.addTo(client, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -269,7 +270,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 // (checkSpireTrust). found is false when the object is gone;
 // classNameWritten is what recordClassNameWritten keeps in private state;
 // unreachable, when SPIRE could not be asked, is for Read to warn about.
-func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, spireNamespace string,
+func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, data *providerdata.Data,
 	state *federatedTrustDomainResourceModel) (found, classNameWritten bool, unreachable *spireUnreachable, diags diag.Diagnostics) {
 	obj, err := client.GetForRefresh(ctx, kube.ClusterFederatedTrustDomain, "", state.Name.ValueString())
 	if kube.IsNotFound(err) {
@@ -280,7 +281,7 @@ func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, spire
 		return false, false, nil, diags
 	}
 	diags.Append(setFederatedTrustDomainFromObject(ctx, state, obj)...)
-	unreachable, d := checkSpireTrust(ctx, client, spireNamespace, state, obj)
+	unreachable, d := checkSpireTrust(ctx, client, data, state, obj)
 	diags.Append(d...)
 	return true, appliesField(obj, client.FieldManager, "spec", "className"), unreachable, diags
 }
@@ -354,7 +355,16 @@ func (r *federatedTrustDomainResource) repairSpireTrust(ctx context.Context, cli
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := repairSpireTrust(ctx, server, m, bundle); err != nil {
+	err := repairSpireTrust(ctx, server, m, bundle)
+	var notRefreshed errRefreshAfterSeed
+	if errors.As(err, &notRefreshed) {
+		diags.AddWarning("Peer Bundle Seeded, Not Refreshed",
+			fmt.Sprintf("The %s holds the bundle of %q again (trust_domain_bundle), but could not refresh it from the peer's "+
+				"endpoint %s yet; SPIRE retries at its next refresh.\n\n%v", server, m.TrustDomain.ValueString(),
+				m.BundleEndpointURL.ValueString(), err))
+		return
+	}
+	if err != nil {
 		diags.AddError("SPIRE Federation Not Repaired",
 			fmt.Sprintf("The %s %s for %q (ClusterFederatedTrustDomain %q), and the repair did not succeed; the next "+
 				"plan shows it again.\n\n%v", server, spireTrustFinding(found), m.TrustDomain.ValueString(), m.Name.ValueString(), err))

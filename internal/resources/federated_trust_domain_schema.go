@@ -48,9 +48,10 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 			"the peer's bootstrap trust bundle.\n\n" +
 			"`trust_domain_bundle` is a **bootstrap** value: spire-controller-manager reads it only when it first sees " +
 			"the object; afterwards SPIRE refreshes the bundle from the peer's bundle endpoint. So after creation a " +
-			"changed bundle (for example a rotated CA read by `zerotrust_trust_bundle`) plans no change; replace the " +
-			"resource (`terraform apply -replace=...`) to bootstrap again. Updates never send the bundle, because a " +
-			"stale bundle sent with an endpoint change would overwrite the fresher one SPIRE holds.\n\n" +
+			"changed bundle (for example a rotated CA read by `zerotrust_trust_bundle`) plans no change. Updates never " +
+			"send the bundle, because a stale bundle sent with an endpoint change would overwrite the fresher one SPIRE " +
+			"holds. When SPIRE loses the bundle or can no longer refresh it (see `spire_trust`), the plan shows it and " +
+			"the apply seeds SPIRE again from the configured `trust_domain_bundle`.\n\n" +
 			"There is no webhook in many installations, and an invalid object is accepted by the API server and then " +
 			"silently skipped by the controller, so every rule the controller applies is checked at plan time.",
 		Attributes: map[string]schema.Attribute{

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
@@ -78,11 +79,27 @@ type spireUnreachable struct {
 	Err    error
 }
 
-func spireWarningKey(s spireexec.Server) string { return "spire-warning " + spireServerKey(s) }
+// The warning is said by the framework's Read (the fast path answers
+// without diagnostics): the first fast-path Read that meets SPIRE's silence
+// claims the warning and leaves its request to the framework, which says it;
+// later ones answer fast. A Read that reaches the framework another way may
+// say it first; either way it is said once.
+func spireWarningClaimKey(s spireexec.Server) string { return "spire-warning-claimed " + spireServerKey(s) }
+func spireWarningSaidKey(s spireexec.Server) string  { return "spire-warning-said " + spireServerKey(s) }
+
+// claimWarning reports whether the fast path must leave this Read to the
+// framework, so that the warning is said.
+func (u *spireUnreachable) claimWarning(client *kube.Client) bool {
+	return u != nil && client.FirstTime(spireWarningClaimKey(u.Server))
+}
 
 // addTo adds the warning when no other Read of this walk has.
 func (u *spireUnreachable) addTo(client *kube.Client, diags *diag.Diagnostics) {
-	if u == nil || !client.FirstTime(spireWarningKey(u.Server)) {
+	if u == nil {
+		return
+	}
+	client.FirstTime(spireWarningClaimKey(u.Server))
+	if !client.FirstTime(spireWarningSaidKey(u.Server)) {
 		return
 	}
 	diags.AddWarning("SPIRE Not Asked",
@@ -94,13 +111,16 @@ func (u *spireUnreachable) addTo(client *kube.Client, diags *diag.Diagnostics) {
 
 // checkSpireTrust sets state.SpireTrust from what the SPIRE server holds for
 // the object's trust domain; obj is the object as just read.
-func checkSpireTrust(ctx context.Context, client *kube.Client, spireNamespace string, state *federatedTrustDomainResourceModel,
+// Objects of another class than the provider's spire.class_name are left
+// alone (null): another spire-controller-manager, and so another SPIRE
+// server, acts on them, if any does.
+func checkSpireTrust(ctx context.Context, client *kube.Client, data *providerdata.Data, state *federatedTrustDomainResourceModel,
 	obj *unstructured.Unstructured) (*spireUnreachable, diag.Diagnostics) {
-	if !state.CheckSpire.ValueBool() {
+	if !state.CheckSpire.ValueBool() || state.ClassName.ValueString() != data.SpireClassName {
 		state.SpireTrust = types.StringNull()
 		return nil, nil
 	}
-	server, diags := spireServer(ctx, client, spireNamespace, state.SpireServer)
+	server, diags := spireServer(ctx, client, data.SpireNamespace, state.SpireServer)
 	if diags.HasError() {
 		return nil, diags
 	}
@@ -176,6 +196,15 @@ func planSpireTrust(ctx context.Context, client *kube.Client, spireNamespace str
 		plan.SpireTrust = types.StringUnknown()
 	case !spireTrustBroken(state.SpireTrust):
 		plan.SpireTrust = state.SpireTrust
+	case state.SpireTrust.ValueString() == spireTrustNoBundle && !httpsSPIFFE(ctx, plan.BundleEndpointProfile):
+		// SPIRE fetches an https_web bundle at its next refresh by itself,
+		// once the endpoint answers; an apply could only hurry it, and
+		// would fail for as long as the peer is down.
+		plan.SpireTrust = state.SpireTrust
+		diags.AddWarning("SPIRE Holds No Peer Bundle",
+			fmt.Sprintf("SPIRE holds no bundle of %q (ClusterFederatedTrustDomain %q). It fetches it from the https_web "+
+				"endpoint %s at its next refresh; if the endpoint answers, zerotrust_spire_bundle_refresh makes that happen now.",
+				plan.TrustDomain.ValueString(), plan.Name.ValueString(), plan.BundleEndpointURL.ValueString()))
 	default:
 		plan.SpireTrust = types.StringValue(spireTrustFederated)
 		diags.Append(planSpireRepair(ctx, client, spireNamespace, *plan, config, state.SpireTrust.ValueString())...)
@@ -193,9 +222,7 @@ func planSpireRepair(ctx context.Context, client *kube.Client, spireNamespace st
 			where = server.String()
 		}
 	}
-	var profile bundleEndpointProfileModel
-	diags.Append(plan.BundleEndpointProfile.As(ctx, &profile, basetypes.ObjectAsOptions{})...)
-	needsBundle := found != spireTrustNoRelationship && profile.Type.ValueString() == bundlesource.ProfileHTTPSSPIFFE
+	needsBundle := found != spireTrustNoRelationship && httpsSPIFFE(ctx, plan.BundleEndpointProfile)
 	if needsBundle && config.TrustDomainBundle.IsNull() {
 		diags.AddAttributeError(path.Root("trust_domain_bundle"), "SPIRE Needs the Peer Bundle Again",
 			fmt.Sprintf("%s %s for %q (ClusterFederatedTrustDomain %q), and its https_spiffe endpoint %s can only be "+
@@ -210,9 +237,6 @@ func planSpireRepair(ctx context.Context, client *kube.Client, spireNamespace st
 		repair = "waits for spire-controller-manager to recreate the relationship from the ClusterFederatedTrustDomain, then checks the bundle"
 	case spireTrustNoBundle:
 		repair = "seeds SPIRE with trust_domain_bundle and has it refresh the bundle from the peer's endpoint"
-		if !needsBundle {
-			repair = "has SPIRE fetch the bundle from the peer's endpoint now"
-		}
 	default:
 		repair = "replaces SPIRE's bundle with trust_domain_bundle and has it refresh from the peer's endpoint"
 	}
@@ -261,6 +285,7 @@ func repairSpireTrust(ctx context.Context, server spireexec.Server, m federatedT
 	}
 	rel := view.Relationships[td]
 	held := view.Bundles[td]
+	seeded := false
 	stale := held != nil && rel.Profile == bundlesource.ProfileHTTPSSPIFFE && heldBundleRefusedNow(ctx, rel, held)
 	if (held == nil || stale) && !bundle.IsNull() && !bundle.IsUnknown() {
 		id, err := spiffeid.TrustDomainFromString(td)
@@ -278,10 +303,22 @@ func repairSpireTrust(ctx context.Context, server spireexec.Server, m federatedT
 		if err := server.SetBundle(ctx, td, doc); err != nil {
 			return fmt.Errorf("seeding SPIRE with trust_domain_bundle (`spire-server bundle set`): %w", err)
 		}
+		seeded = true
 	}
 	// Refresh succeeds once SPIRE fetched the peer's bundle with what it
-	// holds now: the proof that the endpoint authenticates again.
-	if err := server.Refresh(ctx, td); err != nil {
+	// holds now: the proof that the endpoint authenticates again. After a
+	// seed the bundle is in place whatever the endpoint does now, so a peer
+	// that is down as well is a warning, not a failed repair.
+	refreshCtx := ctx
+	if seeded {
+		var cancel context.CancelFunc
+		refreshCtx, cancel = context.WithTimeout(ctx, spireTrustRefreshAfterSeed)
+		defer cancel()
+	}
+	if err := server.Refresh(refreshCtx, td); err != nil {
+		if seeded && ctx.Err() == nil {
+			return errRefreshAfterSeed{err}
+		}
 		if errors.Is(err, context.DeadlineExceeded) && stale && bundle.IsNull() {
 			return fmt.Errorf("%w (trust_domain_bundle is not set, and the bundle SPIRE holds cannot authenticate the endpoint)", err)
 		}
@@ -289,6 +326,16 @@ func repairSpireTrust(ctx context.Context, server spireexec.Server, m federatedT
 	}
 	return nil
 }
+
+// spireTrustRefreshAfterSeed bounds the refresh after a seed.
+const spireTrustRefreshAfterSeed = 30 * time.Second
+
+// errRefreshAfterSeed is a repair that seeded the bundle but could not
+// refresh it from the endpoint.
+type errRefreshAfterSeed struct{ err error }
+
+func (e errRefreshAfterSeed) Error() string { return e.err.Error() }
+func (e errRefreshAfterSeed) Unwrap() error { return e.err }
 
 // heldBundleRefusedNow fetches the endpoint authenticated by held (the
 // endpoint's SVID is of the peer's trust domain, held's).
@@ -301,4 +348,13 @@ func heldBundleRefusedNow(ctx context.Context, rel spireexec.Endpoint, held *spi
 	defer cancel()
 	_, err = bundlesource.Endpoint{URL: rel.URL, Profile: rel.Profile, EndpointID: id, Bootstrap: held}.Fetch(ctx, held.TrustDomain())
 	return bundlesource.IsUnknownAuthority(err)
+}
+
+// httpsSPIFFE reports a bundle_endpoint_profile of type https_spiffe.
+func httpsSPIFFE(ctx context.Context, profile types.Object) bool {
+	var p bundleEndpointProfileModel
+	if profile.IsNull() || profile.IsUnknown() || profile.As(ctx, &p, basetypes.ObjectAsOptions{}).HasError() {
+		return false
+	}
+	return p.Type.ValueString() == bundlesource.ProfileHTTPSSPIFFE
 }
