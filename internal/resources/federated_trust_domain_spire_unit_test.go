@@ -1,9 +1,12 @@
 package resources
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -26,5 +29,83 @@ func TestAppliedWithin(t *testing.T) {
 	}
 	if appliedWithin(nil, "zerotrust", time.Hour, now) {
 		t.Error("no object counted as applied")
+	}
+}
+
+func spireTrustModel(t *testing.T, profile, trust string, bundle types.String) federatedTrustDomainResourceModel {
+	t.Helper()
+	attrs := map[string]attr.Value{"type": types.StringValue(profile), "endpoint_spiffe_id": types.StringNull()}
+	if profile == "https_spiffe" {
+		attrs["endpoint_spiffe_id"] = types.StringValue("spiffe://peer.test/spire/server")
+	}
+	p, d := types.ObjectValue(federatedTrustDomainObjectAttrTypes("bundle_endpoint_profile"), attrs)
+	if d.HasError() {
+		t.Fatal(d)
+	}
+	m := federatedTrustDomainResourceModel{
+		Name: types.StringValue("peer-test"), TrustDomain: types.StringValue("peer.test"),
+		BundleEndpointURL: types.StringValue("https://peer.test:8443"), BundleEndpointProfile: p,
+		TrustDomainBundle: bundle, CheckSpire: types.BoolValue(true), SpireTrust: types.StringNull(),
+		SpireServer: types.ObjectNull(federatedTrustDomainObjectAttrTypes("spire_server")),
+	}
+	if trust != "" {
+		m.SpireTrust = types.StringValue(trust)
+	}
+	return m
+}
+
+// TestPlanSpireTrust pins what the plan makes of what the refresh found.
+func TestPlanSpireTrust(t *testing.T) {
+	ctx := context.Background()
+	bundle := types.StringValue(`{"keys":[]}`)
+	for _, tc := range []struct {
+		name           string
+		profile, found string
+		creating, off  bool
+		config         types.String
+		want           types.String
+		wantSummary    string
+		wantError      bool
+	}{
+		{name: "create", profile: "https_spiffe", creating: true, want: types.StringUnknown()},
+		{name: "check_spire off", profile: "https_spiffe", found: "bundle_missing", off: true, want: types.StringNull()},
+		{name: "federated stays", profile: "https_spiffe", found: "federated", want: types.StringValue("federated")},
+		{name: "not asked stays null", profile: "https_spiffe", want: types.StringNull()},
+		{name: "lost bundle repaired", profile: "https_spiffe", found: "bundle_missing", config: bundle,
+			want: types.StringValue("federated"), wantSummary: "SPIRE Federation Will Be Repaired"},
+		{name: "lost bundle, none configured", profile: "https_spiffe", found: "bundle_missing", config: types.StringNull(),
+			want: types.StringValue("federated"), wantSummary: "SPIRE Needs the Peer Bundle Again", wantError: true},
+		{name: "stale bundle repaired", profile: "https_spiffe", found: "bundle_stale", config: bundle,
+			want: types.StringValue("federated"), wantSummary: "SPIRE Federation Will Be Repaired"},
+		{name: "relationship missing needs no bundle", profile: "https_spiffe", found: "relationship_missing", config: types.StringNull(),
+			want: types.StringValue("federated"), wantSummary: "SPIRE Federation Will Be Repaired"},
+		{name: "https_web bundle is SPIRE's to fetch", profile: "https_web", found: "bundle_missing", config: types.StringNull(),
+			want: types.StringValue("bundle_missing"), wantSummary: "SPIRE Holds No Peer Bundle"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			config := tc.config
+			plan := spireTrustModel(t, tc.profile, "", config)
+			plan.SpireTrust = types.StringUnknown()
+			plan.CheckSpire = types.BoolValue(!tc.off)
+			cfg := spireTrustModel(t, tc.profile, "", config)
+			var state *federatedTrustDomainResourceModel
+			if !tc.creating {
+				s := spireTrustModel(t, tc.profile, tc.found, bundle)
+				state = &s
+			}
+			diags := planSpireTrust(ctx, nil, "spire", &plan, cfg, state)
+			if !plan.SpireTrust.Equal(tc.want) {
+				t.Errorf("spire_trust planned %s, want %s", plan.SpireTrust, tc.want)
+			}
+			if diags.HasError() != tc.wantError {
+				t.Errorf("error: %v, want %v (%v)", diags.HasError(), tc.wantError, diags)
+			}
+			switch {
+			case tc.wantSummary == "" && len(diags) > 0:
+				t.Errorf("diagnostics %v, want none", diags)
+			case tc.wantSummary != "" && (len(diags) != 1 || diags[0].Summary() != tc.wantSummary):
+				t.Errorf("diagnostics %v, want one %q", diags, tc.wantSummary)
+			}
+		})
 	}
 }
