@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -55,54 +53,6 @@ func (r *federatedTrustDomainResource) IdentitySchema(_ context.Context, _ resou
 // federatedTrustDomainObjectIdentity is the identity of the object m describes.
 func federatedTrustDomainObjectIdentity(m federatedTrustDomainResourceModel) objectIdentity {
 	return objectIdentity{Cluster: providerdata.ClusterKey(m.Cluster), Name: m.Name.ValueString()}
-}
-
-// classNameWrittenKey is the private state key recording whether this
-// provider's field manager applied spec.className. An unset class_name means
-// "the provider's spire.class_name" only on objects whose class the provider
-// wrote (it created them, or class_name was set before); an object adopted
-// with its own class, or with none, keeps it, so importing plans no change.
-const classNameWrittenKey = "class_name_written"
-
-// privateState is the part of the framework's private state data that
-// Create, Read and Update set (its type is internal to the framework).
-type privateState interface {
-	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
-}
-
-type privateStateReader interface {
-	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
-}
-
-func classNameWritten(ctx context.Context, private privateStateReader) (bool, diag.Diagnostics) {
-	v, diags := private.GetKey(ctx, classNameWrittenKey)
-	return string(v) == "true", diags
-}
-
-// recordClassNameWritten reads from the object's managed fields whether
-// manager applied spec.className, and keeps the answer in private state.
-func recordClassNameWritten(ctx context.Context, private privateState, obj *unstructured.Unstructured, manager string) diag.Diagnostics {
-	return private.SetKey(ctx, classNameWrittenKey, classNameWrittenValue(appliesField(obj, manager, "spec", "className")))
-}
-
-// classNameWrittenValue is the private state value under classNameWrittenKey.
-func classNameWrittenValue(written bool) []byte {
-	return []byte(strconv.FormatBool(written))
-}
-
-// appliesField reports whether manager's server-side apply owns the field at
-// fieldPath of obj (managed fields, not values: a field another manager
-// changed since then is theirs).
-func appliesField(obj *unstructured.Unstructured, manager string, fieldPath ...string) bool {
-	// A field the object does not hold has no owner. Checked first because
-	// decoding managedFields is the dearest part of a Read (run per object
-	// on every refresh).
-	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, fieldPath...); !found {
-		return false
-	}
-	return fieldsOwned(obj, func(e metav1.ManagedFieldsEntry) bool {
-		return e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
-	}, fieldPath)
 }
 
 func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
