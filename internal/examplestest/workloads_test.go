@@ -2,12 +2,7 @@ package examplestest
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,36 +52,11 @@ func TestAccExampleWorkloadsTrust(t *testing.T) {
 		t.FailNow()
 	}
 
-	dir := filepath.Join(copyExamples(t, "n-cluster-mesh"), "n-cluster-mesh")
-	vars := map[string]any{}
-	for i, c := range clusters {
-		// The lab has no OpenShift Route publishing the endpoint.
-		vars[c.Name] = map[string]string{"config_path": c.Kubeconfig, "config_context": c.Name, "bundle_endpoint_url": spires[i].BundleEndpointURL}
-	}
-	data, err := json.Marshal(map[string]any{"clusters": vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "terraform.tfvars.json"), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	destroyed := false
-	t.Cleanup(func() {
-		if !destroyed {
-			if out, code := terraform(t, dir, "destroy", "-auto-approve", "-no-color"); code != 0 {
-				t.Errorf("cleanup: terraform destroy exited %d:\n%s", code, out)
-			}
-		}
-	})
-	mustTerraform(t, dir, "apply", "-auto-approve", "-no-color")
+	mesh := applyMeshExample(t, clusters, spires)
 
 	// The example waited for every bundle (wait_for_bundle), so SPIRE accepts
 	// entries that federate with every peer now; it refuses them before.
-	for i, w := range workloads {
-		if err := w.SetFederatesWith(ctx, peerTrustDomains(spires, i)...); err != nil {
-			t.Fatalf("after apply: %v", err)
-		}
-	}
+	federateWorkloads(ctx, t, workloads, spires)
 	for _, r := range everyPair(ctx, workloads, true, mtlsTimeout) {
 		if r.err != nil {
 			t.Error(r.err)
@@ -101,8 +71,7 @@ func TestAccExampleWorkloadsTrust(t *testing.T) {
 		t.FailNow()
 	}
 
-	out := mustTerraform(t, dir, "destroy", "-auto-approve", "-no-color")
-	destroyed = true
+	out := mesh.destroy(t)
 	if strings.Contains(out, "Peer Bundle Not Deleted") {
 		t.Errorf("destroy could not delete a peer's bundle:\n%s", out)
 	}
@@ -121,72 +90,4 @@ func TestAccExampleWorkloadsTrust(t *testing.T) {
 		}
 		t.Logf("after destroy, %s -> %s: %s", r.from.SPIFFEID, r.to.SPIFFEID, r.detail)
 	}
-}
-
-// startMeshWorkloads starts, per SPIRE server, an agent and a workload
-// "app" whose server accepts only the other servers' "app" workloads.
-func startMeshWorkloads(ctx context.Context, t *testing.T, spires []*harness.Spire) []*harness.Workload {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	workloads := make([]*harness.Workload, len(spires))
-	for i, s := range spires {
-		a, err := harness.StartSpireAgent(ctx, s, "node")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := a.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
-		var allow []string
-		for _, td := range peerTrustDomains(spires, i) {
-			allow = append(allow, "spiffe://"+td+"/workload/app")
-		}
-		w, err := harness.StartWorkload(ctx, a, harness.WorkloadOptions{Name: "app", Allow: allow})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := w.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
-		workloads[i] = w
-	}
-	return workloads
-}
-
-type pairResult struct {
-	from, to *harness.Workload
-	detail   string
-	err      error
-}
-
-// everyPair waits, concurrently for every ordered pair of workloads, until
-// the handshake's outcome is want (or timeout passes).
-func everyPair(ctx context.Context, workloads []*harness.Workload, want bool, timeout time.Duration) []pairResult {
-	var results []pairResult
-	for _, from := range workloads {
-		for _, to := range workloads {
-			if from != to {
-				results = append(results, pairResult{from: from, to: to})
-			}
-		}
-	}
-	var wg sync.WaitGroup
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := &results[i]
-			r.detail, r.err = harness.WaitMTLS(ctx, r.from, r.to, want, timeout)
-			if r.err != nil {
-				r.err = fmt.Errorf("%w (want ok=%v)", r.err, want)
-			}
-		}()
-	}
-	wg.Wait()
-	return results
 }

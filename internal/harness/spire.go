@@ -47,6 +47,17 @@ type SpireOptions struct {
 	// ControllerManager also runs spire-controller-manager against the
 	// cluster, reconciling ClusterFederatedTrustDomains into this server.
 	ControllerManager bool
+	// FederationRefreshHint is the refresh hint the bundle endpoint serves
+	// (`federation.bundle_endpoint.refresh_hint`); 0 keeps SPIRE's default of
+	// 5 minutes. Peers poll at a quarter of it, but never use a hint below 1
+	// minute (bundleutil.MinimumRefreshHint), so 1m (every 15 s) is the
+	// fastest a test can make federation refresh.
+	FederationRefreshHint time.Duration
+	// X509SVIDTTL is `default_x509_svid_ttl`, the lifetime of workload, agent
+	// and server SVIDs, which their holders renew at half of it; 0 means 1h.
+	// Tests of a CA rotation shorten it so SVIDs move to a newly activated
+	// authority within seconds rather than half an hour.
+	X509SVIDTTL time.Duration
 	// Standalone runs only the SPIRE server process with its bundle
 	// endpoint: no Kubernetes objects, no exec endpoint, no bundle ConfigMap,
 	// no controller manager. The cluster may then be nil.
@@ -321,9 +332,16 @@ func (s *Spire) serverConfig() string {
 	fmt.Fprintf(&b, "server {\n")
 	fmt.Fprintf(&b, "  bind_address = \"127.0.0.1\"\n  bind_port = \"%d\"\n", s.apiPort)
 	fmt.Fprintf(&b, "  socket_path = %q\n  trust_domain = %q\n  data_dir = %q\n", s.SocketPath, s.TrustDomain, dataDir)
-	b.WriteString("  log_level = \"DEBUG\"\n  ca_ttl = \"24h\"\n  default_x509_svid_ttl = \"1h\"\n")
+	svidTTL := s.opts.X509SVIDTTL
+	if svidTTL == 0 {
+		svidTTL = time.Hour
+	}
+	fmt.Fprintf(&b, "  log_level = \"DEBUG\"\n  ca_ttl = \"24h\"\n  default_x509_svid_ttl = %q\n", svidTTL)
 	b.WriteString("  federation {\n    bundle_endpoint {\n")
 	fmt.Fprintf(&b, "      address = \"127.0.0.1\"\n      port = %d\n", s.bundlePort)
+	if s.opts.FederationRefreshHint > 0 {
+		fmt.Fprintf(&b, "      refresh_hint = %q\n", s.opts.FederationRefreshHint)
+	}
 	if s.opts.WebProfile {
 		fmt.Fprintf(&b, "      profile \"https_web\" {\n        serving_cert_file {\n          cert_file_path = %q\n"+
 			"          key_file_path = %q\n          file_sync_interval = \"1h\"\n        }\n      }\n",

@@ -302,6 +302,38 @@ func dialMTLS(ctx context.Context, bin, socket, addr, id string, attest attestFu
 	return err == nil, strings.TrimPrefix(detail, "error: ")
 }
 
+// WorkloadView is what the agent hands a workload right now (`ztworkload
+// show`). Authorities are hex subject key IDs, as SPIRE's `localauthority`
+// commands and X509Authority name them.
+type WorkloadView struct {
+	SPIFFEID string `json:"spiffe_id"`
+	// SVIDAuthority signed the workload's X.509-SVID.
+	SVIDAuthority string    `json:"svid_authority"`
+	SVIDExpiresAt time.Time `json:"svid_expires_at"`
+	// Bundles are the X.509 authorities of each trust domain the workload
+	// can verify (its own, and those its entry federates with).
+	Bundles map[string][]string `json:"bundles"`
+}
+
+// Show asks the agent, as workload w (a `ztworkload show` process attested
+// like w), for w's SVID and bundles.
+func (w *Workload) Show(ctx context.Context) (WorkloadView, error) {
+	ctx, cancel := context.WithTimeout(ctx, workloadDialTimeout+5*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, w.bin, "show", "-socket", w.Agent.SocketPath, "-timeout", workloadDialTimeout.String())
+	cmd.Env = childEnv()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var v WorkloadView
+	if err := cmd.Run(); err != nil {
+		return v, fmt.Errorf("workload %s: ztworkload show: %v: %s", w.Name, err, strings.TrimSpace(stdout.String()+stderr.String()))
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+		return v, fmt.Errorf("workload %s: ztworkload show: %w in %q", w.Name, err, stdout.String())
+	}
+	return v, nil
+}
+
 // WaitMTLS repeats CheckMTLS until its outcome is want (the agent passes
 // entry and bundle changes on within seconds) or timeout passes, and returns
 // the last detail; the error says the outcome never came.

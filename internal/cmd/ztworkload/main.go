@@ -6,6 +6,7 @@
 //
 //	ztworkload serve -socket S -addr 127.0.0.1:0 -allow spiffe://td/path,... [-addr-file F]
 //	ztworkload dial  -socket S -addr HOST:PORT  -allow spiffe://td/path,... [-timeout 10s]
+//	ztworkload show  -socket S [-timeout 10s]
 //
 // serve accepts mTLS connections from the allowed SPIFFE IDs (an ID without
 // a path allows every workload of that trust domain), greets each with
@@ -14,7 +15,10 @@
 // greeting (in TLS 1.3 the server refuses a client certificate only after the
 // client's handshake has finished, so only the greeting proves both sides
 // agreed), prints "ok <server ID>: <greeting>" and exits 0, or prints the
-// error and exits 1. Exit code 2 means bad usage.
+// error and exits 1. show prints, as JSON, which authority signed the SVID
+// the agent hands this workload and which authorities each bundle it holds
+// has: what a CA rotation changes, seen from the workload. Exit code 2 means
+// bad usage.
 package main
 
 import (
@@ -22,6 +26,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,6 +54,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "dial":
 		err = dial(os.Args[2:])
+	case "show":
+		err = show(os.Args[2:])
 	default:
 		usage()
 	}
@@ -58,7 +66,8 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ztworkload serve|dial -socket PATH -addr HOST:PORT -allow spiffe://...[,spiffe://...]")
+	fmt.Fprintln(os.Stderr, "usage: ztworkload serve|dial -socket PATH -addr HOST:PORT -allow spiffe://...[,spiffe://...]\n"+
+		"       ztworkload show -socket PATH")
 	os.Exit(2)
 }
 
@@ -229,4 +238,44 @@ func dial(args []string) error {
 	}
 	fmt.Printf("ok %s: %s\n", server, strings.TrimSpace(line))
 	return nil
+}
+
+// shown is what show prints. Authorities are hex subject key IDs, as SPIRE's
+// `localauthority` commands name them.
+type shown struct {
+	SPIFFEID      string              `json:"spiffe_id"`
+	SVIDAuthority string              `json:"svid_authority"`
+	SVIDExpiresAt time.Time           `json:"svid_expires_at"`
+	Bundles       map[string][]string `json:"bundles"`
+}
+
+func show(args []string) error {
+	fs := flag.NewFlagSet("show", flag.ExitOnError)
+	socket := fs.String("socket", "", "the SPIRE agent's Workload API socket (required)")
+	timeout := fs.Duration("timeout", 10*time.Second, "how long the Workload API may take")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 0 || *socket == "" {
+		fs.Usage()
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	// One fetch, not a source: show reports a moment, it serves nothing.
+	x509Ctx, err := workloadapi.FetchX509Context(ctx, workloadapi.WithAddr("unix://"+*socket))
+	if err != nil {
+		return fmt.Errorf("no X.509 context from the Workload API at %s within %v: %w", *socket, *timeout, err)
+	}
+	svid := x509Ctx.DefaultSVID()
+	leaf := svid.Certificates[0]
+	out := shown{
+		SPIFFEID: svid.ID.String(), SVIDAuthority: hex.EncodeToString(leaf.AuthorityKeyId),
+		SVIDExpiresAt: leaf.NotAfter.UTC(), Bundles: map[string][]string{},
+	}
+	for _, b := range x509Ctx.Bundles.Bundles() {
+		ids := []string{}
+		for _, a := range b.X509Authorities() {
+			ids = append(ids, hex.EncodeToString(a.SubjectKeyId))
+		}
+		out.Bundles[b.TrustDomain().Name()] = ids
+	}
+	return json.NewEncoder(os.Stdout).Encode(out)
 }

@@ -1,0 +1,146 @@
+package examplestest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+)
+
+// What the tests that put workloads on examples/n-cluster-mesh share: the
+// agents and workloads, the example's apply and destroy, and handshakes
+// between every ordered pair.
+
+// meshExample is a copy of examples/n-cluster-mesh applied to clusters,
+// destroyed at the end of the test unless the test destroyed it.
+type meshExample struct {
+	dir       string
+	destroyed bool
+}
+
+// applyMeshExample copies examples/n-cluster-mesh, writes its variables for
+// clusters (and their SPIRE servers' bundle endpoints) and applies it.
+func applyMeshExample(t *testing.T, clusters []*harness.Cluster, spires []*harness.Spire) *meshExample {
+	t.Helper()
+	m := &meshExample{dir: filepath.Join(copyExamples(t, "n-cluster-mesh"), "n-cluster-mesh")}
+	vars := map[string]any{}
+	for i, c := range clusters {
+		// The lab has no OpenShift Route publishing the endpoint.
+		vars[c.Name] = map[string]string{"config_path": c.Kubeconfig, "config_context": c.Name, "bundle_endpoint_url": spires[i].BundleEndpointURL}
+	}
+	data, err := json.Marshal(map[string]any{"clusters": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, "terraform.tfvars.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !m.destroyed {
+			if out, code := terraform(t, m.dir, "destroy", "-auto-approve", "-no-color"); code != 0 {
+				t.Errorf("cleanup: terraform destroy exited %d:\n%s", code, out)
+			}
+		}
+	})
+	mustTerraform(t, m.dir, "apply", "-auto-approve", "-no-color")
+	return m
+}
+
+// destroy runs `terraform destroy` and returns its output.
+func (m *meshExample) destroy(t *testing.T) string {
+	t.Helper()
+	out := mustTerraform(t, m.dir, "destroy", "-auto-approve", "-no-color")
+	m.destroyed = true
+	return out
+}
+
+// federateWorkloads makes every workload's entry federate with every other
+// SPIRE server's trust domain, as an administrator's ClusterSPIFFEIDs would.
+// SPIRE refuses that until it holds the peers' bundles, which the example's
+// wait_for_bundle guarantees after its apply.
+func federateWorkloads(ctx context.Context, t *testing.T, workloads []*harness.Workload, spires []*harness.Spire) {
+	t.Helper()
+	for i, w := range workloads {
+		if err := w.SetFederatesWith(ctx, peerTrustDomains(spires, i)...); err != nil {
+			t.Fatalf("federating the workloads: %v", err)
+		}
+	}
+}
+
+// startMeshWorkloads starts, per SPIRE server, an agent and a workload
+// "app" whose server accepts only the other servers' "app" workloads.
+func startMeshWorkloads(ctx context.Context, t *testing.T, spires []*harness.Spire) []*harness.Workload {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	workloads := make([]*harness.Workload, len(spires))
+	for i, s := range spires {
+		a, err := harness.StartSpireAgent(ctx, s, "node")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := a.Stop(); err != nil {
+				t.Error(err)
+			}
+		})
+		var allow []string
+		for _, td := range peerTrustDomains(spires, i) {
+			allow = append(allow, "spiffe://"+td+"/workload/app")
+		}
+		w, err := harness.StartWorkload(ctx, a, harness.WorkloadOptions{Name: "app", Allow: allow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := w.Stop(); err != nil {
+				t.Error(err)
+			}
+		})
+		workloads[i] = w
+	}
+	return workloads
+}
+
+type pairResult struct {
+	from, to *harness.Workload
+	detail   string
+	err      error
+}
+
+// orderedPairs lists every ordered pair of distinct workloads.
+func orderedPairs(workloads []*harness.Workload) []pairResult {
+	var pairs []pairResult
+	for _, from := range workloads {
+		for _, to := range workloads {
+			if from != to {
+				pairs = append(pairs, pairResult{from: from, to: to})
+			}
+		}
+	}
+	return pairs
+}
+
+// everyPair waits, concurrently for every ordered pair of workloads, until
+// the handshake's outcome is want (or timeout passes).
+func everyPair(ctx context.Context, workloads []*harness.Workload, want bool, timeout time.Duration) []pairResult {
+	results := orderedPairs(workloads)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			r := &results[i]
+			r.detail, r.err = harness.WaitMTLS(ctx, r.from, r.to, want, timeout)
+			if r.err != nil {
+				r.err = fmt.Errorf("%w (want ok=%v)", r.err, want)
+			}
+		})
+	}
+	wg.Wait()
+	return results
+}
