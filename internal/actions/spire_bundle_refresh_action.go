@@ -168,6 +168,12 @@ func refreshFailure(server spireexec.Server, td string, timeout time.Duration, e
 			"bundle endpoint to refresh from. Federate with the trust domain first (resource "+
 			"zerotrust_federated_trust_domain, which spire-controller-manager turns into a relationship), or check "+
 			"trust_domain and cluster.\n\n%v", server, td, err)
+	case spireexec.IsUnknownAuthority(err):
+		return "Peer Bundle No Longer Authenticates the Endpoint", fmt.Sprintf("%s cannot refresh the bundle of %q: "+
+			"the peer's bundle endpoint presents a certificate of a CA the bundle SPIRE holds does not contain (the peer's "+
+			"CA changed before SPIRE could fetch the new one: a forced rotation, a rebuilt peer). No refresh with that "+
+			"bundle succeeds. Apply the zerotrust_federated_trust_domain for it with trust_domain_bundle set to the peer's "+
+			"current bundle: its plan shows spire_trust = \"bundle_stale\" and the apply seeds SPIRE with it.\n\n%v", server, td, err)
 	case spireexec.IsPermanent(err):
 		return "Cannot Run spire-server in the Pod", fmt.Sprintf("Running `spire-server federation refresh` in %s "+
 			"failed, and retrying cannot help. Check spire_server (namespace, pod, container) and that the provider's "+

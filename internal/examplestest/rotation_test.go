@@ -395,12 +395,14 @@ func TestAccRotationForced(t *testing.T) {
 		// authenticate the endpoint with the revoked authority.
 		{name: "nothing", watch: 2 * time.Minute, expect: expectNoHeal},
 		// `spire-server federation refresh` authenticates the endpoint like
-		// the scheduled poll does.
+		// the scheduled poll does, so it fails the same way (the action now
+		// says so at once: "Peer Bundle No Longer Authenticates the Endpoint").
 		{name: "bundle_refresh_action", run: (*rotationMesh).invokeRefreshActions, watch: time.Minute, expect: reportOnly},
-		// The example applied again. The plan does not yet see that SPIRE
-		// holds a stale peer bundle, so today the apply changes nothing;
-		// expectHeal once it re-seeds the peers from the declared bundle.
-		{name: "apply_again", run: (*rotationMesh).applyAgain, watch: time.Minute, expect: reportOnly},
+		// The example applied again: the plan sees the peers' stale bundles
+		// of the rotated cluster (spire_trust = "bundle_stale"), and the
+		// apply seeds them from the declared bundle, which the data source
+		// read from the rotated cluster's bundle ConfigMap.
+		{name: "apply_again", run: (*rotationMesh).applyAgain, watch: time.Minute, expect: expectHeal},
 	}
 	for _, s := range strategies {
 		t.Run(s.name, func(t *testing.T) { m.forcedRotation(t, s) })

@@ -175,10 +175,22 @@ func IsNoRelationship(err error) bool {
 	return ok && (strings.Contains(text, "no federation relationship") || strings.Contains(text, "no relationship"))
 }
 
+// IsUnknownAuthority reports `spire-server federation refresh` failing
+// because the bundle SPIRE holds cannot authenticate the peer's https_spiffe
+// endpoint: SPIRE quotes Go's x509.UnknownAuthorityError ("x509: certificate
+// signed by unknown authority", crypto/x509) from its bundle client. The
+// peer's CA changed (a forced rotation, a rebuilt server) while SPIRE could
+// not follow; no refresh with that bundle ever succeeds, only a new one.
+func IsUnknownAuthority(err error) bool {
+	text, ok := exitText(err)
+	return ok && strings.Contains(text, "certificate signed by unknown authority")
+}
+
 // IsPermanent reports a failure no retry fixes: no such container, no right
-// to exec, or no federation relationship to refresh.
+// to exec, no federation relationship to refresh, or a held bundle that
+// cannot authenticate the endpoint.
 func IsPermanent(err error) bool {
-	return permanentExecError(err) || IsNoRelationship(err)
+	return permanentExecError(err) || IsNoRelationship(err) || IsUnknownAuthority(err)
 }
 
 func permanentExecError(err error) bool {

@@ -34,6 +34,10 @@ func TestClassify(t *testing.T) {
 		{name: "refresh, no relationship", err: exit(`Error: there is no federation relationship with trust domain "spiffe://peer.test"`),
 			noRelationship: true, permanent: true},
 		{name: "refresh, endpoint down", err: exit(`Error: failed to refresh bundle: rpc error: code = Internal desc = failed to refresh bundle: connection refused`)},
+		// The endpoint's CA is not in the bundle SPIRE holds (Go's x509.UnknownAuthorityError, quoted).
+		{name: "refresh, unknown authority", err: exit(`Error: rpc error: code = Internal desc = failed to refresh bundle: ` +
+			`Get "https://127.0.0.1:8443": x509svid: could not verify leaf certificate: x509: certificate signed by unknown authority`),
+			permanent: true},
 		{name: "no container", err: &kube.OpError{Err: fmt.Errorf("%w: pod has no container", kube.ErrContainerNotFound)}, permanent: true},
 		{name: "forbidden", err: forbidden, permanent: true},
 		{name: "not an exit", err: errors.New("not found")},
