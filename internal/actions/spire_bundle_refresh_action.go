@@ -65,7 +65,9 @@ func (a *spireBundleRefreshAction) Schema(_ context.Context, _ action.SchemaRequ
 			"Both commands run in the SPIRE server pod through pod exec, so the provider's credentials need `create` " +
 			"on `pods/exec` there. Failures that may pass (the peer's endpoint unreachable, the pod restarting) are " +
 			"retried until `timeout`; a SPIRE server without a federation relationship with the trust domain fails " +
-			"at once.",
+			"at once, and so does one whose bundle no longer authenticates the peer's https_spiffe endpoint (the peer's " +
+			"CA changed before SPIRE could follow: a forced rotation, a rebuilt peer). No refresh heals that; an apply " +
+			"of the `zerotrust_federated_trust_domain` does (`spire_trust = \"bundle_stale\"`).",
 		Attributes: map[string]schema.Attribute{
 			"cluster": schema.StringAttribute{
 				Optional: true,

@@ -58,15 +58,7 @@ func (m *healMesh) startWorkload(ctx context.Context, i int, agent, pod string) 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	a, err := harness.StartSpireAgentWith(ctx, m.spires[i], harness.SpireAgentOptions{Name: agent, K8sPSAT: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := a.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	a := startAgent(ctx, t, m.spires[i], harness.SpireAgentOptions{Name: agent, K8sPSAT: true})
 	var allow []string
 	for _, td := range peerTrustDomains(m.spires, i) {
 		allow = append(allow, "spiffe://"+td)

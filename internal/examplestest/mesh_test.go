@@ -81,15 +81,7 @@ func startMeshWorkloads(ctx context.Context, t *testing.T, spires []*harness.Spi
 	defer cancel()
 	workloads := make([]*harness.Workload, len(spires))
 	for i, s := range spires {
-		a, err := harness.StartSpireAgent(ctx, s, "node")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := a.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
+		a := startAgent(ctx, t, s, harness.SpireAgentOptions{Name: "node"})
 		var allow []string
 		for _, td := range peerTrustDomains(spires, i) {
 			allow = append(allow, "spiffe://"+td+"/workload/app")
@@ -106,6 +98,21 @@ func startMeshWorkloads(ctx context.Context, t *testing.T, spires []*harness.Spi
 		workloads[i] = w
 	}
 	return workloads
+}
+
+// startAgent starts an agent of s, stopped at the end of the test.
+func startAgent(ctx context.Context, t *testing.T, s *harness.Spire, opts harness.SpireAgentOptions) *harness.SpireAgent {
+	t.Helper()
+	a, err := harness.StartSpireAgentWith(ctx, s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := a.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return a
 }
 
 type pairResult struct {

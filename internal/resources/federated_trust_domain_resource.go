@@ -14,6 +14,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 )
 
 var (
@@ -101,14 +102,10 @@ func (r *federatedTrustDomainResource) waitForBundle(ctx context.Context, client
 	if !m.WaitForBundle.ValueBool() || diags.HasError() {
 		return
 	}
-	timeout, d := timeoutOf(ctx, defaultFederationTimeout)
-	diags.Append(d...)
-	server, d := spireServer(ctx, client, r.Data.SpireNamespace, m.SpireServer)
-	diags.Append(d...)
-	if diags.HasError() {
+	server, ctx, cancel, ok := r.spireWithin(ctx, client, m, timeoutOf, diags)
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := server.WaitForBundle(ctx, m.TrustDomain.ValueString()); err != nil {
 		diags.AddError("SPIRE Does Not Hold the Peer Bundle",
@@ -293,17 +290,29 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Update, &resp.Diagnostics)
 }
 
+// spireWithin is the SPIRE server m names and ctx bounded by the timeout
+// timeoutOf gives; ok is false when diags has an error.
+func (r *federatedTrustDomainResource) spireWithin(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel,
+	timeoutOf func(context.Context, time.Duration) (time.Duration, diag.Diagnostics), diags *diag.Diagnostics,
+) (server spireexec.Server, _ context.Context, cancel context.CancelFunc, ok bool) {
+	timeout, d := timeoutOf(ctx, defaultFederationTimeout)
+	diags.Append(d...)
+	server, d = spireServer(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	diags.Append(d...)
+	if diags.HasError() {
+		return server, ctx, func() {}, false
+	}
+	ctx, cancel = context.WithTimeout(ctx, timeout)
+	return server, ctx, cancel, true
+}
+
 // repairSpireTrust runs the repair the plan showed (see spire_trust).
 func (r *federatedTrustDomainResource) repairSpireTrust(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel,
 	bundle types.String, found string, diags *diag.Diagnostics) {
-	timeout, d := m.Timeouts.Update(ctx, defaultFederationTimeout)
-	diags.Append(d...)
-	server, d := spireServer(ctx, client, r.Data.SpireNamespace, m.SpireServer)
-	diags.Append(d...)
-	if diags.HasError() {
+	server, ctx, cancel, ok := r.spireWithin(ctx, client, m, m.Timeouts.Update, diags)
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := repairSpireTrust(ctx, server, m, bundle)
 	var notRefreshed errRefreshAfterSeed
@@ -340,14 +349,10 @@ func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.
 	if !state.DeleteBundleOnDestroy.ValueBool() {
 		return
 	}
-	timeout, d := state.Timeouts.Delete(ctx, defaultFederationTimeout)
-	resp.Diagnostics.Append(d...)
-	server, d := spireServer(ctx, client, r.Data.SpireNamespace, state.SpireServer)
-	resp.Diagnostics.Append(d...)
-	if resp.Diagnostics.HasError() {
+	server, ctx, cancel, ok := r.spireWithin(ctx, client, state, state.Timeouts.Delete, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// delete_bundle_on_destroy is on by default, so clusters whose SPIRE
 	// server is elsewhere (or absent) reach here too: a missing pod is not
