@@ -18,7 +18,10 @@
 # Adding a cluster is one more entry in var.clusters: the plan creates only
 # its 2*N new objects. A later CA rotation changes the bundles the data sources
 # read but plans nothing: the bundle is bootstrap input, and SPIRE keeps
-# itself current from the peers' bundle endpoints.
+# itself current from the peers' bundle endpoints. When SPIRE cannot (a lost
+# bundle, a forced rotation, a rebuilt cluster), the plan shows it as
+# `spire_trust` changing to "federated", and the apply seeds SPIRE with the
+# bundle read here (see the runbook in the guide "Federating N clusters").
 
 terraform {
   required_providers {
@@ -172,6 +175,10 @@ output "bundle_endpoints" {
 }
 
 output "config_map_bundles_current" {
+  # false after `spire-server localauthority x509 revoke` until SPIRE writes the
+  # ConfigMap again: SPIRE notifies its k8sbundle plugin when it prepares an
+  # authority, not when it revokes one. A repair seeded from the ConfigMap's
+  # bundle still works then (it holds the new authority too).
   description = "Per cluster, whether the bundle ConfigMap holds the X.509 authorities the SPIRE server itself reports."
   value = {
     for name, b in data.zerotrust_trust_bundle.this :

@@ -499,10 +499,24 @@ func (m *rotationMesh) forceRotation(t *testing.T) (revokedAt time.Time, stuck b
 	if err == nil {
 		err = s.TaintX509Authority(ctx, old)
 	}
-	if err == nil {
-		err = s.RevokeX509Authority(ctx, old)
-	}
 	if err != nil {
+		t.Fatal(err)
+	}
+	// Tainting makes east's agent rotate its own SVID and its workloads'
+	// away from the old authority at its next sync. Revoking before that
+	// strands the agent: its SVID, of a revoked authority, is refused by its
+	// own server, and it exits once that SVID expires (seen under load).
+	// Waiting for it costs the peers nothing: the endpoint's SVID moves to
+	// the new authority within seconds of the taint, and from then on the
+	// peers' bundle cannot authenticate it.
+	waitFor(t, "east's workload to hold an SVID of the new authority", propagationTimeout, func(ctx context.Context) (bool, string) {
+		v, err := m.workloads[east].Show(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return v.SVIDAuthority == prepared, "SVID of " + v.SVIDAuthority
+	})
+	if err := s.RevokeX509Authority(ctx, old); err != nil {
 		t.Fatal(err)
 	}
 	revokedAt = time.Now()
