@@ -27,6 +27,7 @@ func init() {
 			"force_conflicts":          "server-side apply option",
 			"wait_for_bundle":          "asks the SPIRE server through pod exec; not part of the object",
 			"delete_bundle_on_destroy": "asks the SPIRE server through pod exec; not part of the object",
+			"check_spire":              "asks the SPIRE server through pod exec; not part of the object",
 			"spire_server":             "where the SPIRE server pod is; not part of the object",
 		},
 	})
