@@ -255,5 +255,3 @@ func (e *fsEntry) spireProblems(now time.Time, add func(string, ...any)) {
 func fsServerName(s spireexec.Server) string {
 	return fmt.Sprintf("SPIRE server (pod %s/%s, container %s)", s.Namespace, s.Pod, s.Container)
 }
-
-func joinArgs(args []string) string { return strings.Join(args, " ") }

@@ -84,8 +84,10 @@ type spireUnreachable struct {
 // claims the warning and leaves its request to the framework, which says it;
 // later ones answer fast. A Read that reaches the framework another way may
 // say it first; either way it is said once.
-func spireWarningClaimKey(s spireexec.Server) string { return "spire-warning-claimed " + spireServerKey(s) }
-func spireWarningSaidKey(s spireexec.Server) string  { return "spire-warning-said " + spireServerKey(s) }
+func spireWarningClaimKey(s spireexec.Server) string {
+	return "spire-warning-claimed " + spireServerKey(s)
+}
+func spireWarningSaidKey(s spireexec.Server) string { return "spire-warning-said " + spireServerKey(s) }
 
 // claimWarning reports whether the fast path must leave this Read to the
 // framework, so that the warning is said.
@@ -271,7 +273,7 @@ func repairSpireTrust(ctx context.Context, server spireexec.Server, m federatedT
 	err := wait.PollUntilContextCancel(ctx, spireexec.PollInterval, true, func(ctx context.Context) (bool, error) {
 		view, last = server.View(ctx)
 		if last != nil {
-			return false, nil
+			return false, nil //nolint:nilerr // retried until ctx ends; last goes into the error then
 		}
 		if _, ok := view.Relationships[td]; !ok {
 			last = fmt.Errorf("spire-controller-manager has not recreated the federation relationship with %q "+

@@ -149,15 +149,15 @@ func trustMarkdown(r *Results) string {
 		"the one `terraform apply` until every ordered pair of workloads has completed an mTLS handshake (each side "+
 		"authorizing the other's trust domain): all pairs are tried as soon as both of their workloads serve, %d handshakes "+
 		"at a time (each is a process start), again %.0f s after a failure. *Serving* is when the last workload got its SVID. "+
-		"Single runs.\n\n", trustTemplate, trustDialers, trustRetry.Seconds())
-	p("| Clusters | Ordered pairs | Apply (s) | Last workload serving (s) | Time to trust (s) | Handshakes tried |\n")
-	p("|---:|---:|---:|---:|---:|---:|\n")
+		"*All bundles held* (polled as in the table above) is where the provider's part ends. Single runs.\n\n", trustTemplate, trustDialers, trustRetry.Seconds())
+	p("| Clusters | Ordered pairs | Apply (s) | All bundles held (s) | Last workload serving (s) | Time to trust (s) | Handshakes tried |\n")
+	p("|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, row := range rows {
 		ttt := "not reached"
 		if row.TimeToTrust > 0 {
 			ttt = fmt.Sprintf("%.1f", row.TimeToTrust)
 		}
-		p("| %d | %d | %.1f | %.1f | %s | %d |\n", row.Clusters, row.TrustPairs, row.TrustApplyWall, row.TrustWorkloadsServing, ttt, row.TrustDials)
+		p("| %d | %d | %.1f | %.1f | %.1f | %s | %d |\n", row.Clusters, row.TrustPairs, row.TrustApplyWall, row.TrustBundlesHeld, row.TrustWorkloadsServing, ttt, row.TrustDials)
 	}
 	p("\n")
 	for _, row := range rows {
@@ -169,13 +169,14 @@ func trustMarkdown(r *Results) string {
 		return b.String()
 	}
 	p("\n### Time to heal: one apply repairs SPIRE's side\n\n")
-	p("On the mesh of the smallest time-to-trust run, while every pair handshakes, one SPIRE server is damaged, then " +
-		"`terraform plan -detailed-exitcode` and one `terraform apply` of the unchanged configuration run. " +
-		"`zerotrust_federated_trust_domain` reads SPIRE's side on refresh (`spire_trust`), so the plan should show the " +
-		"damage as `spire_trust` changing to `federated` (exit 2), and the apply repairs it (re-seeds the bundle from " +
-		"`trust_domain_bundle`, then refreshes it). *Every pair* is the time from the start of that apply until every " +
-		"ordered pair of workloads has handshaken again, polled as above; after it a plan must be empty. The cases run in " +
-		"this order on the same mesh; *broke* says a handshake of the damaged pair failed before the plan. Single runs.\n\n")
+	p("On the mesh of the smallest time-to-trust run, while every pair handshakes, one SPIRE server is damaged, then "+
+		"`terraform plan -detailed-exitcode` and one `terraform apply` of the unchanged configuration run. "+
+		"`zerotrust_federated_trust_domain` reads SPIRE's side on refresh (`spire_trust`), so the plan should show the "+
+		"damage as `spire_trust` changing to `federated` (exit 2), and the apply repairs it (re-seeds the bundle from "+
+		"`trust_domain_bundle`, then refreshes it). *Every pair* is the time from the start of that apply until every "+
+		"ordered pair of workloads has handshaken again, polled as above for at most %.0f s; after it a plan must be empty. "+
+		"The cases run in this order on the same mesh; *broke* says a handshake of the damaged pair failed (within %.0f s) "+
+		"before the plan. Single runs.\n\n", healWaitCap.Seconds(), trustBreakWait.Seconds())
 	p("| Case | Damage | Broke | Plan before: exit, spire_trust | Shows repair | Apply (s) | Every pair handshakes (s) | Plan after empty |\n")
 	p("|---|---|---|---|---|---:|---:|---|\n")
 	for _, c := range r.ClusterHeal {

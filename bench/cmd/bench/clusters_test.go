@@ -248,7 +248,7 @@ func TestTrustMarkdownAndGoals(t *testing.T) {
 	}
 	r = &Results{
 		ClusterScale: []ClusterScaleRow{
-			{Clusters: 3, TrustPairs: 6, TrustApplyWall: 1.5, TrustWorkloadsServing: 3.25, TimeToTrust: 4.5, TrustDials: 7},
+			{Clusters: 3, TrustPairs: 6, TrustApplyWall: 1.5, TrustBundlesHeld: 1.25, TrustWorkloadsServing: 3.25, TimeToTrust: 4.5, TrustDials: 7},
 			{Clusters: 6, TrustPairs: 30, TrustApplyWall: 5, TrustError: "2 ordered pairs had not handshaken | x"},
 		},
 		ClusterHeal: []HealCase{
@@ -259,8 +259,8 @@ func TestTrustMarkdownAndGoals(t *testing.T) {
 	}
 	got := trustMarkdown(r)
 	for _, want := range []string{
-		"| 3 | 6 | 1.5 | 3.2 | 4.5 | 7 |",
-		"| 6 | 30 | 5.0 | 0.0 | not reached | 0 |",
+		"| 3 | 6 | 1.5 | 1.2 | 3.2 | 4.5 | 7 |",
+		"| 6 | 30 | 5.0 | 0.0 | 0.0 | not reached | 0 |",
 		`- 6 clusters: 2 ordered pairs had not handshaken \| x`,
 		"| lost bundle (3 clusters) | `bundle delete` | true | 2, bundle_missing -> federated ×1 (1 to change) | true | 1.2 | 2.5 | true |",
 		"| forced rotation (3 clusters) |  | false | 0, no spire_trust change (0 to change) | false | 1.0 | not reached | false |",

@@ -65,11 +65,13 @@ type ClusterScaleRow struct {
 	// agent and a Pod whose workload waits for its SVID in every cluster
 	// before it starts. TimeToTrust is from the start of that apply until
 	// every ordered pair of workloads (TrustPairs) has completed an mTLS
-	// handshake; zero: not reached. TrustWorkloadsServing is when the last
+	// handshake; zero: not reached. TrustBundlesHeld is when every SPIRE
+	// server held every peer bundle (as AllBundlesHeld); TrustWorkloadsServing is when the last
 	// workload got its SVID (SPIRE makes the entries only once it holds
 	// every peer bundle); TrustDials the handshakes tried.
 	TrustApplyWall        float64 `json:"trust_apply_wall_s,omitempty"`
 	TimeToTrust           float64 `json:"time_to_trust_s,omitempty"`
+	TrustBundlesHeld      float64 `json:"trust_bundles_held_s,omitempty"`
 	TrustWorkloadsServing float64 `json:"trust_workloads_serving_s,omitempty"`
 	TrustPairs            int     `json:"trust_pairs,omitempty"`
 	TrustDials            int     `json:"trust_dials,omitempty"`
