@@ -174,11 +174,13 @@ func trustMarkdown(r *Results) string {
 		"`zerotrust_federated_trust_domain` reads SPIRE's side on refresh (`spire_trust`), so the plan should show the "+
 		"damage as `spire_trust` changing to `federated` (exit 2), and the apply repairs it (re-seeds the bundle from "+
 		"`trust_domain_bundle`, then refreshes it). *Every pair* is the time from the start of that apply until every "+
-		"ordered pair of workloads has handshaken again, polled as above for at most %.0f s; after it a plan must be empty. "+
+		"ordered pair of workloads has handshaken again, polled as above for at most %.0f s; after it a plan must be empty, "+
+		"and %.0f s later (more than an agent's sync interval) every pair is tried once more (*pairs after*): a pair that "+
+		"handshook during the apply, before the repair reached its workloads, may fail then. "+
 		"The cases run in this order on the same mesh; *broke* says a handshake of the damaged pair failed (within %.0f s) "+
-		"before the plan. Single runs.\n\n", healWaitCap.Seconds(), trustBreakWait.Seconds())
-	p("| Case | Damage | Broke | Plan before: exit, spire_trust | Shows repair | Apply (s) | Every pair handshakes (s) | Plan after empty |\n")
-	p("|---|---|---|---|---|---:|---:|---|\n")
+		"before the plan. Single runs.\n\n", healWaitCap.Seconds(), healSettle.Seconds(), trustBreakWait.Seconds())
+	p("| Case | Damage | Broke | Plan before: exit, spire_trust | Shows repair | Apply (s) | Every pair handshakes (s) | Plan after empty | Pairs after |\n")
+	p("|---|---|---|---|---|---:|---:|---|---:|\n")
 	for _, c := range r.ClusterHeal {
 		all := "not reached"
 		if c.AllPairs > 0 {
@@ -188,8 +190,8 @@ func trustMarkdown(r *Results) string {
 		if trust == "" {
 			trust = "no spire_trust change"
 		}
-		p("| %s (%d clusters) | %s | %v | %d, %s (%d to change) | %v | %.1f | %s | %v |\n", c.Case, c.Clusters, esc(c.Damage),
-			c.Broke, c.PlanExit, trust, c.PlanChanges, c.PlanShowsRepair, c.ApplyWall, all, c.PlanAfterEmpty)
+		p("| %s (%d clusters) | %s | %v | %d, %s (%d to change) | %v | %.1f | %s | %v | %d of %d |\n", c.Case, c.Clusters, esc(c.Damage),
+			c.Broke, c.PlanExit, trust, c.PlanChanges, c.PlanShowsRepair, c.ApplyWall, all, c.PlanAfterEmpty, c.PairsAfter, c.Pairs)
 	}
 	p("\n")
 	for _, c := range r.ClusterHeal {

@@ -253,7 +253,7 @@ func TestTrustMarkdownAndGoals(t *testing.T) {
 		},
 		ClusterHeal: []HealCase{
 			{Clusters: 3, Case: "lost bundle", Damage: "`bundle delete`", Broke: true, PlanExit: 2, PlanTrust: []string{"bundle_missing -> federated ×1"},
-				PlanChanges: 1, Expect: "bundle_missing", PlanShowsRepair: true, ApplyWall: 1.25, AllPairs: 2.5, Pairs: 6, PlanAfterEmpty: true},
+				PlanChanges: 1, Expect: "bundle_missing", PlanShowsRepair: true, ApplyWall: 1.25, AllPairs: 2.5, Pairs: 6, PlanAfterEmpty: true, PairsAfter: 6},
 			{Clusters: 3, Case: "forced rotation", PlanExit: 0, Expect: "bundle_stale", ApplyWall: 1, Pairs: 6, Error: "plan before the apply exited 0"},
 		},
 	}
@@ -262,8 +262,8 @@ func TestTrustMarkdownAndGoals(t *testing.T) {
 		"| 3 | 6 | 1.5 | 1.2 | 3.2 | 4.5 | 7 |",
 		"| 6 | 30 | 5.0 | 0.0 | 0.0 | not reached | 0 |",
 		`- 6 clusters: 2 ordered pairs had not handshaken \| x`,
-		"| lost bundle (3 clusters) | `bundle delete` | true | 2, bundle_missing -> federated ×1 (1 to change) | true | 1.2 | 2.5 | true |",
-		"| forced rotation (3 clusters) |  | false | 0, no spire_trust change (0 to change) | false | 1.0 | not reached | false |",
+		"| lost bundle (3 clusters) | `bundle delete` | true | 2, bundle_missing -> federated ×1 (1 to change) | true | 1.2 | 2.5 | true | 6 of 6 |",
+		"| forced rotation (3 clusters) |  | false | 0, no spire_trust change (0 to change) | false | 1.0 | not reached | false | 0 of 6 |",
 		"- forced rotation: plan before the apply exited 0",
 	} {
 		if !strings.Contains(got, want) {
@@ -280,7 +280,7 @@ func TestTrustMarkdownAndGoals(t *testing.T) {
 	}
 	r.ClusterScale = r.ClusterScale[:1]
 	for i := range healCaseList {
-		r.ClusterHeal = append(r.ClusterHeal[:i], HealCase{Case: healCaseList[i].name, PlanShowsRepair: true, AllPairs: 3, PlanAfterEmpty: true})
+		r.ClusterHeal = append(r.ClusterHeal[:i], HealCase{Case: healCaseList[i].name, PlanShowsRepair: true, AllPairs: 3, PlanAfterEmpty: true, Pairs: 6, PairsAfter: 6})
 	}
 	goals = nil
 	r.trustGoals(func(g Goal) { goals = append(goals, g) })

@@ -47,6 +47,12 @@ const (
 	// healWaitCap bounds the wait, from the start of a repairing apply, for
 	// every pair to handshake again.
 	healWaitCap = 2 * time.Minute
+	// healSettle is how long after a repairing apply (and its plan) the
+	// pairs are checked once more: longer than a spire-agent's sync interval
+	// (5 s), so every workload has the bundles SPIRE holds by then. A pair
+	// that handshook during the apply, before the repair reached it, may
+	// fail then.
+	healSettle = 10 * time.Second
 	// trustBreakWait bounds the wait for a heal case's damage to show as a
 	// failed handshake (agents pass bundle changes on within seconds).
 	trustBreakWait = 30 * time.Second
@@ -611,6 +617,54 @@ func runHealCase(ctx context.Context, env *tfEnv, opts options, dir string, ws *
 	if code != 0 {
 		fail("plan after the apply exited %d: %s", code, tail(out, 10))
 	}
+	time.Sleep(healSettle)
+	var failed []string
+	c.PairsAfter, failed = sweepPairs(ctx, ws)
+	if len(failed) > 0 {
+		fail("%.0f s after the apply, %d of %d ordered pairs fail: %s", healSettle.Seconds(), len(failed), c.Pairs, strings.Join(failed, "; "))
+	}
+}
+
+// sweepPairs handshakes every ordered pair once (trustDialers at a time)
+// and returns how many succeeded and why the others failed.
+func sweepPairs(ctx context.Context, ws *meshWorkloads) (int, []string) {
+	var (
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		ok     int
+		failed []string
+		sem    = make(chan struct{}, trustDialers)
+	)
+	for i := range ws.members {
+		for j := range ws.members {
+			if i == j {
+				continue
+			}
+			from, to := ws.get(i), ws.get(j)
+			name := ws.members[i].cluster.Name + "->" + ws.members[j].cluster.Name
+			if from == nil || to == nil {
+				failed = append(failed, name+": a workload has no SVID")
+				continue
+			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				good, detail := harness.CheckMTLS(ctx, from, to)
+				mu.Lock()
+				if good {
+					ok++
+				} else {
+					failed = append(failed, name+": "+detail)
+				}
+				mu.Unlock()
+				<-sem
+			}()
+		}
+	}
+	wg.Wait()
+	sort.Strings(failed)
+	return ok, failed
 }
 
 // planExit runs a plan with -detailed-exitcode: 0 no changes, 2 changes, -1

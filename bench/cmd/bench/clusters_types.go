@@ -105,5 +105,9 @@ type HealCase struct {
 	Pairs          int     `json:"pairs"`
 	Dials          int     `json:"dials"`
 	PlanAfterEmpty bool    `json:"plan_after_empty"`
-	Error          string  `json:"error,omitempty"`
+	// PairsAfter is how many ordered pairs handshook in one more check, a
+	// settling time after the apply: a pair that handshook during the
+	// apply, before the repair reached it, may fail after it.
+	PairsAfter int    `json:"pairs_after"`
+	Error      string `json:"error,omitempty"`
 }

@@ -264,12 +264,13 @@ func (r *Results) trustGoals(add func(Goal)) {
 	ok := len(r.ClusterHeal) == len(healCaseList)
 	parts = nil
 	for _, c := range r.ClusterHeal {
-		ok = ok && c.PlanShowsRepair && c.AllPairs > 0 && c.PlanAfterEmpty
+		ok = ok && c.PlanShowsRepair && c.AllPairs > 0 && c.PlanAfterEmpty && c.PairsAfter == c.Pairs
 		all := "not reached"
 		if c.AllPairs > 0 {
 			all = fmt.Sprintf("%.1f s", c.AllPairs)
 		}
-		parts = append(parts, fmt.Sprintf("%s: plan shows repair %v, every pair %s, plan after empty %v", c.Case, c.PlanShowsRepair, all, c.PlanAfterEmpty))
+		parts = append(parts, fmt.Sprintf("%s: plan shows repair %v, every pair %s, plan after empty %v, %d of %d pairs after",
+			c.Case, c.PlanShowsRepair, all, c.PlanAfterEmpty, c.PairsAfter, c.Pairs))
 	}
 	add(Goal{Goal: "after a lost bundle, a forced rotation or a rebuilt cluster, the plan shows the repair and one apply restores every pair",
 		Measured: strings.Join(parts, "; "), Status: status(ok),
