@@ -12,6 +12,9 @@
 #                          full-mesh part alone) or all
 #   BENCH_N=100,300,1000   object counts
 #   BENCH_CLUSTERS=3,6,10  cluster counts of the full-mesh part
+#   BENCH_TRUST=true       full-mesh part: also time to trust (a workload per
+#                          cluster, every ordered pair handshakes) and, at the
+#                          smallest count, time to heal
 #   BENCH_RUNS=3           interleaved runs per target and N (medians reported)
 #   BENCH_TARGETS=...      subset of zerotrust,zerotrust_framework (the same
 #                          provider with ZEROTRUST_FASTPATH=off),plugin_floor,terraform_data,

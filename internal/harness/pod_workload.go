@@ -75,11 +75,21 @@ type PodWorkloadOptions struct {
 	// Allow lists the SPIFFE IDs its server accepts as clients, as in
 	// WorkloadOptions. Required.
 	Allow []string
+	// SPIFFEID, when set, is the ID the ClusterSPIFFEID's template gives the
+	// Pod; the workload then starts right after its Pod, without waiting for
+	// the entry, as a container starts before spire-controller-manager has
+	// registered it (its entry may wait for a federation: SPIRE refuses
+	// entries federating with a trust domain whose bundle it lacks). It
+	// serves once the agent hands it that SVID; EntryID stays empty.
+	SPIFFEID string
+	// ReadyTimeout bounds the wait for its first SVID. Default 60 s.
+	ReadyTimeout time.Duration
 }
 
 // StartPodWorkload creates a Pod on a's Node, waits for the registration
 // entry spire-controller-manager makes for it from a ClusterSPIFFEID (which
-// must select it: see ApplyClusterSPIFFEID), then starts ztworkload as a
+// must select it: see ApplyClusterSPIFFEID; with opts.SPIFFEID it does not
+// wait), then starts ztworkload as a
 // process of that Pod (registered with a's pod attestor before it runs) and
 // waits until it serves with the entry's SVID. a must be a K8sPSAT agent of
 // a server with ControllerManager. The Workload's SPIFFEID is what the
@@ -124,12 +134,17 @@ func StartPodWorkload(ctx context.Context, a *SpireAgent, opts PodWorkloadOption
 	if err := w.createPod(ctx); err != nil {
 		return fail(err)
 	}
-	entry, err := waitPodEntry(ctx, s, a.SPIFFEID, w.Pod.UID)
-	if err != nil {
-		return fail(err)
+	if opts.SPIFFEID != "" {
+		w.SPIFFEID = opts.SPIFFEID
+	} else {
+		entry, err := waitPodEntry(ctx, s, a.SPIFFEID, w.Pod.UID)
+		if err != nil {
+			return fail(err)
+		}
+		w.SPIFFEID, w.EntryID, w.federatesWith = entry.SPIFFEID, entry.ID, entry.FederatesWith
+		w.selectors = entry.Selectors
 	}
-	w.SPIFFEID, w.EntryID, w.federatesWith = entry.SPIFFEID, entry.ID, entry.FederatesWith
-	w.selectors = entry.Selectors
+	w.readyTimeout = opts.ReadyTimeout
 	record := podattest.Record{
 		Namespace: w.Pod.Namespace, PodName: w.Pod.Name, PodUID: w.Pod.UID, ServiceAccount: w.Pod.ServiceAccount,
 		NodeName: w.Pod.NodeName, Labels: w.Pod.Labels, ContainerName: podWorkloadContainer, ContainerImage: podWorkloadImage,

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,11 +72,13 @@ type Workload struct {
 	federatesWith []string
 	// attest, for pod workloads, registers a process of the workload with
 	// the agent's pod attestor before it runs (startAttested).
-	attest   attestFunc
-	release  func() // forgets the server process's registration
-	proc     *proc
-	stopOnce sync.Once
-	stopErr  error
+	attest attestFunc
+	// readyTimeout overrides workloadReadyTimeout (PodWorkloadOptions).
+	readyTimeout time.Duration
+	release      func() // forgets the server process's registration
+	proc         *proc
+	stopOnce     sync.Once
+	stopErr      error
 }
 
 // StartWorkload registers a workload with a's server, starts its server and
@@ -214,8 +217,9 @@ func (w *Workload) serve(ctx context.Context, allow []string, detach bool) error
 	if err := os.Remove(addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	timeout := cmp.Or(w.readyTimeout, workloadReadyTimeout)
 	args := []string{"serve", "-socket", w.Agent.SocketPath, "-addr", "127.0.0.1:0", "-allow", strings.Join(allow, ","),
-		"-addr-file", addrFile, "-timeout", workloadReadyTimeout.String()}
+		"-addr-file", addrFile, "-timeout", timeout.String()}
 	var err error
 	if w.attest != nil {
 		w.proc, w.release, err = startAttested("ztworkload", w.bin, args, w.LogPath(), w.attest)
@@ -226,7 +230,7 @@ func (w *Workload) serve(ctx context.Context, allow []string, detach bool) error
 		return err
 	}
 	start := time.Now()
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, workloadReadyTimeout, true, func(context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		if w.proc.exited() {
 			return false, w.proc.exitError()
 		}

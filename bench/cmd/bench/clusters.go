@@ -98,6 +98,13 @@ func runClusterScale(ctx context.Context, env *tfEnv, opts options, res *Results
 			logf("clusters: %d clusters with SPIRE ready in %.1f s", k-have, row.StartWall)
 		}
 		err := meshRow(ctx, env, opts, members[:k], &row)
+		if err == nil && opts.trust {
+			dir := filepath.Join(env.work, "mesh", fmt.Sprintf("cfg-%02d", k))
+			// Heal cases once, on the smallest mesh (the counts ascend).
+			var cases []HealCase
+			cases, err = meshTrust(ctx, env, opts, dir, members[:k], &row, k == opts.clusterCounts[0])
+			res.ClusterHeal = append(res.ClusterHeal, cases...)
+		}
 		res.ClusterScale = append(res.ClusterScale, row)
 		if werr := writeOutputs(opts.outDir, res); werr != nil {
 			return werr

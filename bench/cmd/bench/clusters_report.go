@@ -121,5 +121,83 @@ func clusterScaleMarkdown(r *Results) string {
 			p("- %d clusters: %s\n", row.Clusters, esc(row.Error))
 		}
 	}
+	b.WriteString(trustMarkdown(r))
+	return b.String()
+}
+
+// trustMarkdown is the time-to-trust and time-to-heal part of the cluster
+// section; empty when the run had no time-to-trust runs.
+func trustMarkdown(r *Results) string {
+	var rows []ClusterScaleRow
+	for _, row := range r.ClusterScale {
+		if row.TrustPairs > 0 || row.TrustError != "" {
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("\n### Time to trust: workloads of every cluster handshake\n\n")
+	p("After its timed runs, each row applies its mesh once more, into clusters where a platform team has already "+
+		"deployed what the federation is for: per cluster a ClusterSPIFFEID (`%s`, federating with every peer trust "+
+		"domain), a k8s_psat spire-agent, and a Pod whose workload (a go-spiffe mTLS server, `internal/cmd/ztworkload`) "+
+		"runs and waits for its SVID. SPIRE refuses entries federating with a trust domain whose bundle it lacks, so "+
+		"spire-controller-manager retries them (every second here) until the apply has federated the cluster; then the "+
+		"agent issues the SVID (with every peer bundle) and the workload serves. *Time to trust* runs from the start of "+
+		"the one `terraform apply` until every ordered pair of workloads has completed an mTLS handshake (each side "+
+		"authorizing the other's trust domain): all pairs are tried as soon as both of their workloads serve, %d handshakes "+
+		"at a time (each is a process start), again %.0f s after a failure. *Serving* is when the last workload got its SVID. "+
+		"*All bundles held* (polled as in the table above) is where the provider's part ends. Single runs.\n\n", trustTemplate, trustDialers, trustRetry.Seconds())
+	p("| Clusters | Ordered pairs | Apply (s) | All bundles held (s) | Last workload serving (s) | Time to trust (s) | Handshakes tried |\n")
+	p("|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, row := range rows {
+		ttt := "not reached"
+		if row.TimeToTrust > 0 {
+			ttt = fmt.Sprintf("%.1f", row.TimeToTrust)
+		}
+		p("| %d | %d | %.1f | %.1f | %.1f | %s | %d |\n", row.Clusters, row.TrustPairs, row.TrustApplyWall, row.TrustBundlesHeld, row.TrustWorkloadsServing, ttt, row.TrustDials)
+	}
+	p("\n")
+	for _, row := range rows {
+		if row.TrustError != "" {
+			p("- %d clusters: %s\n", row.Clusters, esc(row.TrustError))
+		}
+	}
+	if len(r.ClusterHeal) == 0 {
+		return b.String()
+	}
+	p("\n### Time to heal: one apply repairs SPIRE's side\n\n")
+	p("On the mesh of the smallest time-to-trust run, while every pair handshakes, one SPIRE server is damaged, then "+
+		"`terraform plan -detailed-exitcode` and one `terraform apply` of the unchanged configuration run. "+
+		"`zerotrust_federated_trust_domain` reads SPIRE's side on refresh (`spire_trust`), so the plan should show the "+
+		"damage as `spire_trust` changing to `federated` (exit 2), and the apply repairs it (re-seeds the bundle from "+
+		"`trust_domain_bundle`, then refreshes it). *Every pair* is the time from the start of that apply until every "+
+		"ordered pair of workloads has handshaken again, polled as above for at most %.0f s; after it a plan must be empty, "+
+		"and %.0f s later (more than an agent's sync interval) every pair is tried once more (*pairs after*): a pair that "+
+		"handshook during the apply, before the repair reached its workloads, may fail then. "+
+		"The cases run in this order on the same mesh; *broke* says a handshake of the damaged pair failed (within %.0f s) "+
+		"before the plan. Single runs.\n\n", healWaitCap.Seconds(), healSettle.Seconds(), trustBreakWait.Seconds())
+	p("| Case | Damage | Broke | Plan before: exit, spire_trust | Shows repair | Apply (s) | Every pair handshakes (s) | Plan after empty | Pairs after |\n")
+	p("|---|---|---|---|---|---:|---:|---|---:|\n")
+	for _, c := range r.ClusterHeal {
+		all := "not reached"
+		if c.AllPairs > 0 {
+			all = fmt.Sprintf("%.1f", c.AllPairs)
+		}
+		trust := strings.Join(c.PlanTrust, ", ")
+		if trust == "" {
+			trust = "no spire_trust change"
+		}
+		p("| %s (%d clusters) | %s | %v | %d, %s (%d to change) | %v | %.1f | %s | %v | %d of %d |\n", c.Case, c.Clusters, esc(c.Damage),
+			c.Broke, c.PlanExit, trust, c.PlanChanges, c.PlanShowsRepair, c.ApplyWall, all, c.PlanAfterEmpty, c.PairsAfter, c.Pairs)
+	}
+	p("\n")
+	for _, c := range r.ClusterHeal {
+		if c.Error != "" {
+			p("- %s: %s\n", c.Case, esc(c.Error))
+		}
+	}
 	return b.String()
 }

@@ -238,3 +238,70 @@ func TestClusterScaleSummarize(t *testing.T) {
 		t.Errorf("held %v %v, want not reached when a run did not reach it", row.AllBundlesHeld, row.BundlesHeldPerCluster)
 	}
 }
+
+func TestTrustMarkdownAndGoals(t *testing.T) {
+	r := &Results{ClusterScale: []ClusterScaleRow{
+		{Clusters: 3, Resources: 9},
+	}}
+	if got := trustMarkdown(r); got != "" {
+		t.Errorf("no time-to-trust runs: %q, want nothing", got)
+	}
+	r = &Results{
+		ClusterScale: []ClusterScaleRow{
+			{Clusters: 3, TrustPairs: 6, TrustApplyWall: 1.5, TrustBundlesHeld: 1.25, TrustWorkloadsServing: 3.25, TimeToTrust: 4.5, TrustDials: 7},
+			{Clusters: 6, TrustPairs: 30, TrustApplyWall: 5, TrustError: "2 ordered pairs had not handshaken | x"},
+		},
+		ClusterHeal: []HealCase{
+			{Clusters: 3, Case: "lost bundle", Damage: "`bundle delete`", Broke: true, PlanExit: 2, PlanTrust: []string{"bundle_missing -> federated ×1"},
+				PlanChanges: 1, Expect: "bundle_missing", PlanShowsRepair: true, ApplyWall: 1.25, AllPairs: 2.5, Pairs: 6, PlanAfterEmpty: true, PairsAfter: 6},
+			{Clusters: 3, Case: "forced rotation", PlanExit: 0, Expect: "bundle_stale", ApplyWall: 1, Pairs: 6, Error: "plan before the apply exited 0"},
+		},
+	}
+	got := trustMarkdown(r)
+	for _, want := range []string{
+		"| 3 | 6 | 1.5 | 1.2 | 3.2 | 4.5 | 7 |",
+		"| 6 | 30 | 5.0 | 0.0 | 0.0 | not reached | 0 |",
+		`- 6 clusters: 2 ordered pairs had not handshaken \| x`,
+		"| lost bundle (3 clusters) | `bundle delete` | true | 2, bundle_missing -> federated ×1 (1 to change) | true | 1.2 | 2.5 | true | 6 of 6 |",
+		"| forced rotation (3 clusters) |  | false | 0, no spire_trust change (0 to change) | false | 1.0 | not reached | false | 0 of 6 |",
+		"- forced rotation: plan before the apply exited 0",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, got)
+		}
+	}
+	var goals []Goal
+	r.trustGoals(func(g Goal) { goals = append(goals, g) })
+	if len(goals) != 2 || goals[0].Status != notMet || goals[1].Status != notMet {
+		t.Fatalf("goals = %+v, want two, not met", goals)
+	}
+	if want := "3 clusters (6 pairs) 4.5 s; 6 clusters: not reached"; goals[0].Measured != want {
+		t.Errorf("time to trust measured %q, want %q", goals[0].Measured, want)
+	}
+	r.ClusterScale = r.ClusterScale[:1]
+	for i := range healCaseList {
+		r.ClusterHeal = append(r.ClusterHeal[:i], HealCase{Case: healCaseList[i].name, PlanShowsRepair: true, AllPairs: 3, PlanAfterEmpty: true, Pairs: 6, PairsAfter: 6})
+	}
+	goals = nil
+	r.trustGoals(func(g Goal) { goals = append(goals, g) })
+	if len(goals) != 2 || goals[0].Status != met || goals[1].Status != met {
+		t.Errorf("goals = %+v, want two, met", goals)
+	}
+}
+
+func TestPlanTrustRE(t *testing.T) {
+	plan := `  # zerotrust_federated_trust_domain.peer["mesh01->mesh03"] will be updated in-place
+  ~ resource "zerotrust_federated_trust_domain" "peer" {
+      ~ spire_trust             = "bundle_missing" -> "federated"
+        # (9 unchanged attributes hidden)
+    }
+
+Plan: 0 to add, 1 to change, 0 to destroy.`
+	m := planTrustRE.FindAllStringSubmatch(plan, -1)
+	if len(m) != 1 || m[0][1] != "bundle_missing" {
+		t.Errorf("spire_trust changes %q, want one from bundle_missing", m)
+	}
+	if c := planChangesRE.FindStringSubmatch(plan); c == nil || c[2] != "1" {
+		t.Errorf("plan summary %q, want 1 to change", c)
+	}
+}

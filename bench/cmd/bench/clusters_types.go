@@ -59,4 +59,55 @@ type ClusterScaleRow struct {
 	PlanEmpty   bool    `json:"plan_empty"`
 	DestroyWall float64 `json:"destroy_wall_s,omitempty"`
 	Error       string  `json:"error,omitempty"`
+
+	// Time to trust: one more apply of the row's mesh (after the timed
+	// cycles), with a ClusterSPIFFEID federating with every peer, a k8s_psat
+	// agent and a Pod whose workload waits for its SVID in every cluster
+	// before it starts. TimeToTrust is from the start of that apply until
+	// every ordered pair of workloads (TrustPairs) has completed an mTLS
+	// handshake; zero: not reached. TrustBundlesHeld is when every SPIRE
+	// server held every peer bundle (as AllBundlesHeld); TrustWorkloadsServing is when the last
+	// workload got its SVID (SPIRE makes the entries only once it holds
+	// every peer bundle); TrustDials the handshakes tried.
+	TrustApplyWall        float64 `json:"trust_apply_wall_s,omitempty"`
+	TimeToTrust           float64 `json:"time_to_trust_s,omitempty"`
+	TrustBundlesHeld      float64 `json:"trust_bundles_held_s,omitempty"`
+	TrustWorkloadsServing float64 `json:"trust_workloads_serving_s,omitempty"`
+	TrustPairs            int     `json:"trust_pairs,omitempty"`
+	TrustDials            int     `json:"trust_dials,omitempty"`
+	TrustError            string  `json:"trust_error,omitempty"`
+}
+
+// HealCase is one time-to-heal measurement on the federated mesh of the
+// time-to-trust run of Clusters clusters: damage to one SPIRE server, then
+// a plan and one apply of the unchanged configuration.
+type HealCase struct {
+	Clusters int    `json:"clusters"`
+	Case     string `json:"case"`
+	Damage   string `json:"damage"`
+	// Broke: a handshake of the damaged pair failed before the plan
+	// (BreakDetail is what the client said).
+	Broke       bool   `json:"broke"`
+	BreakDetail string `json:"break_detail,omitempty"`
+	// The plan before the apply: its -detailed-exitcode (2: changes), the
+	// spire_trust changes it showed ("bundle_missing -> federated ×1"),
+	// its "to change" count, and whether it showed Expect -> federated.
+	PlanExit        int      `json:"plan_exit"`
+	PlanTrust       []string `json:"plan_spire_trust,omitempty"`
+	PlanChanges     int      `json:"plan_changes"`
+	Expect          string   `json:"expect"`
+	PlanShowsRepair bool     `json:"plan_shows_repair"`
+	// ApplyWall is the repairing apply; AllPairs the time from its start
+	// until every ordered pair (Pairs) handshook, zero: not reached; Dials
+	// the handshakes tried.
+	ApplyWall      float64 `json:"apply_wall_s"`
+	AllPairs       float64 `json:"all_pairs_s,omitempty"`
+	Pairs          int     `json:"pairs"`
+	Dials          int     `json:"dials"`
+	PlanAfterEmpty bool    `json:"plan_after_empty"`
+	// PairsAfter is how many ordered pairs handshook in one more check, a
+	// settling time after the apply: a pair that handshook during the
+	// apply, before the repair reached it, may fail after it.
+	PairsAfter int    `json:"pairs_after"`
+	Error      string `json:"error,omitempty"`
 }

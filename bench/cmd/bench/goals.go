@@ -232,4 +232,47 @@ func (r *Results) clusterGoals(add func(Goal)) {
 	add(Goal{Goal: "every SPIRE server holds every peer bundle after the one apply, and the next plan is empty",
 		Measured: fmt.Sprintf("all bundles held in every row: %v (slowest %.1f s after the apply started); plans empty: %v", held, worst, empty),
 		Status:   status(held && empty)})
+	r.trustGoals(add)
+}
+
+// trustGoals checks the time-to-trust runs (every ordered workload pair
+// handshakes after the one apply) and the heal cases (the plan shows the
+// damage, one apply repairs it, the next plan is empty).
+func (r *Results) trustGoals(add func(Goal)) {
+	var parts []string
+	reached, rows := true, 0
+	for _, c := range r.ClusterScale {
+		if c.TrustPairs == 0 && c.TrustError == "" {
+			continue
+		}
+		rows++
+		reached = reached && c.TimeToTrust > 0
+		if c.TimeToTrust > 0 {
+			parts = append(parts, fmt.Sprintf("%d clusters (%d pairs) %.1f s", c.Clusters, c.TrustPairs, c.TimeToTrust))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d clusters: not reached", c.Clusters))
+		}
+	}
+	if rows > 0 {
+		add(Goal{Goal: "every ordered workload pair handshakes after the one apply (time to trust)",
+			Measured: strings.Join(parts, "; "), Status: status(reached),
+			Note: "from the start of the apply; ClusterSPIFFEIDs, agents and workloads exist before it"})
+	}
+	if len(r.ClusterHeal) == 0 {
+		return
+	}
+	ok := len(r.ClusterHeal) == len(healCaseList)
+	parts = nil
+	for _, c := range r.ClusterHeal {
+		ok = ok && c.PlanShowsRepair && c.AllPairs > 0 && c.PlanAfterEmpty && c.PairsAfter == c.Pairs
+		all := "not reached"
+		if c.AllPairs > 0 {
+			all = fmt.Sprintf("%.1f s", c.AllPairs)
+		}
+		parts = append(parts, fmt.Sprintf("%s: plan shows repair %v, every pair %s, plan after empty %v, %d of %d pairs after",
+			c.Case, c.PlanShowsRepair, all, c.PlanAfterEmpty, c.PairsAfter, c.Pairs))
+	}
+	add(Goal{Goal: "after a lost bundle, a forced rotation or a rebuilt cluster, the plan shows the repair and one apply restores every pair",
+		Measured: strings.Join(parts, "; "), Status: status(ok),
+		Note: fmt.Sprintf("%d clusters; time from the start of the repairing apply", r.ClusterHeal[0].Clusters)})
 }

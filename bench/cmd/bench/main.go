@@ -66,6 +66,9 @@ type options struct {
 	// real SPIRE) or "all".
 	scale         string
 	clusterCounts []int
+	// trust adds the time-to-trust run to every full-mesh row and the heal
+	// cases to the smallest (clusters_trust.go).
+	trust bool
 	// peersMaxN is the largest N the peer providers run at (kubernetes_manifest
 	// also only up to k8sDestroyMaxN): their N=1000 rows alone took 20 of the
 	// 45 minutes the whole benchmark may take.
@@ -94,6 +97,7 @@ func main() {
 		"largest N at which kubernetes_manifest's destroy is timed; above it its objects are deleted through the API (env BENCH_KUBERNETES_DESTROY_MAX_N)")
 	flag.StringVar(&opts.scale, "scale", envOr("BENCH_SCALE", "all"), "which part runs: objects, clusters or all (env BENCH_SCALE)")
 	clusterList := flag.String("clusters", envOr("BENCH_CLUSTERS", "3,6,10"), "cluster counts of the full-mesh part (env BENCH_CLUSTERS)")
+	flag.BoolVar(&opts.trust, "trust", envOr("BENCH_TRUST", "true") == "true", "full-mesh part: also time to trust (workloads in every cluster) and, at the smallest count, time to heal (env BENCH_TRUST)")
 	flag.IntVar(&opts.peersMaxN, "peers-max-n", envInt("BENCH_PEERS_MAX_N", 300), "largest N the peer providers run at (env BENCH_PEERS_MAX_N)")
 	also := flag.String("also-terraform", envOr("BENCH_ALSO_TERRAFORM", "terraform-1.11"), "comma-separated further CLIs (scripts/tool.sh names) for the zerotrust and floor targets; \"none\" for none (env BENCH_ALSO_TERRAFORM)")
 	flag.IntVar(&opts.alsoN, "also-n", envInt("BENCH_ALSO_N", 300), "N at which the further CLIs run (env BENCH_ALSO_N)")

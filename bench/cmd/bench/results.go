@@ -38,6 +38,7 @@ type Results struct {
 	Process               []ProcessCost     `json:"process"`
 	BundleFetch           *GoBench          `json:"bundle_fetch,omitempty"`
 	ClusterScale          []ClusterScaleRow `json:"cluster_scale,omitempty"`
+	ClusterHeal           []HealCase        `json:"cluster_heal,omitempty"`
 	Goals                 []Goal            `json:"targets_checked"`
 	Notes                 []string          `json:"notes"`
 }

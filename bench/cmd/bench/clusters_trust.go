@@ -1,0 +1,683 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+)
+
+// Time-to-trust and time-to-heal: "SPIRE holds the peer's bundle" is what the
+// provider controls; what a platform wants is that workloads of every cluster
+// complete mTLS handshakes with those of every other. Each cluster gets what
+// a platform team would have deployed before federating: a ClusterSPIFFEID
+// whose entries federate with every peer, a k8s_psat agent, and a Pod whose
+// workload (a go-spiffe mTLS server) is running and waiting for its SVID.
+// SPIRE refuses those entries until it holds every peer's bundle, so
+// spire-controller-manager retries them (every gcInterval) until the apply
+// has federated the cluster; the agent then issues the SVID and the workload
+// serves.
+
+const (
+	// trustWaitCap bounds the wait, from the start of the apply, for every
+	// ordered pair to complete a handshake; also how long a workload may wait
+	// for its first SVID.
+	trustWaitCap = 4 * time.Minute
+	// trustDialers bounds the handshakes in flight: each is a process start
+	// (the dialing workload, attested by its agent) on a 2-core machine that
+	// also runs the apply being measured; 90 at once at 10 clusters would
+	// measure the process table.
+	trustDialers = 4
+	// trustRetry is how soon a pair that failed is tried again.
+	trustRetry = time.Second
+	// healWaitCap bounds the wait, from the start of a repairing apply, for
+	// every pair to handshake again.
+	healWaitCap = 2 * time.Minute
+	// healSettle is how long after a repairing apply (and its plan) the
+	// pairs are checked once more: longer than a spire-agent's sync interval
+	// (5 s), so every workload has the bundles SPIRE holds by then. A pair
+	// that handshook during the apply, before the repair reached it, may
+	// fail then.
+	healSettle = 10 * time.Second
+	// trustBreakWait bounds the wait for a heal case's damage to show as a
+	// failed handshake (agents pass bundle changes on within seconds).
+	trustBreakWait = 30 * time.Second
+
+	trustNamespace      = "bench"
+	trustServiceAccount = "web"
+	trustCSID           = "bench-web"
+	// trustTemplate is the usual per-ServiceAccount ClusterSPIFFEID template.
+	trustTemplate = "spiffe://{{ .TrustDomain }}/ns/{{ .PodMeta.Namespace }}/sa/{{ .PodSpec.ServiceAccountName }}"
+)
+
+var trustLabels = map[string]string{"app": trustCSID}
+
+// meshWorkloads are the pod workloads of one mesh: slot i is cluster i's,
+// nil until it serves (it waits for its SVID).
+type meshWorkloads struct {
+	mu      sync.Mutex
+	members []*meshMember
+	agents  []*harness.SpireAgent
+	ws      []*harness.Workload
+	readyAt []time.Time // when each got its SVID and served; zero: not yet
+	errs    []error
+}
+
+func (m *meshWorkloads) get(i int) *harness.Workload {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ws[i]
+}
+
+// start starts cluster i's pod workload (Pod name pod) in the background;
+// it serves once SPIRE issues its SVID. It returns when the Pod exists.
+func (m *meshWorkloads) start(ctx context.Context, i int, pod string) error {
+	peers := meshPeers(m.members, i)
+	allow := make([]string, len(peers))
+	for j, td := range peers {
+		allow[j] = "spiffe://" + td
+	}
+	td := m.members[i].spire.TrustDomain
+	m.mu.Lock()
+	m.ws[i], m.errs[i], m.readyAt[i] = nil, nil, time.Time{}
+	agent := m.agents[i]
+	m.mu.Unlock()
+	go func() {
+		w, err := harness.StartPodWorkload(ctx, agent, harness.PodWorkloadOptions{
+			Namespace: trustNamespace, Pod: pod, ServiceAccount: trustServiceAccount, Labels: trustLabels, Allow: allow,
+			SPIFFEID:     fmt.Sprintf("spiffe://%s/ns/%s/sa/%s", td, trustNamespace, trustServiceAccount),
+			ReadyTimeout: trustWaitCap,
+		})
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.ws[i], m.errs[i] = w, err
+		if err == nil {
+			m.readyAt[i] = time.Now()
+		}
+	}()
+	cs, err := kubernetes.NewForConfig(m.members[i].cluster.RESTConfig())
+	if err != nil {
+		return err
+	}
+	// The first workload of the process builds ztworkload (go build), so
+	// this wait is generous; it ends as soon as the Pod exists.
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		_, err := cs.CoreV1().Pods(trustNamespace).Get(ctx, pod, metav1.GetOptions{})
+		if err == nil {
+			return nil
+		}
+		m.mu.Lock()
+		werr := m.errs[i]
+		m.mu.Unlock()
+		if werr != nil {
+			return werr
+		}
+		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
+			return fmt.Errorf("%s: Pod %s/%s: %w", m.members[i].cluster.Name, trustNamespace, pod, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// stopAll stops every workload and agent.
+func (m *meshWorkloads) stopAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, w := range m.ws {
+		if w != nil {
+			if err := w.Stop(); err != nil {
+				logf("clusters: %v", err)
+			}
+		}
+	}
+	for _, a := range m.agents {
+		if a != nil {
+			if err := a.Stop(); err != nil {
+				logf("clusters: %v", err)
+			}
+		}
+	}
+}
+
+func meshPeers(members []*meshMember, i int) []string {
+	var tds []string
+	for j, m := range members {
+		if j != i {
+			tds = append(tds, m.spire.TrustDomain)
+		}
+	}
+	return tds
+}
+
+// pairPoll handshakes every ordered pair of workloads, from start, until each
+// pair has completed one handshake or the limit passes. A pair is tried once
+// both of its workloads serve, then again trustRetry after each failure.
+type pairPoll struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	all    time.Duration // when the last pair completed its first handshake
+	dials  int
+	err    error
+}
+
+func startPairPoll(ctx context.Context, ws *meshWorkloads, start time.Time, limit time.Duration) *pairPoll {
+	ctx, cancel := context.WithDeadline(ctx, start.Add(limit))
+	p := &pairPoll{cancel: cancel, done: make(chan struct{})}
+	k := len(ws.members)
+	type pair struct {
+		from, to int
+		done     time.Duration
+		busy     bool
+		next     time.Time
+		last     string
+	}
+	var (
+		mu    sync.Mutex
+		pairs []*pair
+		wg    sync.WaitGroup
+	)
+	for i := range k {
+		for j := range k {
+			if i != j {
+				pairs = append(pairs, &pair{from: i, to: j})
+			}
+		}
+	}
+	sem := make(chan struct{}, trustDialers)
+	go func() {
+		defer close(p.done)
+		defer cancel()
+		defer wg.Wait()
+		for {
+			mu.Lock()
+			left := 0
+			for _, pr := range pairs {
+				if pr.done > 0 {
+					continue
+				}
+				left++
+				from, to := ws.get(pr.from), ws.get(pr.to)
+				if pr.busy || from == nil || to == nil || time.Now().Before(pr.next) {
+					continue
+				}
+				select {
+				case sem <- struct{}{}:
+				default:
+					continue
+				}
+				pr.busy = true
+				p.dials++
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ok, detail := harness.CheckMTLS(ctx, from, to)
+					mu.Lock()
+					pr.busy = false
+					if ok {
+						pr.done = time.Since(start)
+					} else {
+						pr.next, pr.last = time.Now().Add(trustRetry), detail
+					}
+					mu.Unlock()
+					<-sem
+				}()
+			}
+			if left == 0 {
+				for _, pr := range pairs {
+					p.all = max(p.all, pr.done)
+				}
+				mu.Unlock()
+				return
+			}
+			mu.Unlock()
+			select {
+			case <-ctx.Done():
+				mu.Lock()
+				var lacking []string
+				for _, pr := range pairs {
+					if pr.done == 0 {
+						why := pr.last
+						if ws.get(pr.from) == nil || ws.get(pr.to) == nil {
+							why = "a workload has no SVID yet"
+						}
+						lacking = append(lacking, fmt.Sprintf("%s->%s: %s", ws.members[pr.from].cluster.Name, ws.members[pr.to].cluster.Name, why))
+					}
+				}
+				mu.Unlock()
+				sort.Strings(lacking)
+				if len(lacking) > 3 {
+					lacking = append(lacking[:3], fmt.Sprintf("and %d more", len(lacking)-3))
+				}
+				p.err = fmt.Errorf("%d ordered pairs had not handshaken %.0f s after the apply started (%v): %s",
+					len(lacking), time.Since(start).Seconds(), ctx.Err(), strings.Join(lacking, "; "))
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return p
+}
+
+func (p *pairPoll) wait() (time.Duration, int, error) {
+	<-p.done
+	return p.all, p.dials, p.err
+}
+
+func (p *pairPoll) stop() {
+	p.cancel()
+	<-p.done
+}
+
+// meshTrust is the time-to-trust run of a row, after its timed cycles, on
+// clean clusters: workloads first, then one apply of the mesh (the row's
+// configuration in dir), timed until every ordered pair handshakes. With
+// heal, the heal cases follow on the same mesh. It returns the heal cases;
+// the error means the clusters are not clean afterwards.
+func meshTrust(ctx context.Context, env *tfEnv, opts options, dir string, members []*meshMember, row *ClusterScaleRow, heal bool) ([]HealCase, error) {
+	k := len(members)
+	fail := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		row.TrustError = strings.TrimPrefix(row.TrustError+"; "+msg, "; ")
+		logf("clusters %d: time to trust: %s", k, msg)
+	}
+	ws := &meshWorkloads{
+		members: members, agents: make([]*harness.SpireAgent, k), ws: make([]*harness.Workload, k),
+		readyAt: make([]time.Time, k), errs: make([]error, k),
+	}
+	var cases []HealCase
+	err := func() error {
+		for i, m := range members {
+			if err := m.spire.ApplyClusterSPIFFEID(ctx, harness.ClusterSPIFFEIDOptions{
+				Name: trustCSID, SPIFFEIDTemplate: trustTemplate, PodLabels: trustLabels, FederatesWith: meshPeers(members, i),
+			}); err != nil {
+				return err
+			}
+		}
+		var (
+			wg   sync.WaitGroup
+			errs = make([]error, k)
+		)
+		for i, m := range members {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ws.agents[i], errs[i] = harness.StartSpireAgentWith(ctx, m.spire, harness.SpireAgentOptions{Name: fmt.Sprintf("bench-k%d", k), K8sPSAT: true})
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		// The Pods exist and their workloads wait for SVIDs before the apply,
+		// as in a platform whose applications were deployed first.
+		for i := range members {
+			if err := ws.start(ctx, i, fmt.Sprintf("web-k%d", k)); err != nil {
+				return err
+			}
+		}
+		start := time.Now()
+		poll := startPairPoll(ctx, ws, start, trustWaitCap)
+		// Where the provider's part ends: every SPIRE server holds every
+		// peer bundle. The rest is spire-controller-manager, the agents
+		// and the workloads.
+		bundles := startBundlePoll(ctx, members, start, trustWaitCap)
+		s, out, err := env.measured(ctx, dir, opts.timeout, phaseArgs["apply"]...)
+		row.TrustApplyWall = round3(s.Wall)
+		if err != nil {
+			poll.stop()
+			bundles.stop()
+			return fmt.Errorf("apply: %v: %s", err, tail(out, 20))
+		}
+		if held, _, err := bundles.wait(); err == nil {
+			row.TrustBundlesHeld = round3(held.Seconds())
+		}
+		all, dials, err := poll.wait()
+		row.TrustPairs, row.TrustDials = k*(k-1), dials
+		ws.mu.Lock()
+		for i, at := range ws.readyAt {
+			if !at.IsZero() {
+				row.TrustWorkloadsServing = max(row.TrustWorkloadsServing, round3(at.Sub(start).Seconds()))
+			}
+			if ws.errs[i] != nil {
+				fail("%s: %v", members[i].cluster.Name, ws.errs[i])
+			}
+		}
+		ws.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		row.TimeToTrust = round3(all.Seconds())
+		logf("clusters %d: time to trust %.1f s (apply %.1f s, all bundles held at %.1f s, last workload serving at %.1f s, %d handshakes for %d pairs)",
+			k, row.TimeToTrust, row.TrustApplyWall, row.TrustBundlesHeld, row.TrustWorkloadsServing, dials, row.TrustPairs)
+		if heal {
+			cases = healCases(ctx, env, opts, dir, ws)
+		}
+		return nil
+	}()
+	if err != nil {
+		fail("%v", err)
+	}
+	ws.stopAll()
+	if err := trustCleanup(ctx, env, opts, dir, members); err != nil {
+		return cases, fmt.Errorf("clusters %d: after the time-to-trust run: %w", k, err)
+	}
+	return cases, nil
+}
+
+// trustCleanup removes what meshTrust added (ClusterSPIFFEIDs, Pods; their
+// entries go with them) and destroys the mesh, untimed (a failed apply may
+// have created part of it).
+func trustCleanup(ctx context.Context, env *tfEnv, opts options, dir string, members []*meshMember) error {
+	var errs []error
+	for _, m := range members {
+		dyn, err := dynamic.NewForConfig(m.cluster.RESTConfig())
+		if err != nil {
+			return err
+		}
+		if err := dyn.Resource(harness.ClusterSPIFFEIDResource).Delete(ctx, trustCSID, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+		cs, err := kubernetes.NewForConfig(m.cluster.RESTConfig())
+		if err != nil {
+			return err
+		}
+		if err := cs.CoreV1().Pods(trustNamespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: new(int64)},
+			metav1.ListOptions{LabelSelector: "app=" + trustCSID}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if out, err := env.tf(ctx, dir, opts.timeout, phaseArgs["destroy"]...); err != nil {
+		errs = append(errs, fmt.Errorf("terraform destroy: %w\n%s", err, tail(out, 40)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return meshClean(ctx, members, meshCleanWait)
+}
+
+// A heal case damages one cluster's SPIRE side of a federated mesh whose
+// pairs all handshake, then runs the plan and one apply of the unchanged
+// configuration.
+type healCase struct {
+	name string
+	// expect is the spire_trust value the plan should show changing to
+	// "federated".
+	expect string
+	// damage breaks the mesh; it returns what it did, and the pair whose
+	// handshake should fail.
+	damage func(ctx context.Context, ws *meshWorkloads) (did string, from, to int, err error)
+}
+
+// healCaseList runs the forced rotation last: revoking the old authority
+// before the agents have seen its taint leaves that cluster's agent and
+// workload with SVIDs of a revoked authority until they renew, which no
+// apply can change and which would break the cases after it.
+var healCaseList = []healCase{
+	{name: "lost bundle", expect: "bundle_missing", damage: damageLostBundle},
+	{name: "rebuilt cluster", expect: "bundle_stale", damage: damageRebuild},
+	{name: "forced rotation", expect: "bundle_stale", damage: damageRotation},
+}
+
+func damageLostBundle(ctx context.Context, ws *meshWorkloads) (string, int, int, error) {
+	m, peer := ws.members[0], ws.members[len(ws.members)-1]
+	_, err := m.spire.CLI(ctx, "bundle", "delete", "-id", "spiffe://"+peer.spire.TrustDomain, "-mode", "dissociate")
+	return fmt.Sprintf("%s's SPIRE server: `bundle delete -id spiffe://%s -mode dissociate`", m.cluster.Name, peer.spire.TrustDomain),
+		0, len(ws.members) - 1, err
+}
+
+// damageRotation rotates cluster 1's X.509 authority as an operator forcing
+// it after a key compromise would: prepare, activate, taint and revoke the
+// old one at once, without waiting for the peers to fetch the new bundle.
+func damageRotation(ctx context.Context, ws *meshWorkloads) (string, int, int, error) {
+	m := ws.members[1]
+	did := m.cluster.Name + "'s SPIRE server: `localauthority x509 prepare`, `activate`, `taint` and `revoke` of the old authority"
+	out, err := m.spire.CLI(ctx, "localauthority", "x509", "show", "-output", "json")
+	if err != nil {
+		return did, 0, 1, err
+	}
+	var shown struct {
+		Active struct {
+			AuthorityID string `json:"authority_id"`
+		} `json:"active"`
+	}
+	if err := json.Unmarshal(out, &shown); err != nil || shown.Active.AuthorityID == "" {
+		return did, 0, 1, fmt.Errorf("localauthority x509 show printed no active authority (%v): %q", err, out)
+	}
+	old := shown.Active.AuthorityID
+	out, err = m.spire.CLI(ctx, "localauthority", "x509", "prepare", "-output", "json")
+	if err != nil {
+		return did, 0, 1, err
+	}
+	var prepared struct {
+		PreparedAuthority struct {
+			AuthorityID string `json:"authority_id"`
+		} `json:"prepared_authority"`
+	}
+	if err := json.Unmarshal(out, &prepared); err != nil || prepared.PreparedAuthority.AuthorityID == "" {
+		return did, 0, 1, fmt.Errorf("localauthority x509 prepare printed no authority (%v): %q", err, out)
+	}
+	for _, args := range [][]string{
+		{"activate", "-authorityID", prepared.PreparedAuthority.AuthorityID},
+		{"taint", "-authorityID", old},
+		{"revoke", "-authorityID", old},
+	} {
+		if _, err := m.spire.CLI(ctx, append([]string{"localauthority", "x509"}, args...)...); err != nil {
+			return did, 0, 1, err
+		}
+	}
+	return did, 0, 1, nil
+}
+
+// damageRebuild rebuilds the last cluster's SPIRE server (empty datastore,
+// new CA, same trust domain). Its old agent's SVID is of the old CA: a
+// rebuilt node runs a new agent, and its Pod a new workload, which waits for
+// its SVID as in the time-to-trust run.
+func damageRebuild(ctx context.Context, ws *meshWorkloads) (string, int, int, error) {
+	i := len(ws.members) - 1
+	m := ws.members[i]
+	did := m.cluster.Name + "'s SPIRE server rebuilt (empty datastore, new CA), then a new agent and Pod there"
+	if err := m.spire.Rebuild(ctx); err != nil {
+		return did, 0, i, err
+	}
+	ws.mu.Lock()
+	old, oldAgent := ws.ws[i], ws.agents[i]
+	ws.mu.Unlock()
+	if old != nil {
+		if err := old.Stop(); err != nil {
+			return did, 0, i, err
+		}
+		// The rebuilt node's Pods are gone with it.
+		cs, err := kubernetes.NewForConfig(m.cluster.RESTConfig())
+		if err != nil {
+			return did, 0, i, err
+		}
+		if err := cs.CoreV1().Pods(trustNamespace).Delete(ctx, old.Pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			return did, 0, i, err
+		}
+	}
+	if err := oldAgent.Stop(); err != nil {
+		return did, 0, i, err
+	}
+	a, err := harness.StartSpireAgentWith(ctx, m.spire, harness.SpireAgentOptions{Name: fmt.Sprintf("bench-k%d-rebuilt", len(ws.members)), K8sPSAT: true})
+	if err != nil {
+		return did, 0, i, err
+	}
+	ws.mu.Lock()
+	ws.agents[i] = a
+	ws.mu.Unlock()
+	return did, 0, i, ws.start(ctx, i, fmt.Sprintf("web-k%d-rebuilt", len(ws.members)))
+}
+
+var (
+	planTrustRE   = regexp.MustCompile(`spire_trust\s+= "([a-z_]+)" -> "federated"`)
+	planChangesRE = regexp.MustCompile(`Plan: (\d+) to add, (\d+) to change, (\d+) to destroy`)
+)
+
+// healCases runs every heal case on the federated mesh of ws, in order.
+func healCases(ctx context.Context, env *tfEnv, opts options, dir string, ws *meshWorkloads) []HealCase {
+	var out []HealCase
+	for _, hc := range healCaseList {
+		c := HealCase{Clusters: len(ws.members), Case: hc.name, Expect: hc.expect, Pairs: len(ws.members) * (len(ws.members) - 1)}
+		runHealCase(ctx, env, opts, dir, ws, hc, &c)
+		logf("clusters %d: heal %q: broke %v, plan exit %d %v, apply %.1f s, every pair at %.1f s, plan after empty %v %s",
+			c.Clusters, c.Case, c.Broke, c.PlanExit, c.PlanTrust, c.ApplyWall, c.AllPairs, c.PlanAfterEmpty, c.Error)
+		out = append(out, c)
+		if c.AllPairs == 0 {
+			// The next case would start from a broken mesh.
+			break
+		}
+	}
+	return out
+}
+
+func runHealCase(ctx context.Context, env *tfEnv, opts options, dir string, ws *meshWorkloads, hc healCase, c *HealCase) {
+	fail := func(format string, args ...any) {
+		c.Error = strings.TrimPrefix(c.Error+"; "+fmt.Sprintf(format, args...), "; ")
+	}
+	did, from, to, err := hc.damage(ctx, ws)
+	c.Damage = did
+	if err != nil {
+		fail("damage: %v", err)
+		return
+	}
+	// The damage shows as a failed handshake once the agents have passed it
+	// on; a rebuilt cluster's new workload first waits for its SVID.
+	deadline := time.Now().Add(trustBreakWait)
+	for time.Now().Before(deadline) {
+		a, b := ws.get(from), ws.get(to)
+		if a == nil || b == nil {
+			c.Broke, c.BreakDetail = true, "a workload has no SVID yet"
+			time.Sleep(time.Second)
+			continue
+		}
+		ok, detail := harness.CheckMTLS(ctx, a, b)
+		c.Broke, c.BreakDetail = !ok, detail
+		if !ok {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+
+	out, code := planExit(ctx, env, opts, dir)
+	c.PlanExit = code
+	seen := map[string]int{}
+	for _, m := range planTrustRE.FindAllStringSubmatch(out, -1) {
+		seen[m[1]]++
+	}
+	for _, from := range sortedKeys(seen) {
+		c.PlanTrust = append(c.PlanTrust, fmt.Sprintf("%s -> federated ×%d", from, seen[from]))
+	}
+	if m := planChangesRE.FindStringSubmatch(out); m != nil {
+		c.PlanChanges, _ = strconv.Atoi(m[2])
+	}
+	c.PlanShowsRepair = code == 2 && seen[hc.expect] > 0
+	if code != 2 {
+		fail("plan before the apply exited %d: %s", code, tail(out, 10))
+	}
+
+	start := time.Now()
+	poll := startPairPoll(ctx, ws, start, healWaitCap)
+	s, aout, err := env.measured(ctx, dir, opts.timeout, phaseArgs["apply"]...)
+	c.ApplyWall = round3(s.Wall)
+	if err != nil {
+		poll.stop()
+		fail("apply: %v: %s", err, tail(aout, 20))
+		return
+	}
+	all, dials, err := poll.wait()
+	c.Dials = dials
+	if err != nil {
+		fail("%v", err)
+	} else {
+		c.AllPairs = round3(all.Seconds())
+	}
+	// The plan after is asked either way: whether SPIRE's side looks
+	// repaired tells a provider failure from one beyond its reach.
+	out, code = planExit(ctx, env, opts, dir)
+	c.PlanAfterEmpty = code == 0
+	if code != 0 {
+		fail("plan after the apply exited %d: %s", code, tail(out, 10))
+	}
+	time.Sleep(healSettle)
+	var failed []string
+	c.PairsAfter, failed = sweepPairs(ctx, ws)
+	if len(failed) > 0 {
+		fail("%.0f s after the apply, %d of %d ordered pairs fail: %s", healSettle.Seconds(), len(failed), c.Pairs, strings.Join(failed, "; "))
+	}
+}
+
+// sweepPairs handshakes every ordered pair once (trustDialers at a time)
+// and returns how many succeeded and why the others failed.
+func sweepPairs(ctx context.Context, ws *meshWorkloads) (int, []string) {
+	var (
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		ok     int
+		failed []string
+		sem    = make(chan struct{}, trustDialers)
+	)
+	for i := range ws.members {
+		for j := range ws.members {
+			if i == j {
+				continue
+			}
+			from, to := ws.get(i), ws.get(j)
+			name := ws.members[i].cluster.Name + "->" + ws.members[j].cluster.Name
+			if from == nil || to == nil {
+				failed = append(failed, name+": a workload has no SVID")
+				continue
+			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				good, detail := harness.CheckMTLS(ctx, from, to)
+				mu.Lock()
+				if good {
+					ok++
+				} else {
+					failed = append(failed, name+": "+detail)
+				}
+				mu.Unlock()
+				<-sem
+			}()
+		}
+	}
+	wg.Wait()
+	sort.Strings(failed)
+	return ok, failed
+}
+
+// planExit runs a plan with -detailed-exitcode: 0 no changes, 2 changes, -1
+// or another code: it failed.
+func planExit(ctx context.Context, env *tfEnv, opts options, dir string) (string, int) {
+	out, err := env.tf(ctx, dir, opts.timeout, phaseArgs["plan"]...)
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out, 0
+	case errors.As(err, &ee):
+		return out, ee.ExitCode()
+	default:
+		return out + "\n" + err.Error(), -1
+	}
+}
