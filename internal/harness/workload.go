@@ -325,11 +325,25 @@ func (w *Workload) Show(ctx context.Context) (WorkloadView, error) {
 	ctx, cancel := context.WithTimeout(ctx, workloadDialTimeout+5*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, w.bin, "show", "-socket", w.Agent.SocketPath, "-timeout", workloadDialTimeout.String())
+	args := []string{"show", "-socket", w.Agent.SocketPath, "-timeout", workloadDialTimeout.String()}
+	var cmd *exec.Cmd
+	if w.attest != nil {
+		// A pod workload's process gets its identity only once registered
+		// with the pod attestor (see dialMTLS).
+		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", attestGate, "ztworkload-gate", w.bin}, args...)...)
+	} else {
+		cmd = exec.CommandContext(ctx, w.bin, args...)
+	}
 	cmd.Env = childEnv()
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	var v WorkloadView
-	if err := cmd.Run(); err != nil {
+	var err error
+	if w.attest != nil {
+		err = runAttested(cmd, w.attest)
+	} else {
+		err = cmd.Run()
+	}
+	if err != nil {
 		return v, fmt.Errorf("workload %s: ztworkload show: %v: %s", w.Name, err, strings.TrimSpace(stdout.String()+stderr.String()))
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {

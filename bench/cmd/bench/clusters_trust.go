@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +15,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -448,41 +449,45 @@ func damageLostBundle(ctx context.Context, ws *meshWorkloads) (string, int, int,
 // it after a key compromise would: prepare, activate, taint and revoke the
 // old one at once, without waiting for the peers to fetch the new bundle.
 func damageRotation(ctx context.Context, ws *meshWorkloads) (string, int, int, error) {
-	m := ws.members[1]
-	did := m.cluster.Name + "'s SPIRE server: `localauthority x509 prepare`, `activate`, `taint` and `revoke` of the old authority"
-	out, err := m.spire.CLI(ctx, "localauthority", "x509", "show", "-output", "json")
+	m, w := ws.members[1], ws.get(1)
+	did := m.cluster.Name + "'s SPIRE server: `localauthority x509 prepare`, `activate`, `taint` of the old authority, " +
+		"its own workload moved to the new one, `revoke`"
+	before, err := w.Show(ctx)
 	if err != nil {
 		return did, 0, 1, err
 	}
-	var shown struct {
-		Active struct {
-			AuthorityID string `json:"authority_id"`
-		} `json:"active"`
-	}
-	if err := json.Unmarshal(out, &shown); err != nil || shown.Active.AuthorityID == "" {
-		return did, 0, 1, fmt.Errorf("localauthority x509 show printed no active authority (%v): %q", err, out)
-	}
-	old := shown.Active.AuthorityID
-	out, err = m.spire.CLI(ctx, "localauthority", "x509", "prepare", "-output", "json")
+	old := before.SVIDAuthority
+	prepared, err := m.spire.PrepareX509Authority(ctx)
 	if err != nil {
 		return did, 0, 1, err
 	}
-	var prepared struct {
-		PreparedAuthority struct {
-			AuthorityID string `json:"authority_id"`
-		} `json:"prepared_authority"`
+	// The cluster's own agent must hold the prepared authority before the
+	// server's SVID moves to it, and must leave the tainted one before the
+	// revoke: an agent stranded on a revoked SVID is refused by its own
+	// server. What makes the rotation forced is that the peers' SPIRE
+	// servers do not refresh in between (their refresh hint is minutes).
+	waitView := func(done func(harness.WorkloadView) bool) error {
+		return wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			v, err := w.Show(ctx)
+			return err == nil && done(v), nil
+		})
 	}
-	if err := json.Unmarshal(out, &prepared); err != nil || prepared.PreparedAuthority.AuthorityID == "" {
-		return did, 0, 1, fmt.Errorf("localauthority x509 prepare printed no authority (%v): %q", err, out)
+	if err := waitView(func(v harness.WorkloadView) bool {
+		return slices.Contains(v.Bundles[m.spire.TrustDomain], prepared)
+	}); err != nil {
+		return did, 0, 1, fmt.Errorf("%s's workload never held the prepared authority %s: %w", m.cluster.Name, prepared, err)
 	}
-	for _, args := range [][]string{
-		{"activate", "-authorityID", prepared.PreparedAuthority.AuthorityID},
-		{"taint", "-authorityID", old},
-		{"revoke", "-authorityID", old},
-	} {
-		if _, err := m.spire.CLI(ctx, append([]string{"localauthority", "x509"}, args...)...); err != nil {
-			return did, 0, 1, err
-		}
+	if err := m.spire.ActivateX509Authority(ctx, prepared); err != nil {
+		return did, 0, 1, err
+	}
+	if err := m.spire.TaintX509Authority(ctx, old); err != nil {
+		return did, 0, 1, err
+	}
+	if err := waitView(func(v harness.WorkloadView) bool { return v.SVIDAuthority == prepared }); err != nil {
+		return did, 0, 1, fmt.Errorf("%s's workload never got an SVID of the new authority %s: %w", m.cluster.Name, prepared, err)
+	}
+	if err := m.spire.RevokeX509Authority(ctx, old); err != nil {
+		return did, 0, 1, err
 	}
 	return did, 0, 1, nil
 }
