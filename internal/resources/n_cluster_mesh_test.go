@@ -35,10 +35,11 @@ import (
 // meshExampleConfig is examples/n-cluster-mesh/main.tf as written, minus its
 // terraform block (whose registry source the in-process provider does not
 // answer to) and its check block: Terraform plans a read of a check block's
-// data source on every plan, which terraform-plugin-testing counts as a
-// non-empty plan (the CLI's -detailed-exitcode does not; the check runs in
-// TestAccExampleWorkloadsTrust and `make demo`, and TestAccFederationStatus
-// covers its data source). Its provider block, variable and everything else
+// data source on every plan (read_because_check_nested), which
+// terraform-plugin-testing counts as a non-empty plan, and so does the CLI's
+// -detailed-exitcode (exit 2; the examplestest tests read the plan's JSON
+// instead, see planEmpty). The check runs in TestAccExampleWorkloadsTrust and
+// `make demo`, and TestAccFederationStatus covers its data source. Its provider block, variable and everything else
 // stay: the test feeds it var.clusters like a user would.
 func meshExampleConfig(t *testing.T) string {
 	t.Helper()
