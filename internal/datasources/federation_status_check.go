@@ -77,7 +77,7 @@ func checkCluster(ctx context.Context, c fsCluster, checkEndpoints bool) fsRepor
 		report.ClusterProblems = append(report.ClusterProblems, fmt.Sprintf(
 			"%s: cannot list its ClusterFederatedTrustDomains: %v", name, err))
 	}
-	view, spireErr := askSpire(ctx, c.Spire)
+	view, spireErr := c.Spire.View(ctx)
 	entries := map[string]*fsEntry{}
 	entry := func(td string) *fsEntry {
 		if e := entries[td]; e != nil {

@@ -2,7 +2,6 @@ package datasources
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
@@ -43,26 +41,13 @@ func fsCFTDFromObject(obj *unstructured.Unstructured) fsCFTD {
 	}
 }
 
-// askSpire runs both commands in the SPIRE server pod.
-func askSpire(ctx context.Context, s spireexec.Server) (spireexec.View, error) {
-	return s.View(ctx)
-}
-
 // fetchEndpoint asks the peer's bundle endpoint once. anchor authenticates
 // an https_spiffe endpoint; nil means there is nothing to authenticate it
 // with (the caller does not check then).
 func fetchEndpoint(ctx context.Context, td spiffeid.TrustDomain, e fsEndpoint, anchor *spiffebundle.Bundle) (*spiffebundle.Bundle, error) {
-	src := bundlesource.Endpoint{URL: e.URL, Profile: e.Profile}
-	if e.Profile == bundlesource.ProfileHTTPSSPIFFE {
-		id, err := spiffeid.FromString(e.EndpointID)
-		if err != nil {
-			return nil, fmt.Errorf("endpoint SPIFFE ID %q: %w", e.EndpointID, err)
-		}
-		src.EndpointID, src.Bootstrap = id, anchor
-	}
 	ctx, cancel := context.WithTimeout(ctx, fsEndpointTimeout)
 	defer cancel()
-	return src.Fetch(ctx, td)
+	return e.Fetch(ctx, td, anchor)
 }
 
 // fsEndpointTimeout bounds one fetch of a peer's bundle endpoint: the data

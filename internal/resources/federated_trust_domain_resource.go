@@ -271,18 +271,16 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, out, client.FieldManager)...)
 	// Until the repair below succeeds, state keeps what the refresh found, so
 	// that a failed repair plans again.
-	var prior federatedTrustDomainResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	repair := spireTrustBroken(prior.SpireTrust) && planned.ValueString() == spireTrustFederated
+	var found types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("spire_trust"), &found)...)
+	repair := spireTrustBroken(found) && planned.ValueString() == spireTrustFederated
 	if repair {
-		plan.SpireTrust = prior.SpireTrust
-	} else {
-		plan.SpireTrust = planned
+		plan.SpireTrust = found
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
 	if repair && !resp.Diagnostics.HasError() {
-		r.repairSpireTrust(ctx, client, plan, config.TrustDomainBundle, prior.SpireTrust.ValueString(), &resp.Diagnostics)
+		r.repairSpireTrust(ctx, client, plan, config.TrustDomainBundle, found.ValueString(), &resp.Diagnostics)
 		if !resp.Diagnostics.HasError() {
 			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("spire_trust"), planned)...)
 		}

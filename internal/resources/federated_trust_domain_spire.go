@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -321,7 +320,8 @@ func repairSpireTrust(ctx context.Context, server spireexec.Server, m federatedT
 		if seeded && ctx.Err() == nil {
 			return errRefreshAfterSeed{err}
 		}
-		if errors.Is(err, context.DeadlineExceeded) && stale && bundle.IsNull() {
+		// Refresh gives this up at once (spireexec.IsPermanent).
+		if spireexec.IsUnknownAuthority(err) && !seeded {
 			return fmt.Errorf("%w (trust_domain_bundle is not set, and the bundle SPIRE holds cannot authenticate the endpoint)", err)
 		}
 		return err
@@ -342,13 +342,9 @@ func (e errRefreshAfterSeed) Unwrap() error { return e.err }
 // heldBundleRefusedNow fetches the endpoint authenticated by held (the
 // endpoint's SVID is of the peer's trust domain, held's).
 func heldBundleRefusedNow(ctx context.Context, rel spireexec.Endpoint, held *spiffebundle.Bundle) bool {
-	id, err := spiffeid.FromString(rel.EndpointID)
-	if err != nil {
-		return false
-	}
 	ctx, cancel := context.WithTimeout(ctx, spireTrustEndpointTimeout)
 	defer cancel()
-	_, err = bundlesource.Endpoint{URL: rel.URL, Profile: rel.Profile, EndpointID: id, Bootstrap: held}.Fetch(ctx, held.TrustDomain())
+	_, err := rel.Fetch(ctx, held.TrustDomain(), held)
 	return bundlesource.IsUnknownAuthority(err)
 }
 

@@ -42,6 +42,21 @@ func (e Endpoint) String() string {
 	return fmt.Sprintf("%s (%s)", e.URL, e.Profile)
 }
 
+// Fetch asks the bundle endpoint e for td's bundle once, authenticating an
+// https_spiffe endpoint with anchor (for SPIRE, the bundle it holds of the
+// endpoint SPIFFE ID's trust domain). The caller bounds it with ctx.
+func (e Endpoint) Fetch(ctx context.Context, td spiffeid.TrustDomain, anchor *spiffebundle.Bundle) (*spiffebundle.Bundle, error) {
+	src := bundlesource.Endpoint{URL: e.URL, Profile: e.Profile}
+	if e.Profile == bundlesource.ProfileHTTPSSPIFFE {
+		id, err := spiffeid.FromString(e.EndpointID)
+		if err != nil {
+			return nil, fmt.Errorf("endpoint SPIFFE ID %q: %w", e.EndpointID, err)
+		}
+		src.EndpointID, src.Bootstrap = id, anchor
+	}
+	return src.Fetch(ctx, td)
+}
+
 // View is what one SPIRE server holds: its federation relationships and
 // federated bundles, by trust domain name.
 type View struct {
