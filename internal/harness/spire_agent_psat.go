@@ -52,22 +52,15 @@ func (a *SpireAgent) preparePSAT(ctx context.Context) error {
 	}
 
 	now := metav1.NewTime(time.Now())
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: a.NodeName},
-		Status: corev1.NodeStatus{
-			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}},
-			Conditions: []corev1.NodeCondition{{
-				Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-				Message: "zerotrust harness: the node of spire-agent " + a.Name, LastHeartbeatTime: now, LastTransitionTime: now,
-			}},
-		},
-	}
-	created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		created, err = cs.CoreV1().Nodes().Get(ctx, a.NodeName, metav1.GetOptions{})
-	}
+	created, err := ensureNode(ctx, cs, a.NodeName, corev1.NodeStatus{
+		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}},
+		Conditions: []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			Message: "zerotrust harness: the node of spire-agent " + a.Name, LastHeartbeatTime: now, LastTransitionTime: now,
+		}},
+	})
 	if err != nil {
-		return fmt.Errorf("creating Node %s: %w", a.NodeName, err)
+		return err
 	}
 	a.NodeUID = string(created.UID)
 

@@ -186,20 +186,9 @@ func (s *Spire) registerNodeAndPod(ctx context.Context) error {
 			Message: "zerotrust harness exec endpoint", LastHeartbeatTime: now, LastTransitionTime: now,
 		}},
 	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.NodeName}, Status: nodeStatus}
-	if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating Node %s: %w", s.NodeName, err)
-		}
-		// Left by an earlier server for this namespace: point it at this endpoint.
-		cur, err := cs.CoreV1().Nodes().Get(ctx, s.NodeName, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("reading Node %s: %w", s.NodeName, err)
-		}
-		cur.Status = nodeStatus
-		if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("updating Node %s status: %w", s.NodeName, err)
-		}
+	// A Node left by an earlier server for this namespace is pointed at this endpoint.
+	if _, err := ensureNode(ctx, cs, s.NodeName, nodeStatus); err != nil {
+		return err
 	}
 
 	pod := &corev1.Pod{
@@ -214,6 +203,28 @@ func (s *Spire) registerNodeAndPod(ctx context.Context) error {
 	}
 	_, err = createRunningPod(ctx, cs, pod, "harness://"+s.TrustDomain)
 	return err
+}
+
+// ensureNode creates the Node name with status, or gives an existing one
+// that status: nothing but the harness reports on its Nodes.
+func ensureNode(ctx context.Context, cs kubernetes.Interface, name string, status corev1.NodeStatus) (*corev1.Node, error) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: status}
+	created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err == nil {
+		return created, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating Node %s: %w", name, err)
+	}
+	cur, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading Node %s: %w", name, err)
+	}
+	cur.Status = status
+	if cur, err = cs.CoreV1().Nodes().UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		return nil, fmt.Errorf("updating Node %s status: %w", name, err)
+	}
+	return cur, nil
 }
 
 func ptrTo[T any](v T) *T { return &v }
