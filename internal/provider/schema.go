@@ -187,7 +187,11 @@ func providerSchema() schema.Schema {
 			"field_manager": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Field manager name for server-side apply. Defaults to `" + defaultFieldManager +
-					"`. Changing it on existing resources makes the new manager conflict with the old one.",
+					"`. Give each Terraform workspace (state) that writes to a cluster its own, such as " +
+					"`zerotrust-<workspace>`: objects another manager wrote are never taken over silently, so the plan " +
+					"then refuses a second workspace declaring an object (or a federation) one workspace already " +
+					"manages, naming that workspace's manager (see the guide \"One workspace per cluster\"). " +
+					"Changing it on existing resources makes the new manager conflict with the old one.",
 				Validators: []validator.String{stringvalidator.LengthBetween(1, 128)},
 			},
 			"qps": schema.Float64Attribute{

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -114,12 +116,37 @@ func ownedBy(obj *unstructured.Unstructured, manager string) bool {
 // A nil obj (nothing there) and an object manager applied itself (a create
 // whose response never reached the state) pass. It reports whether Create
 // may go on.
+//
+// The detail ends with who did write the object: with one field_manager per
+// Terraform workspace (the guide "One workspace per cluster"), another
+// workspace's manager there says which workspace already declares it.
 func adoptGuard(obj *unstructured.Unstructured, manager string, at path.Path, detail string, diags *diag.Diagnostics) bool {
 	if obj == nil || ownedBy(obj, manager) {
 		return true
 	}
-	diags.AddAttributeError(at, "Object Already Exists", detail)
+	diags.AddAttributeError(at, "Object Already Exists", detail+" "+writtenBy(obj, manager))
 	return false
+}
+
+// writtenBy is a sentence naming the field managers that wrote obj, for
+// errors about an object this configuration's manager did not write.
+func writtenBy(obj *unstructured.Unstructured, manager string) string {
+	var names []string
+	for _, f := range obj.GetManagedFields() {
+		if !slices.Contains(names, f.Manager) {
+			names = append(names, f.Manager)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Sprintf("The object records no field manager; this configuration's field manager is %q.", manager)
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = strconv.Quote(n)
+	}
+	return fmt.Sprintf("It was written by field manager %s, not by this configuration's field manager %q: another "+
+		"Terraform workspace (each sets its own provider field_manager) or another tool manages it.",
+		strings.Join(quoted, ", "), manager)
 }
 
 // parseClusterScopedID parses the import ID of a cluster-scoped object:

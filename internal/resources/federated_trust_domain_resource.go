@@ -141,14 +141,18 @@ func checkUniqueAmong(ctx context.Context, items []unstructured.Unstructured, cl
 			continue
 		case item.GetName() == name && !adoptGuard(item, client.FieldManager, path.Root("name"),
 			fmt.Sprintf("A ClusterFederatedTrustDomain named %q already exists on cluster %q and was not created by "+
-				"this provider. Import it (terraform import ... %s) or choose another name.",
+				"this configuration. Import it (terraform import ... %s) or choose another name.",
 				name, client.DisplayName(), resourceID(clusterValue(client.Name), name)), diags):
 			return false
 		case item.GetName() != name && other == td && stillFederates(ctx, client, item.GetName(), td):
+			owner := ""
+			if !ownedBy(item, client.FieldManager) {
+				owner = " " + writtenBy(item, client.FieldManager)
+			}
 			diags.AddAttributeError(path.Root("trust_domain"), "Duplicate Trust Domain",
 				fmt.Sprintf("ClusterFederatedTrustDomain %q on cluster %q already federates with %q. "+
 					"spire-controller-manager would silently ignore a second object for the same trust domain. "+
-					"Manage that object instead (import it), or delete it first.", item.GetName(), client.DisplayName(), td))
+					"Manage that object instead (import it), or delete it first.%s", item.GetName(), client.DisplayName(), td, owner))
 			return false
 		}
 	}
