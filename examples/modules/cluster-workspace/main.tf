@@ -1,0 +1,112 @@
+# One cluster's side of a federation mesh run as one Terraform workspace per
+# cluster (HCP Terraform / Terraform Enterprise workspaces, or separate state
+# directories): the caller's zerotrust provider reaches this cluster only.
+#
+# The module reads what peers need to federate with this cluster (trust
+# domain, bundle endpoint URL and SPIFFE ID, from the SPIRE installation; the
+# current trust bundle, from the ConfigMap SPIRE keeps it in) and publishes it
+# as the output `federation`. It federates this cluster with var.peers, whose
+# values have exactly that output's shape, so another workspace's output plugs
+# in unchanged:
+#
+#   module "cluster" {
+#     source = "./modules/cluster-workspace"
+#     peers = {
+#       west = data.tfe_outputs.west.nonsensitive_values.federation
+#       north = data.terraform_remote_state.north.outputs.federation
+#     }
+#   }
+#
+# No workspace reads or writes another cluster: what it knows about a peer is
+# that peer's published facts, and the peer's SPIRE refreshes its bundle from
+# the peer's bundle endpoint afterwards.
+#
+# A https_spiffe peer whose `bundle` is still null (its workspace has not
+# applied yet; a variable set can say in advance only its trust domain, URL
+# and SPIFFE ID) is not federated yet but listed in `waiting_for`: SPIRE could
+# not authenticate that peer's endpoint without a bundle, so a federation
+# without one would only make SPIRE retry and wait_for_bundle time out. The
+# next run after the peer's first apply federates it.
+#
+# Removing a peer from var.peers deletes its ClusterFederatedTrustDomain and,
+# with delete_bundle_on_destroy (default), its bundle from this cluster's
+# SPIRE server: that is the revocation.
+
+terraform {
+  required_version = ">= 1.8"
+
+  required_providers {
+    zerotrust = {
+      source = "ztfabric/zerotrust"
+    }
+  }
+}
+
+# What peers need to federate with this cluster.
+data "zerotrust_spire_server" "this" {}
+
+# This cluster's current trust bundle, from the ConfigMap its SPIRE server
+# keeps current: the bootstrap bundle peers federate with.
+data "zerotrust_trust_bundle" "this" {
+  trust_domain = data.zerotrust_spire_server.this.trust_domain
+  config_map = {
+    namespace = data.zerotrust_spire_server.this.namespace
+    name      = data.zerotrust_spire_server.this.bundle_config_map
+  }
+}
+
+locals {
+  trust_domain = data.zerotrust_spire_server.this.trust_domain
+  # The federation Route's URL when the cluster has one, else the one given.
+  bundle_endpoint_url = (data.zerotrust_spire_server.this.bundle_endpoint_url != null ?
+  data.zerotrust_spire_server.this.bundle_endpoint_url : var.bundle_endpoint_url)
+  # https_web endpoints present a Web PKI certificate, not an SVID: peers
+  # need neither a SPIFFE ID nor a bundle to authenticate them.
+  web_profile = data.zerotrust_spire_server.this.federation_profile == "https_web"
+
+  # Peers an https_spiffe federation can authenticate (their bundle is
+  # known) and https_web peers; the others wait for their workspace's first
+  # apply.
+  ready = { for name, p in var.peers : name => p if p.bundle != null || p.endpoint_spiffe_id == null }
+}
+
+resource "zerotrust_federated_trust_domain" "peer" {
+  for_each = local.ready
+
+  trust_domain        = each.value.trust_domain
+  bundle_endpoint_url = each.value.bundle_endpoint_url
+  bundle_endpoint_profile = {
+    type               = each.value.endpoint_spiffe_id == null ? "https_web" : "https_spiffe"
+    endpoint_spiffe_id = each.value.endpoint_spiffe_id
+  }
+  # Bootstrap only: read once at creation; SPIRE refreshes the bundle from
+  # the peer's endpoint afterwards, so the peer's CA rotations plan nothing.
+  trust_domain_bundle = each.value.bundle
+  class_name          = var.class_name
+
+  # Done means SPIRE holds the peer's bundle (asked through pod exec of
+  # `spire-server bundle list`), not only that the object exists.
+  wait_for_bundle          = var.wait_for_bundle
+  delete_bundle_on_destroy = var.delete_bundle_on_destroy
+
+  lifecycle {
+    precondition {
+      condition     = each.value.trust_domain != local.trust_domain
+      error_message = "Peer ${each.key} has this cluster's own trust domain ${local.trust_domain}: a cluster does not federate with itself."
+    }
+  }
+}
+
+# Whether every federation of this cluster works, on every plan and apply:
+# SPIRE has each relationship and bundle, and each peer's endpoint serves the
+# bundle SPIRE holds. A failed check is a warning listing each problem.
+check "federation_healthy" {
+  data "zerotrust_federation_status" "this" {
+    depends_on = [zerotrust_federated_trust_domain.peer]
+  }
+
+  assert {
+    condition     = data.zerotrust_federation_status.this.ok
+    error_message = join("\n", data.zerotrust_federation_status.this.problems)
+  }
+}

@@ -1,0 +1,30 @@
+output "federation" {
+  description = <<-EOT
+    What peers need to federate with this cluster, in the shape of their
+    var.peers values: hand it over with tfe_outputs (`nonsensitive_values`),
+    terraform_remote_state or a variable set. `bundle` is the current trust
+    bundle (public keys, no secret); endpoint_spiffe_id is null for an
+    https_web endpoint, which needs no bundle either.
+  EOT
+  value = {
+    trust_domain        = local.trust_domain
+    bundle_endpoint_url = local.bundle_endpoint_url
+    endpoint_spiffe_id  = local.web_profile ? null : data.zerotrust_spire_server.this.endpoint_spiffe_id
+    bundle              = local.web_profile ? null : data.zerotrust_trust_bundle.this.spiffe_bundle
+  }
+
+  precondition {
+    condition     = local.bundle_endpoint_url != null
+    error_message = "This cluster has no federation Route to read its bundle endpoint URL from: set var.bundle_endpoint_url."
+  }
+}
+
+output "federated_with" {
+  description = "The peers (keys of var.peers) this cluster now federates with, sorted."
+  value       = sort(keys(zerotrust_federated_trust_domain.peer))
+}
+
+output "waiting_for" {
+  description = "The https_spiffe peers (keys of var.peers) not federated yet because their bundle is still unknown (their workspace has not applied once): the next run after theirs federates them."
+  value       = sort([for name, p in var.peers : name if !contains(keys(local.ready), name)])
+}

@@ -1,0 +1,436 @@
+package examplestest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+)
+
+// The mesh run as one workspace per cluster (examples/workspace-per-cluster):
+// every workspace is a state directory of its own with a kubeconfig that
+// reaches its own cluster only, and learns about its peers only from their
+// `federation` outputs, as tfe_outputs or terraform_remote_state would hand
+// them over.
+
+// workspace is one copy of examples/workspace-per-cluster with its own state,
+// its own cluster's credentials, and that cluster's SPIRE server and workload.
+type workspace struct {
+	name      string // the workspace name and its cluster's name
+	dir       string
+	cluster   *harness.Cluster
+	spire     *harness.Spire
+	workload  *harness.Workload
+	destroyed bool
+}
+
+// workspaceKubeconfig is the kubeconfig a workspace gets for cluster c: one
+// that reaches c and no other cluster.
+func workspaceKubeconfig(t *testing.T, c *harness.Cluster) string {
+	t.Helper()
+	return c.Kubeconfig
+}
+
+// newWorkspace starts cluster name with a SPIRE server and copies the
+// example into a directory of its own, destroyed at the end of the test
+// unless the test destroyed it.
+func newWorkspace(t *testing.T, name string) *workspace {
+	t.Helper()
+	w := &workspace{name: name, cluster: acctest.ExtraCluster(t, name)}
+	w.spire = acctest.Spire(t, name)
+	w.dir = filepath.Join(copyExamples(t, "modules", "workspace-per-cluster"), "workspace-per-cluster")
+	// `get` installs the local module without asking any registry for
+	// providers, which `init` would do even with dev_overrides.
+	mustTerraform(t, w.dir, "get", "-no-color")
+	t.Cleanup(func() {
+		if !w.destroyed {
+			if out, code := terraform(t, w.dir, "destroy", "-auto-approve", "-no-color"); code != 0 {
+				t.Errorf("cleanup: terraform destroy of workspace %s exited %d:\n%s", w.name, code, out)
+			}
+		}
+	})
+	return w
+}
+
+// setVars writes the workspace's variables: its name, its own cluster's
+// kubeconfig, where its bundle endpoint is (the lab has no OpenShift Route
+// publishing it) and peers, keyed by peer workspace name.
+func (w *workspace) setVars(t *testing.T, peers map[string]json.RawMessage) {
+	t.Helper()
+	if peers == nil {
+		peers = map[string]json.RawMessage{}
+	}
+	data, err := json.Marshal(map[string]any{
+		"workspace_name":      w.name,
+		"config_path":         workspaceKubeconfig(t, w.cluster),
+		"bundle_endpoint_url": w.spire.BundleEndpointURL,
+		"peers":               peers,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.dir, "terraform.tfvars.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// output returns the workspace's output name as JSON.
+func (w *workspace) output(t *testing.T, name string) json.RawMessage {
+	t.Helper()
+	return json.RawMessage(mustTerraform(t, w.dir, "output", "-json", name))
+}
+
+// outputStrings returns a list-of-strings output.
+func (w *workspace) outputStrings(t *testing.T, name string) []string {
+	t.Helper()
+	var v []string
+	if err := json.Unmarshal(w.output(t, name), &v); err != nil {
+		t.Fatalf("workspace %s: output %s: %v", w.name, name, err)
+	}
+	return v
+}
+
+// advertised is what a variable set can say about w before its workspace has
+// ever applied: trust domain, bundle endpoint URL and SPIFFE ID, no bundle.
+func (w *workspace) advertised(t *testing.T) json.RawMessage {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{
+		"trust_domain":        w.spire.TrustDomain,
+		"bundle_endpoint_url": w.spire.BundleEndpointURL,
+		"endpoint_spiffe_id":  w.spire.EndpointSPIFFEID,
+		"bundle":              nil,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// peersOf maps every workspace of all but w to what fact gives about it.
+func peersOf(w *workspace, all []*workspace, fact func(*workspace) json.RawMessage) map[string]json.RawMessage {
+	peers := map[string]json.RawMessage{}
+	for _, p := range all {
+		if p != w {
+			peers[p.name] = fact(p)
+		}
+	}
+	return peers
+}
+
+// wsNames lists the workspaces' names, sorted.
+func wsNames(wss []*workspace) []string {
+	var n []string
+	for _, w := range wss {
+		n = append(n, w.name)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// others lists every workspace of all but w.
+func others(w *workspace, all []*workspace) []*workspace {
+	var o []*workspace
+	for _, p := range all {
+		if p != w {
+			o = append(o, p)
+		}
+	}
+	return o
+}
+
+// trustDomains lists the workspaces' SPIRE trust domains, sorted.
+func trustDomains(wss []*workspace) []string {
+	var tds []string
+	for _, w := range wss {
+		tds = append(tds, w.spire.TrustDomain)
+	}
+	sort.Strings(tds)
+	return tds
+}
+
+// runConcurrently runs `terraform args...` in every workspace at the same
+// time, fails the test when any exits non-zero, and returns the wall time
+// from the first start to the last end.
+func runConcurrently(t *testing.T, what string, wss []*workspace, args ...string) time.Duration {
+	t.Helper()
+	type result struct {
+		out  string
+		code int
+		took time.Duration
+	}
+	results := make([]result, len(wss))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, w := range wss {
+		wg.Go(func() {
+			began := time.Now()
+			out, code := terraform(t, w.dir, args...)
+			results[i] = result{out, code, time.Since(began)}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	var each []string
+	for i, w := range wss {
+		r := results[i]
+		each = append(each, fmt.Sprintf("%s %s", w.name, r.took.Round(100*time.Millisecond)))
+		if r.code != 0 {
+			t.Errorf("%s: terraform %s in workspace %s exited %d:\n%s", what, strings.Join(args, " "), w.name, r.code, r.out)
+		}
+	}
+	t.Logf("%s: %d concurrent `terraform %s` took %s wall time (%s)", what, len(wss), args[0], wall.Round(100*time.Millisecond), strings.Join(each, ", "))
+	if t.Failed() {
+		t.FailNow()
+	}
+	return wall
+}
+
+// expectSpireHolds waits until every workspace's SPIRE server holds exactly
+// the bundles of its peers' trust domains (as `spire-server bundle list`
+// says), its own left out.
+func expectSpireHolds(ctx context.Context, t *testing.T, wss []*workspace, peers func(*workspace) []*workspace) {
+	t.Helper()
+	deadline := time.Now().Add(federationTimeout)
+	for _, w := range wss {
+		want := trustDomains(peers(w))
+		if want == nil {
+			want = []string{}
+		}
+		for {
+			got, err := w.spire.FederatedTrustDomains(ctx)
+			if err == nil && slices.Equal(got, want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("SPIRE %s holds the bundles of %v (%v), want %v", w.spire.TrustDomain, got, err, want)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+// applyClusterSPIFFEID makes w's workloads' entries federate with peers, as
+// the cluster's administrator would once the federation is in place (SPIRE
+// refuses entries federating with a trust domain whose bundle it lacks).
+func (w *workspace) applyClusterSPIFFEID(ctx context.Context, t *testing.T, peers []*workspace) {
+	t.Helper()
+	if err := w.spire.ApplyClusterSPIFFEID(ctx, harness.ClusterSPIFFEIDOptions{
+		Name: "web", SPIFFEIDTemplate: healTemplate, PodLabels: map[string]string{"app": "web"},
+		FederatesWith: trustDomains(peers),
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startWorkload starts a k8s_psat agent on w's cluster and a pod workload on
+// it whose server accepts workloads of every trust domain in accept.
+func (w *workspace) startWorkload(ctx context.Context, t *testing.T, accept []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	a := startAgent(ctx, t, w.spire, harness.SpireAgentOptions{Name: "node", K8sPSAT: true})
+	var allow []string
+	for _, td := range accept {
+		if td != w.spire.TrustDomain {
+			allow = append(allow, "spiffe://"+td)
+		}
+	}
+	wl, err := harness.StartPodWorkload(ctx, a, harness.PodWorkloadOptions{
+		Namespace: "apps", Pod: "web-0", ServiceAccount: "web", Labels: map[string]string{"app": "web"}, Allow: allow,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := wl.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	w.workload = wl
+}
+
+// expectHandshakes fails the test unless every ordered pair of the
+// workspaces' workloads handshakes.
+func expectHandshakes(ctx context.Context, t *testing.T, wss []*workspace, when string) {
+	t.Helper()
+	var workloads []*harness.Workload
+	for _, w := range wss {
+		workloads = append(workloads, w.workload)
+	}
+	for _, r := range everyPair(ctx, workloads, true, mtlsTimeout) {
+		if r.err != nil {
+			t.Errorf("%s: %v", when, r.err)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Logf("%s: all %d ordered pairs of %v handshake", when, len(wss)*(len(wss)-1), wsNames(wss))
+}
+
+// expectState checks a workspace's outputs after an apply: which peers it
+// federates with and which it waits for.
+func (w *workspace) expectState(t *testing.T, federated, waiting []string) {
+	t.Helper()
+	if federated == nil {
+		federated = []string{}
+	}
+	if waiting == nil {
+		waiting = []string{}
+	}
+	if got := w.outputStrings(t, "federated_with"); !slices.Equal(got, federated) {
+		t.Errorf("workspace %s: federated_with = %v, want %v", w.name, got, federated)
+	}
+	if got := w.outputStrings(t, "waiting_for"); !slices.Equal(got, waiting) {
+		t.Errorf("workspace %s: waiting_for = %v, want %v", w.name, got, waiting)
+	}
+}
+
+// TestAccWorkspacePerCluster federates clusters from separate workspaces
+// (examples/workspace-per-cluster): four clusters, four state directories,
+// four kubeconfigs each reaching one cluster.
+//
+//  1. Pass 1: the four applies run at the same time, each knowing of its
+//     peers only what a variable set holds in advance (trust domain, bundle
+//     endpoint URL and SPIFFE ID, no bundle): nobody federates yet, every
+//     workspace lists its peers in `waiting_for` and publishes its own
+//     `federation` output.
+//  2. Pass 2: each workspace gets its peers' `federation` outputs (what
+//     tfe_outputs would hand over), the four applies run at the same time
+//     again; every SPIRE server holds every peer's bundle, workloads whose
+//     entries come from ClusterSPIFFEIDs handshake for every ordered pair,
+//     and every workspace's plan is then empty.
+//  3. A second workspace on an already managed cluster that declares a peer
+//     the first one federates fails at plan: every workspace has its own
+//     field manager.
+//  4. A fifth cluster joins: its workspace applies with the others'
+//     outputs, then the four others apply concurrently with one more peer;
+//     every ordered pair of the five handshakes.
+//  5. A cluster leaves: its peers apply concurrently without it, which
+//     deletes its bundle from their SPIRE servers, so handshakes with it
+//     fail; its own workspace is destroyed.
+func TestAccWorkspacePerCluster(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wss := make([]*workspace, 0, 5)
+	for _, n := range []string{"ws-a", "ws-b", "ws-c", "ws-d"} {
+		wss = append(wss, newWorkspace(t, n))
+	}
+	// The fifth cluster's trust domain is known in advance (it is named
+	// after the cluster), so the workloads accept it from the start.
+	accept := append(trustDomains(wss), "ws-e.zt.test")
+
+	// 1. Pass 1: peers known from variable sets, without bundles.
+	for _, w := range wss {
+		w.setVars(t, peersOf(w, wss, func(p *workspace) json.RawMessage { return p.advertised(t) }))
+	}
+	pass1 := runConcurrently(t, "pass 1 (peers without bundles)", wss, "apply", "-auto-approve", "-no-color")
+	for _, w := range wss {
+		w.expectState(t, nil, wsNames(others(w, wss)))
+		if left := cftdNames(t, w.cluster); len(left) != 0 {
+			t.Errorf("pass 1 created ClusterFederatedTrustDomains on %s: %v", w.name, left)
+		}
+	}
+	expectSpireHolds(ctx, t, wss, func(*workspace) []*workspace { return nil })
+
+	// 2. Pass 2: peers from their workspaces' outputs.
+	federation := map[*workspace]json.RawMessage{}
+	for _, w := range wss {
+		federation[w] = w.output(t, "federation")
+	}
+	for _, w := range wss {
+		w.setVars(t, peersOf(w, wss, func(p *workspace) json.RawMessage { return federation[p] }))
+	}
+	pass2 := runConcurrently(t, "pass 2 (peers' federation outputs)", wss, "apply", "-auto-approve", "-no-color")
+	for _, w := range wss {
+		w.expectState(t, wsNames(others(w, wss)), nil)
+		if got, want := cftdNames(t, w.cluster), trustDomains(others(w, wss)); !slices.Equal(got, want) {
+			t.Errorf("ClusterFederatedTrustDomains on %s = %v, want %v", w.name, got, want)
+		}
+	}
+	// wait_for_bundle made each apply end once SPIRE held the bundles: no
+	// waiting needed here, and none is done beyond the check's first poll.
+	expectSpireHolds(ctx, t, wss, func(w *workspace) []*workspace { return others(w, wss) })
+	for _, w := range wss {
+		w.applyClusterSPIFFEID(ctx, t, others(w, wss))
+		w.startWorkload(ctx, t, accept)
+	}
+	expectHandshakes(ctx, t, wss, "after pass 2")
+	for _, w := range wss {
+		planEmpty(t, w.dir, "of workspace "+w.name+" after pass 2")
+	}
+	t.Logf("four workspaces from nothing to a converged mesh: pass 1 %s + pass 2 %s", pass1.Round(100*time.Millisecond), pass2.Round(100*time.Millisecond))
+
+	// 3. A second workspace declares, on ws-a's cluster, a peer ws-a
+	// already federates with.
+	dup := &workspace{name: "ws-a-second", cluster: wss[0].cluster, spire: wss[0].spire, destroyed: true}
+	dup.dir = filepath.Join(copyExamples(t, "modules", "workspace-per-cluster"), "workspace-per-cluster")
+	mustTerraform(t, dup.dir, "get", "-no-color")
+	dup.setVars(t, map[string]json.RawMessage{wss[1].name: federation[wss[1]]})
+	out, code := terraform(t, dup.dir, "plan", "-no-color")
+	if code == 0 {
+		t.Errorf("plan of a second workspace declaring %s on cluster %s succeeded, want it refused:\n%s", wss[1].name, wss[0].name, out)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"Object Already Exists", wss[1].spire.TrustDomain, `zerotrust-` + wss[0].name} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the refused plan of the second workspace does not say %q:\n%s", want, out)
+		}
+	}
+
+	// 4. A fifth cluster joins.
+	e := newWorkspace(t, "ws-e")
+	e.setVars(t, peersOf(e, wss, func(p *workspace) json.RawMessage { return federation[p] }))
+	start := time.Now()
+	mustTerraform(t, e.dir, "apply", "-auto-approve", "-no-color")
+	t.Logf("join: the new workspace's apply took %s", time.Since(start).Round(100*time.Millisecond))
+	federation[e] = e.output(t, "federation")
+	wss = append(wss, e)
+	for _, w := range wss[:4] {
+		w.setVars(t, peersOf(w, wss, func(p *workspace) json.RawMessage { return federation[p] }))
+	}
+	runConcurrently(t, "join (the four others add the fifth)", wss[:4], "apply", "-auto-approve", "-no-color")
+	expectSpireHolds(ctx, t, wss, func(w *workspace) []*workspace { return others(w, wss) })
+	for _, w := range wss {
+		w.applyClusterSPIFFEID(ctx, t, others(w, wss))
+	}
+	e.startWorkload(ctx, t, accept)
+	expectHandshakes(ctx, t, wss, "after the fifth cluster joined")
+	for _, w := range wss {
+		planEmpty(t, w.dir, "of workspace "+w.name+" after the join")
+	}
+
+	// 5. ws-d leaves. Its peers' ClusterSPIFFEIDs still federate with it:
+	// what cuts the trust is the bundle its peers' applies delete.
+	leaver := wss[3]
+	stay := slices.DeleteFunc(slices.Clone(wss), func(w *workspace) bool { return w == leaver })
+	for _, w := range stay {
+		w.setVars(t, peersOf(w, stay, func(p *workspace) json.RawMessage { return federation[p] }))
+	}
+	runConcurrently(t, "leave (the peers drop "+leaver.name+")", stay, "apply", "-auto-approve", "-no-color")
+	expectSpireHolds(ctx, t, stay, func(w *workspace) []*workspace { return others(w, stay) })
+	for _, w := range stay {
+		w.expectState(t, wsNames(others(w, stay)), nil)
+		expectPairsFail(ctx, t, w.workload, leaver.workload, leaver.name+" left")
+	}
+	expectHandshakes(ctx, t, stay, "after "+leaver.name+" left")
+	out = mustTerraform(t, leaver.dir, "destroy", "-auto-approve", "-no-color")
+	leaver.destroyed = true
+	if strings.Contains(out, "Peer Bundle Not Deleted") {
+		t.Errorf("destroy of workspace %s could not delete a peer's bundle:\n%s", leaver.name, out)
+	}
+	expectSpireHolds(ctx, t, []*workspace{leaver}, func(*workspace) []*workspace { return nil })
+	if left := cftdNames(t, leaver.cluster); len(left) != 0 {
+		t.Errorf("destroy of workspace %s left ClusterFederatedTrustDomains: %v", leaver.name, left)
+	}
+}
