@@ -181,15 +181,17 @@ func runConcurrently(t *testing.T, what string, wss []*workspace, args ...string
 	wg.Wait()
 	wall := time.Since(start)
 	var each []string
+	failed := false
 	for i, w := range wss {
 		r := results[i]
 		each = append(each, fmt.Sprintf("%s %s", w.name, r.took.Round(100*time.Millisecond)))
 		if r.code != 0 {
 			t.Errorf("%s: terraform %s in workspace %s exited %d:\n%s", what, strings.Join(args, " "), w.name, r.code, r.out)
+			failed = true
 		}
 	}
 	t.Logf("%s: %d concurrent `terraform %s` took %s wall time (%s)", what, len(wss), args[0], wall.Round(100*time.Millisecond), strings.Join(each, ", "))
-	if t.Failed() {
+	if failed {
 		t.FailNow()
 	}
 	return wall
@@ -267,12 +269,14 @@ func expectHandshakes(ctx context.Context, t *testing.T, wss []*workspace, when 
 	for _, w := range wss {
 		workloads = append(workloads, w.workload)
 	}
+	failed := false
 	for _, r := range everyPair(ctx, workloads, true, mtlsTimeout) {
 		if r.err != nil {
 			t.Errorf("%s: %v", when, r.err)
+			failed = true
 		}
 	}
-	if t.Failed() {
+	if failed {
 		t.FailNow()
 	}
 	t.Logf("%s: all %d ordered pairs of %v handshake", when, len(wss)*(len(wss)-1), wsNames(wss))
