@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 )
@@ -38,7 +40,17 @@ type workspace struct {
 // that reaches c and no other cluster.
 func workspaceKubeconfig(t *testing.T, c *harness.Cluster) string {
 	t.Helper()
-	return c.Kubeconfig
+	path := c.Kubeconfig
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatalf("kubeconfig of workspace %s: %v", c.Name, err)
+	}
+	for name, cl := range cfg.Clusters {
+		if cl.Server != c.Host {
+			t.Fatalf("the kubeconfig of workspace %s reaches cluster %s at %s, not only its own cluster at %s", c.Name, name, cl.Server, c.Host)
+		}
+	}
+	return path
 }
 
 // newWorkspace starts cluster name with a SPIRE server and copies the
