@@ -450,3 +450,20 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 		t.Errorf("destroy of workspace %s left ClusterFederatedTrustDomains: %v", leaver.name, left)
 	}
 }
+
+// TestAccModuleClusterWorkspaceTerraformTest runs the cluster-workspace
+// module's own `terraform test` (examples/modules/cluster-workspace/tests),
+// whose provider is mocked: which peers wait, which are federated with
+// which profile, the shape of the `federation` output, and the refusals.
+func TestAccModuleClusterWorkspaceTerraformTest(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(copyExamples(t, "modules"), "modules", "cluster-workspace")
+	out, code := terraform(t, dir, "test", "-no-color")
+	t.Logf("terraform test:\n%s", out)
+	if code != 0 {
+		t.Fatalf("terraform test exited %d", code)
+	}
+	if !strings.Contains(out, "Success! 5 passed, 0 failed.") {
+		t.Fatalf("terraform test did not report all five runs passing")
+	}
+}
