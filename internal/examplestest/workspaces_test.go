@@ -398,6 +398,9 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 		t.Errorf("plan of a second workspace declaring %s on cluster %s succeeded, want it refused:\n%s", wss[1].name, wss[0].name, out)
 	}
 	flat := strings.Join(strings.Fields(out), " ")
+	if i := strings.Index(out, "Error:"); i >= 0 {
+		t.Logf("plan of a second workspace on cluster %s declaring peer %s:\n%s", wss[0].name, wss[1].name, out[i:])
+	}
 	for _, want := range []string{"Object Already Exists", wss[1].spire.TrustDomain, `zerotrust-` + wss[0].name} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("the refused plan of the second workspace does not say %q:\n%s", want, out)
