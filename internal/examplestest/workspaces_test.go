@@ -209,26 +209,21 @@ func runConcurrently(t *testing.T, what string, wss []*workspace, args ...string
 	return wall
 }
 
-// expectSpireHolds waits until every workspace's SPIRE server holds exactly
-// the bundles of its peers' trust domains (as `spire-server bundle list`
-// says), its own left out.
-func expectSpireHolds(ctx context.Context, t *testing.T, wss []*workspace, peers func(*workspace) []*workspace) {
+// expectSpireHolds asks every workspace's SPIRE server once, right after
+// an apply, which bundles it holds (`spire-server bundle list`), and fails
+// the test unless they are exactly its peers' trust domains: the applies end
+// on SPIRE's state (wait_for_bundle, delete_bundle_on_destroy), so nothing is
+// waited for here.
+func expectSpireHolds(ctx context.Context, t *testing.T, when string, wss []*workspace, peers func(*workspace) []*workspace) {
 	t.Helper()
-	deadline := time.Now().Add(federationTimeout)
 	for _, w := range wss {
 		want := trustDomains(peers(w))
 		if want == nil {
 			want = []string{}
 		}
-		for {
-			got, err := w.spire.FederatedTrustDomains(ctx)
-			if err == nil && slices.Equal(got, want) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("SPIRE %s holds the bundles of %v (%v), want %v", w.spire.TrustDomain, got, err, want)
-			}
-			time.Sleep(200 * time.Millisecond)
+		got, err := w.spire.FederatedTrustDomains(ctx)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("%s: SPIRE %s holds the bundles of %v (%v), want %v", when, w.spire.TrustDomain, got, err, want)
 		}
 	}
 }
@@ -357,7 +352,7 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 			t.Errorf("pass 1 created ClusterFederatedTrustDomains on %s: %v", w.name, left)
 		}
 	}
-	expectSpireHolds(ctx, t, wss, func(*workspace) []*workspace { return nil })
+	expectSpireHolds(ctx, t, "after pass 1", wss, func(*workspace) []*workspace { return nil })
 
 	// 2. Pass 2: peers from their workspaces' outputs.
 	federation := map[*workspace]json.RawMessage{}
@@ -374,9 +369,7 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 			t.Errorf("ClusterFederatedTrustDomains on %s = %v, want %v", w.name, got, want)
 		}
 	}
-	// wait_for_bundle made each apply end once SPIRE held the bundles: no
-	// waiting needed here, and none is done beyond the check's first poll.
-	expectSpireHolds(ctx, t, wss, func(w *workspace) []*workspace { return others(w, wss) })
+	expectSpireHolds(ctx, t, "after pass 2", wss, func(w *workspace) []*workspace { return others(w, wss) })
 	for _, w := range wss {
 		w.applyClusterSPIFFEID(ctx, t, others(w, wss))
 		w.startWorkload(ctx, t, accept)
@@ -419,7 +412,7 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 		w.setVars(t, peersOf(w, wss, func(p *workspace) json.RawMessage { return federation[p] }))
 	}
 	runConcurrently(t, "join (the four others add the fifth)", wss[:4], "apply", "-auto-approve", "-no-color")
-	expectSpireHolds(ctx, t, wss, func(w *workspace) []*workspace { return others(w, wss) })
+	expectSpireHolds(ctx, t, "after the join", wss, func(w *workspace) []*workspace { return others(w, wss) })
 	for _, w := range wss {
 		w.applyClusterSPIFFEID(ctx, t, others(w, wss))
 	}
@@ -437,7 +430,7 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 		w.setVars(t, peersOf(w, stay, func(p *workspace) json.RawMessage { return federation[p] }))
 	}
 	runConcurrently(t, "leave (the peers drop "+leaver.name+")", stay, "apply", "-auto-approve", "-no-color")
-	expectSpireHolds(ctx, t, stay, func(w *workspace) []*workspace { return others(w, stay) })
+	expectSpireHolds(ctx, t, "after "+leaver.name+" left", stay, func(w *workspace) []*workspace { return others(w, stay) })
 	for _, w := range stay {
 		w.expectState(t, wsNames(others(w, stay)), nil)
 		expectPairsFail(ctx, t, w.workload, leaver.workload, leaver.name+" left")
@@ -448,7 +441,7 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 	if strings.Contains(out, "Peer Bundle Not Deleted") {
 		t.Errorf("destroy of workspace %s could not delete a peer's bundle:\n%s", leaver.name, out)
 	}
-	expectSpireHolds(ctx, t, []*workspace{leaver}, func(*workspace) []*workspace { return nil })
+	expectSpireHolds(ctx, t, "after "+leaver.name+"'s destroy", []*workspace{leaver}, func(*workspace) []*workspace { return nil })
 	if left := cftdNames(t, leaver.cluster); len(left) != 0 {
 		t.Errorf("destroy of workspace %s left ClusterFederatedTrustDomains: %v", leaver.name, left)
 	}
