@@ -23,6 +23,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // The cert-manager Operator cannot run here: IstioCSR status (Ready and
@@ -31,9 +32,9 @@ import (
 // the way the operator writes it.
 
 var (
-	istioCSRGVR   = schema.GroupVersionResource{Group: "operator.openshift.io", Version: "v1alpha1", Resource: "istiocsrs"}
+	istioCSRGVR   = kube.IstioCSR.GVR()
 	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	secretsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	secretsGVR    = kube.Secret.GVR()
 )
 
 // meshTestNamespace creates a namespace unique to the test (namespaces are

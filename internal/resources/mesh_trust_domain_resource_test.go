@@ -22,13 +22,14 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )
 
 var (
-	sailIstioGVR = schema.GroupVersionResource{Group: "sailoperator.io", Version: "v1", Resource: "istios"}
-	kymaIstioGVR = schema.GroupVersionResource{Group: "operator.kyma-project.io", Version: "v1alpha2", Resource: "istios"}
-	meshTrustGVR = schema.GroupVersionResource{Group: "kuma.io", Version: "v1alpha1", Resource: "meshtrusts"}
+	sailIstioGVR = kube.SailIstio.GVR()
+	kymaIstioGVR = kube.KymaIstio.GVR()
+	meshTrustGVR = kube.KumaMeshTrust.GVR()
 )
 
 // meshOperatorManager is the field manager of what the mesh's operator (or
