@@ -122,6 +122,9 @@ func adoptGuard(obj *unstructured.Unstructured, manager string, at path.Path, de
 	return false
 }
 
+// clusterScopedImportFormat is what parseClusterScopedID reads.
+const clusterScopedImportFormat = `"<name>" (default connection) or "<cluster>/<name>"`
+
 // parseClusterScopedID parses the import ID of a cluster-scoped object:
 // "<name>" on the default connection, "<cluster>/<name>" otherwise.
 func parseClusterScopedID(id string) (objectIdentity, error) {

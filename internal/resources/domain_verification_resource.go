@@ -245,7 +245,7 @@ func releaseAdoptedDV(ctx context.Context, client *kube.Client, kind kube.Kind, 
 // refreshes what the import stored.
 func (r *domainVerificationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id, ok := importTarget(ctx, r.Data, domainVerificationIdentity, req, &resp.Diagnostics,
-		`"<name>" (default connection) or "<cluster>/<name>"`, parseClusterScopedID)
+		clusterScopedImportFormat, parseClusterScopedID)
 	if !ok {
 		return
 	}

@@ -374,7 +374,7 @@ func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.
 
 func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id, ok := importTarget(ctx, r.Data, federatedTrustDomainIdentity, req, &resp.Diagnostics,
-		`"<name>" (default connection) or "<cluster>/<name>"`, parseClusterScopedID)
+		clusterScopedImportFormat, parseClusterScopedID)
 	if !ok {
 		return
 	}

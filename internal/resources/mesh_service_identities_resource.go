@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -98,7 +99,7 @@ func (r *meshServiceIdentitiesResource) write(ctx context.Context, planned tfsdk
 		diags.Append(kube.Diagnostic(err, action))
 		return
 	}
-	plan.ID = types.StringValue(meshServiceIdentitiesID(plan.Cluster, plan.Namespace.ValueString(), plan.Name.ValueString()))
+	plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Namespace.ValueString()+"/"+plan.Name.ValueString()))
 	diags.Append(state.Set(ctx, &plan)...)
 	diags.Append(meshServiceIdentitiesObjectIdentity(plan).set(ctx, meshServiceIdentitiesIdentity, identity)...)
 }
@@ -178,6 +179,30 @@ func (r *meshServiceIdentitiesResource) Delete(ctx context.Context, req resource
 		}
 		resp.Diagnostics.Append(kube.Diagnostic(err, action))
 	}
+}
+
+// meshServiceIdentitiesImportFormat is what the import ID string may be.
+const meshServiceIdentitiesImportFormat = "\"<namespace>/<name>\" (default connection) or \"<cluster>/<namespace>/<name>\", " +
+	"e.g. \"west/shop/cart\""
+
+// parseMeshServiceIdentitiesImportID splits [<cluster>/]<namespace>/<name>;
+// cluster keys may contain "/", namespaces and names may not.
+func parseMeshServiceIdentitiesImportID(id string) (objectIdentity, error) {
+	rest, name := parseImportID(id)
+	if rest.IsNull() || rest.ValueString() == "" {
+		return objectIdentity{}, errors.New("the namespace is missing")
+	}
+	if name == "" {
+		return objectIdentity{}, errors.New("the name is empty")
+	}
+	cluster, ns := parseImportID(rest.ValueString())
+	if ns == "" {
+		return objectIdentity{}, errors.New("the namespace is empty")
+	}
+	if !cluster.IsNull() && strings.TrimSpace(cluster.ValueString()) == "" {
+		return objectIdentity{}, errors.New("the cluster key is empty")
+	}
+	return objectIdentity{Cluster: cluster.ValueString(), Namespace: ns, Name: name}, nil
 }
 
 func (r *meshServiceIdentitiesResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
