@@ -379,13 +379,9 @@ func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req reso
 		return
 	}
 	cluster := clusterValue(id.Cluster)
-	client := r.Data.Client(cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.Get(ctx, kube.ClusterFederatedTrustDomain, "", id.Name)
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "import the ClusterFederatedTrustDomain "+id.Name))
+	_, obj := importedObject(ctx, r.Data, cluster, kube.ClusterFederatedTrustDomain, "", id.Name,
+		"the ClusterFederatedTrustDomain "+id.Name, &resp.Diagnostics)
+	if obj == nil {
 		return
 	}
 	state, diags := federatedTrustDomainStateFromObject(ctx, cluster, obj)

@@ -212,13 +212,9 @@ func (r *meshServiceIdentitiesResource) ImportState(ctx context.Context, req res
 		return
 	}
 	cluster := clusterValue(id.Cluster)
-	client := r.Data.Client(cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.Get(ctx, kube.KumaMeshService, id.Namespace, id.Name)
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, fmt.Sprintf("import the identities of MeshService %s/%s", id.Namespace, id.Name)))
+	_, obj := importedObject(ctx, r.Data, cluster, kube.KumaMeshService, id.Namespace, id.Name,
+		fmt.Sprintf("the identities of MeshService %s/%s", id.Namespace, id.Name), &resp.Diagnostics)
+	if obj == nil {
 		return
 	}
 	state, d := meshServiceIdentitiesStateFromObject(ctx, cluster, obj)

@@ -323,13 +323,9 @@ func (r *meshTrustDomainResource) ImportState(ctx context.Context, req resource.
 		return
 	}
 	cluster := clusterValue(id.Cluster)
-	client := r.Data.Client(cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.Get(ctx, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString())
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "import the trust domain of "+mesh.describe(kind)))
+	client, obj := importedObject(ctx, r.Data, cluster, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString(),
+		"the trust domain of "+mesh.describe(kind), &resp.Diagnostics)
+	if obj == nil {
 		return
 	}
 	state, diags := meshTrustDomainStateFromObject(ctx, cluster, kind, obj)
