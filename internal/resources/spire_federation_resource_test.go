@@ -193,10 +193,17 @@ func newFederationLifecycle(t *testing.T, c *harness.Cluster) federationLifecycl
 	t.Helper()
 	acctest.ResetSpireSingletons(t, c)
 	acctest.ZTWIMStandIn(t, c)
-	td := acctest.UniqueName("own") + ".test"
-	acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
-	acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "debug"}))
-	return federationLifecycle{c: c, td: td, id: c.Name + "/cluster"}
+	l := federationLifecycle{c: c, td: acctest.UniqueName("own") + ".test", id: c.Name + "/cluster"}
+	l.install(t)
+	return l
+}
+
+// install is what the operator's installation makes: the
+// ZeroTrustWorkloadIdentityManager and a SpireServer without federation.
+func (l federationLifecycle) install(t *testing.T) {
+	t.Helper()
+	acctest.ApplyAs(t, l.c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(l.td, "solo"))
+	acctest.ApplyAs(t, l.c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "debug"}))
 }
 
 // step is a step applying testdata/spire_federation/<file>.
@@ -457,127 +464,97 @@ func patchPeer(t *testing.T, c *harness.Cluster, td, op string) {
 	t.Fatalf("%s: no federatesWith entry for %s in %v", c.Name, td, list)
 }
 
-// TestAccSpireFederation_httpsWeb: https_web with ACME, the changes the
-// operator's CEL rules forbid refused at plan, self-federation refused at
-// plan, and a SpireServer recreated without federation planned as a create.
-func TestAccSpireFederation_httpsWeb(t *testing.T) {
+// checkHTTPSWebDestroyed: destroy keeps the https_web bundle endpoint as it
+// runs (the operator forbids removing spec.federation) and releases the
+// list.
+func (l federationLifecycle) checkHTTPSWebDestroyed(t *testing.T) resource.TestCheckFunc {
+	return resource.ComposeAggregateTestCheckFunc(
+		checkFederation(t, l.c, map[string]any{"bundleEndpoint.profile": "https_web"}),
+		checkPeers(t, l.c, false),
+	)
+}
+
+// TestAccSpireFederation_httpsWebACME: an https_web bundle endpoint whose
+// certificate comes from ACME; the changes the operator's CEL rules forbid
+// (another certificate source, another profile) and federating with the
+// cluster's own trust domain are refused at plan.
+func TestAccSpireFederation_httpsWebACME(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
-		acctest.ResetSpireSingletons(t, c)
-		acctest.ZTWIMStandIn(t, c)
-		td := acctest.UniqueName("web") + ".test"
-		install := func() {
-			acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
-			acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(nil))
+		l := newFederationLifecycle(t, c)
+		create := l.step(t, "acme.tf", nil)
+		create.ConfigPlanChecks = resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}
+		create.ConfigStateChecks = []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(l.td)),
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("endpoint_spiffe_id"), knownvalue.StringExact("spiffe://"+l.td+"/spire/server")),
 		}
-		install()
-
-		acme := `
-  bundle_endpoint = {
-    profile = "https_web"
-    https_web = {
-      acme = {
-        directory_url = "https://acme.example.test/directory"
-        domain_name   = "federation.solo.test"
-        email         = "admin@example.test"
-        tos_accepted  = true
-      }
-    }
-  }
-  federates_with = {
-    "web.test" = { bundle_endpoint_url = "https://bundles.web.test", bundle_endpoint_profile = "https_web" }
-  }`
-		servingCert := `
-  bundle_endpoint = {
-    profile   = "https_web"
-    https_web = { serving_cert = { external_secret_ref = "federation-tls" } }
-  }
-  managed_route = false`
-		spiffe := `
-  bundle_endpoint = { profile = "https_spiffe" }`
-		self := strings.Replace(acme, `"web.test" =`, fmt.Sprintf(`"web.test" = { bundle_endpoint_url = "https://bundles.web.test", bundle_endpoint_profile = "https_web" }
-    %q =`, td), 1)
-
+		create.Check = checkFederation(t, c, map[string]any{
+			"bundleEndpoint.profile":                    "https_web",
+			"bundleEndpoint.httpsWeb.acme.directoryUrl": "https://acme.example.test/directory",
+			"bundleEndpoint.httpsWeb.acme.domainName":   "federation.solo.test",
+			"bundleEndpoint.httpsWeb.acme.email":        "admin@example.test",
+			"bundleEndpoint.httpsWeb.acme.tosAccepted":  "true",
+			"bundleEndpoint.httpsWeb.servingCert":       nil,
+			"federatesWith":                             []any{peer("web.test", "https://bundles.web.test", "https_web", "")},
+		})
+		refused := func(file string, vars config.Variables, want *regexp.Regexp) resource.TestStep {
+			step := l.step(t, file, vars)
+			step.PlanOnly, step.ExpectError = true, want
+			return step
+		}
 		return resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-			CheckDestroy: resource.ComposeAggregateTestCheckFunc(
-				checkFederation(t, c, map[string]any{"bundleEndpoint.profile": "https_web"}),
-				checkPeers(t, c, false),
-			),
+			CheckDestroy:             l.checkHTTPSWebDestroyed(t),
 			Steps: []resource.TestStep{
-				{
-					Config: federationConfig(t, c, acme),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-					},
-					ConfigStateChecks: []statecheck.StateCheck{
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("endpoint_spiffe_id"), knownvalue.StringExact("spiffe://"+td+"/spire/server")),
-					},
-					Check: checkFederation(t, c, map[string]any{
-						"bundleEndpoint.profile":                    "https_web",
-						"bundleEndpoint.httpsWeb.acme.directoryUrl": "https://acme.example.test/directory",
-						"bundleEndpoint.httpsWeb.acme.domainName":   "federation.solo.test",
-						"bundleEndpoint.httpsWeb.acme.email":        "admin@example.test",
-						"bundleEndpoint.httpsWeb.acme.tosAccepted":  "true",
-						"bundleEndpoint.httpsWeb.servingCert":       nil,
-						"federatesWith":                             []any{peer("web.test", "https://bundles.web.test", "https_web", "")},
-					}),
-				},
-				{
-					Config:      federationConfig(t, c, servingCert),
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(`(?s)https_web Certificate Source Cannot Change.*acme.*serving_cert`),
-				},
-				{
-					Config:      federationConfig(t, c, spiffe),
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(`(?s)Federation Profile Cannot Change.*bundle_endpoint\.profile.*"https_web".*uninstall`),
-				},
-				{
-					Config:   federationConfig(t, c, self),
-					PlanOnly: true,
-					ExpectError: regexp.MustCompile(`(?s)Cannot Federate With Own Trust Domain.*` + regexp.QuoteMeta(td) +
-						`.*ZeroTrustWorkloadIdentityManager`),
-				},
-				{
-					// The operator was reinstalled: a new SpireServer without
-					// federation. The resource is gone from state and created again,
-					// now free to pick the other certificate source.
-					PreConfig: func() {
-						acctest.ResetSpireSingletons(t, c)
-						install()
-					},
-					Config: federationConfig(t, c, servingCert),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionCreate)},
-						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-					},
-					ConfigStateChecks: []statecheck.StateCheck{
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint").AtMapKey("https_web").AtMapKey("serving_cert"),
-							knownvalue.ObjectExact(map[string]knownvalue.Check{
-								"file_sync_interval": knownvalue.Int64Exact(86400), "external_secret_ref": knownvalue.StringExact("federation-tls"),
-							})),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.Null()),
-					},
-					Check: resource.ComposeAggregateTestCheckFunc(
-						checkFederation(t, c, map[string]any{
-							"bundleEndpoint.httpsWeb.servingCert.fileSyncInterval":  int64(86400),
-							"bundleEndpoint.httpsWeb.servingCert.externalSecretRef": "federation-tls",
-							"bundleEndpoint.httpsWeb.acme":                          nil,
-							"managedRoute":                                          "false",
-							"federatesWith":                                         nil,
-						}),
-						// 86400 is the CRD's default, not sent.
-						checkNotOwned(t, c, "zerotrust", "f:fileSyncInterval", "f:refreshHint"),
-					),
-				},
-				{
-					ResourceName:      federationAddr,
-					ImportState:       true,
-					ImportStateId:     c.Name + "/cluster",
-					ImportStateVerify: true,
-				},
+				create,
+				refused("serving_cert.tf", nil, regexp.MustCompile(`(?s)https_web Certificate Source Cannot Change.*acme.*serving_cert`)),
+				refused("https_spiffe.tf", nil, regexp.MustCompile(`(?s)Federation Profile Cannot Change.*bundle_endpoint\.profile.*"https_web".*uninstall`)),
+				refused("acme_self.tf", config.Variables{"own_trust_domain": config.StringVariable(l.td)},
+					regexp.MustCompile(`(?s)Cannot Federate With Own Trust Domain.*`+regexp.QuoteMeta(l.td)+`.*ZeroTrustWorkloadIdentityManager`)),
 			},
+		}
+	})
+}
+
+// TestAccSpireFederation_spireServerRecreated: the operator was reinstalled,
+// a new SpireServer without federation. The resource is gone from state and
+// created again, now free to pick the other certificate source, whose
+// default it does not send; import reads it back.
+func TestAccSpireFederation_spireServerRecreated(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		l := newFederationLifecycle(t, c)
+		recreate := l.step(t, "serving_cert.tf", nil)
+		recreate.PreConfig = func() {
+			acctest.ResetSpireSingletons(t, c)
+			l.install(t)
+		}
+		recreate.ConfigPlanChecks = resource.ConfigPlanChecks{
+			PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionCreate)},
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		}
+		recreate.ConfigStateChecks = []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint").AtMapKey("https_web").AtMapKey("serving_cert"),
+				knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"file_sync_interval": knownvalue.Int64Exact(86400), "external_secret_ref": knownvalue.StringExact("federation-tls"),
+				})),
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.Null()),
+		}
+		recreate.Check = resource.ComposeAggregateTestCheckFunc(
+			checkFederation(t, c, map[string]any{
+				"bundleEndpoint.httpsWeb.servingCert.fileSyncInterval":  int64(86400),
+				"bundleEndpoint.httpsWeb.servingCert.externalSecretRef": "federation-tls",
+				"bundleEndpoint.httpsWeb.acme":                          nil,
+				"managedRoute":                                          "false",
+				"federatesWith":                                         nil,
+			}),
+			// 86400 is the CRD's default, not sent.
+			checkNotOwned(t, c, "zerotrust", "f:fileSyncInterval", "f:refreshHint"),
+		)
+		imported := l.step(t, "serving_cert.tf", nil)
+		imported.ResourceName, imported.ImportState, imported.ImportStateId, imported.ImportStateVerify = federationAddr, true, l.id, true
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			CheckDestroy:             l.checkHTTPSWebDestroyed(t),
+			Steps:                    []resource.TestStep{l.step(t, "acme.tf", nil), recreate, imported},
 		}
 	})
 }
