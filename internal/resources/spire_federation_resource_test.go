@@ -508,7 +508,7 @@ func TestAccSpireFederation_httpsWebACME(t *testing.T) {
 				create,
 				refused("serving_cert.tf", nil, regexp.MustCompile(`(?s)https_web Certificate Source Cannot Change.*acme.*serving_cert`)),
 				refused("https_spiffe.tf", nil, regexp.MustCompile(`(?s)Federation Profile Cannot Change.*bundle_endpoint\.profile.*"https_web".*uninstall`)),
-				refused("acme_self.tf", config.Variables{"own_trust_domain": config.StringVariable(l.td)},
+				refused("acme.tf", config.Variables{"peers": config.ListVariable(config.StringVariable("web.test"), config.StringVariable(l.td))},
 					regexp.MustCompile(`(?s)Cannot Federate With Own Trust Domain.*`+regexp.QuoteMeta(l.td)+`.*ZeroTrustWorkloadIdentityManager`)),
 			},
 		}

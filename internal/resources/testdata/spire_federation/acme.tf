@@ -1,6 +1,10 @@
-# An https_web bundle endpoint whose certificate comes from ACME, and one
-# https_web peer.
+# An https_web bundle endpoint whose certificate comes from ACME, and https_web
+# peers (by default web.test alone).
 variable "cluster" { type = string }
+variable "peers" {
+  type    = list(string)
+  default = ["web.test"]
+}
 
 resource "zerotrust_spire_federation" "this" {
   cluster = var.cluster
@@ -16,6 +20,6 @@ resource "zerotrust_spire_federation" "this" {
     }
   }
   federates_with = {
-    "web.test" = { bundle_endpoint_url = "https://bundles.web.test", bundle_endpoint_profile = "https_web" }
+    for td in var.peers : td => { bundle_endpoint_url = "https://bundles.web.test", bundle_endpoint_profile = "https_web" }
   }
 }
