@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -27,7 +26,8 @@ import (
 const meshLiveReadTimeout = 5 * time.Second
 
 // ValidateConfig refuses settings the chosen kind of mesh object has no
-// field for, and the kinds' own rules.
+// field for, and the kinds' own rules: validateSail, validateKyma or
+// validateKuma.
 func (r *meshTrustDomainResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var config meshTrustDomainResourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
@@ -43,65 +43,106 @@ func (r *meshTrustDomainResource) ValidateConfig(ctx context.Context, req resour
 	if !ok {
 		return // the kind's own validator reports it
 	}
+	v := meshConfigCheck{config: config, mesh: mesh, kind: kind, diags: &resp.Diagnostics}
+	switch kind.name {
+	case meshKindSail:
+		v.validateSail()
+	case meshKindKyma:
+		v.validateKyma()
+	case meshKindKuma:
+		v.validateKuma()
+	}
+}
+
+// meshConfigCheck is the configuration ValidateConfig checks against the
+// rules of its mesh kind.
+type meshConfigCheck struct {
+	config meshTrustDomainResourceModel
+	mesh   meshModel
+	kind   meshKind
+	diags  *diag.Diagnostics
+}
+
+// refuse reports the attribute at p, when set, as one the kind has no
+// field for; fix says what to do instead.
+func (v meshConfigCheck) refuse(p path.Path, set bool, fix string) {
+	if !set {
+		return
+	}
 	what := map[string]string{
 		meshKindKyma: "the Kyma Istio module's Istio object has only spec.config.trustDomain",
 		meshKindSail: "the Sail operator's Istio object has no such field",
 		meshKindKuma: "a Kuma MeshTrust has only a trust domain and CA bundles",
-	}[kind.name]
-	refuse := func(p path.Path, set bool, fix string) {
-		if set {
-			validate.AttributeError(&resp.Diagnostics, p, "Not Supported by This Mesh Kind", fmt.Sprintf(
-				"mesh.kind is %q, and %s. %s", kind.name, what, fix))
+	}[v.kind.name]
+	validate.AttributeError(v.diags, p, "Not Supported by This Mesh Kind", fmt.Sprintf(
+		"mesh.kind is %q, and %s. %s", v.kind.name, what, fix))
+}
+
+// refuseKumaOnly refuses what only a Kuma MeshTrust has.
+func (v meshConfigCheck) refuseKumaOnly() {
+	v.refuse(path.Root("mesh").AtName("kuma_mesh"), !v.mesh.KumaMesh.IsNull(), "kuma_mesh applies to mesh.kind = \"kuma\" only.")
+	v.refuse(path.Root("ca_bundles"), !v.config.CABundles.IsNull(),
+		"ca_bundles applies to mesh.kind = \"kuma\"; for istio_sail use ca_certificates.")
+}
+
+// refuseSailOnly refuses what only the Sail operator's Istio has.
+func (v meshConfigCheck) refuseSailOnly() {
+	v.refuse(path.Root("ca_certificates"), !v.config.CACertificates.IsNull(), "ca_certificates applies to mesh.kind = \"istio_sail\" only.")
+	v.refuse(path.Root("ca_address"), !v.config.CAAddress.IsNull(), "ca_address applies to mesh.kind = \"istio_sail\" only.")
+}
+
+// refuseAliases refuses the alias attributes of a kind that has none.
+func (v meshConfigCheck) refuseAliases(fix string) {
+	v.refuse(path.Root("trust_domain_aliases"), !v.config.TrustDomainAliases.IsNull(), fix)
+	v.refuse(path.Root("keep_previous_as_alias"), v.config.KeepPreviousAsAlias.ValueBool(), fix)
+}
+
+// validateSail: the Sail operator's Istio is cluster-scoped, and an alias
+// must not be the trust domain itself.
+func (v meshConfigCheck) validateSail() {
+	v.refuse(path.Root("mesh").AtName("namespace"), !v.mesh.Namespace.IsNull(),
+		"The Sail operator's Istio is cluster-scoped: remove mesh.namespace.")
+	v.refuseKumaOnly()
+	if v.config.TrustDomain.IsUnknown() || v.config.TrustDomainAliases.IsUnknown() {
+		return
+	}
+	td := v.config.TrustDomain.ValueString()
+	if td == "" {
+		td = v.kind.defaultTrustDomain
+	}
+	for i, alias := range v.config.TrustDomainAliases.Elements() {
+		if s, ok := alias.(types.String); ok && !s.IsUnknown() && s.ValueString() == td {
+			validate.AttributeError(v.diags, path.Root("trust_domain_aliases").AtListIndex(i), "Alias Equals Trust Domain", fmt.Sprintf(
+				"%q is the trust domain itself, not an alias of it: remove it from trust_domain_aliases.", td))
 		}
 	}
-	isSet := func(v attr.Value) bool { return !v.IsNull() }
-	switch kind.name {
-	case meshKindSail:
-		refuse(path.Root("mesh").AtName("namespace"), isSet(mesh.Namespace),
-			"The Sail operator's Istio is cluster-scoped: remove mesh.namespace.")
-	case meshKindKyma:
-		fix := "The Kyma Istio module cannot keep a former trust domain as an alias; remove the attribute."
-		refuse(path.Root("trust_domain_aliases"), isSet(config.TrustDomainAliases), fix)
-		refuse(path.Root("keep_previous_as_alias"), config.KeepPreviousAsAlias.ValueBool(), fix)
-	case meshKindKuma:
-		fix := "Remove the attribute; each trusted trust domain gets its own MeshTrust (one resource each)."
-		refuse(path.Root("trust_domain_aliases"), isSet(config.TrustDomainAliases), fix)
-		refuse(path.Root("keep_previous_as_alias"), config.KeepPreviousAsAlias.ValueBool(), fix)
-		if config.TrustDomain.IsNull() {
-			validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain"), "Missing Trust Domain",
-				"A Kuma MeshTrust names the trust domain its CA bundles belong to: set trust_domain, e.g. to "+
-					"data.zerotrust_trust_bundle.<peer>.trust_domain.")
-		} else if n := len(config.TrustDomain.ValueString()); !config.TrustDomain.IsUnknown() && n > kumaMaxTrustDomainLen {
-			validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain"), "Trust Domain Too Long", fmt.Sprintf(
-				"A Kuma MeshTrust's trustDomain has at most %d characters; this one has %d.", kumaMaxTrustDomainLen, n))
-		}
-		if config.CABundles.IsNull() {
-			validate.AttributeError(&resp.Diagnostics, path.Root("ca_bundles"), "Missing CA Bundles",
-				"A Kuma MeshTrust needs at least one CA bundle: set ca_bundles, e.g. to "+
-					"[data.zerotrust_trust_bundle.<peer>.x509_authorities_pem].")
-		}
+}
+
+// validateKyma: the Kyma Istio module's Istio has a trust domain only.
+func (v meshConfigCheck) validateKyma() {
+	v.refuseAliases("The Kyma Istio module cannot keep a former trust domain as an alias; remove the attribute.")
+	v.refuseKumaOnly()
+	v.refuseSailOnly()
+}
+
+// validateKuma: a MeshTrust names the trust domain its CA bundles belong
+// to, within Kuma's length limit, and holds at least one bundle.
+func (v meshConfigCheck) validateKuma() {
+	v.refuseAliases("Remove the attribute; each trusted trust domain gets its own MeshTrust (one resource each).")
+	if v.config.TrustDomain.IsNull() {
+		validate.AttributeError(v.diags, path.Root("trust_domain"), "Missing Trust Domain",
+			"A Kuma MeshTrust names the trust domain its CA bundles belong to: set trust_domain, e.g. to "+
+				"data.zerotrust_trust_bundle.<peer>.trust_domain.")
+	} else if n := len(v.config.TrustDomain.ValueString()); !v.config.TrustDomain.IsUnknown() && n > kumaMaxTrustDomainLen {
+		validate.AttributeError(v.diags, path.Root("trust_domain"), "Trust Domain Too Long", fmt.Sprintf(
+			"A Kuma MeshTrust's trustDomain has at most %d characters; this one has %d.", kumaMaxTrustDomainLen, n))
 	}
-	if kind.name != meshKindKuma {
-		refuse(path.Root("mesh").AtName("kuma_mesh"), isSet(mesh.KumaMesh), "kuma_mesh applies to mesh.kind = \"kuma\" only.")
-		refuse(path.Root("ca_bundles"), isSet(config.CABundles),
-			"ca_bundles applies to mesh.kind = \"kuma\"; for istio_sail use ca_certificates.")
+	if v.config.CABundles.IsNull() {
+		validate.AttributeError(v.diags, path.Root("ca_bundles"), "Missing CA Bundles",
+			"A Kuma MeshTrust needs at least one CA bundle: set ca_bundles, e.g. to "+
+				"[data.zerotrust_trust_bundle.<peer>.x509_authorities_pem].")
 	}
-	if kind.name != meshKindSail {
-		refuse(path.Root("ca_certificates"), isSet(config.CACertificates), "ca_certificates applies to mesh.kind = \"istio_sail\" only.")
-		refuse(path.Root("ca_address"), isSet(config.CAAddress), "ca_address applies to mesh.kind = \"istio_sail\" only.")
-	}
-	if kind.name == meshKindSail && !config.TrustDomain.IsUnknown() && !config.TrustDomainAliases.IsUnknown() {
-		td := config.TrustDomain.ValueString()
-		if td == "" {
-			td = kind.defaultTrustDomain
-		}
-		for i, alias := range config.TrustDomainAliases.Elements() {
-			if s, ok := alias.(types.String); ok && !s.IsUnknown() && s.ValueString() == td {
-				validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain_aliases").AtListIndex(i), "Alias Equals Trust Domain", fmt.Sprintf(
-					"%q is the trust domain itself, not an alias of it: remove it from trust_domain_aliases.", td))
-			}
-		}
-	}
+	v.refuseSailOnly()
 }
 
 // ModifyPlan plans what every kind of mesh shares (the object's name and
