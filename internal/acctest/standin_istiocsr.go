@@ -92,14 +92,14 @@ var (
 	// IstioCSR of a namespace, by "<cluster>/<namespace>".
 	istioCSRHeld sync.Map
 
-	certManagerIssuerGVR        = schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}
-	certManagerClusterIssuerGVR = schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "clusterissuers"}
+	certManagerIssuerGVR        = kube.CertManagerIssuer.GVR()
+	certManagerClusterIssuerGVR = kube.CertManagerClusterIssuer.GVR()
 	// CertManagerCertificateGVR is cert-manager's Certificate.
-	CertManagerCertificateGVR = schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}
+	CertManagerCertificateGVR = kube.CertManagerCertificate.GVR()
 	istioCSRCRDGVR            = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	istioCSRNamespaceGVR      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	configMapGVR              = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	secretGVR                 = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	configMapGVR              = kube.ConfigMap.GVR()
+	secretGVR                 = kube.Secret.GVR()
 )
 
 // IstioCSROperandKind is one kind of object the operator creates for an
@@ -115,16 +115,16 @@ type IstioCSROperandKind struct {
 // IstioCSR, with its labels (constants.go controllerDefaultResourceLabels,
 // plus the namespace mapping label outside the IstioCSR's namespace).
 var IstioCSROperands = []IstioCSROperandKind{
-	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "own"},
-	{schema.GroupVersionResource{Version: "v1", Resource: "services"}, "own"},
-	{schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "own"},
-	{schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}, "own"},
+	{kube.Deployment.GVR(), "own"},
+	{kube.Service.GVR(), "own"},
+	{kube.ServiceAccount.GVR(), "own"},
+	{kube.NetworkPolicy.GVR(), "own"},
 	{configMapGVR, "own"},
-	{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"}, "istio"},
-	{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}, "istio"},
+	{kube.Role.GVR(), "istio"},
+	{kube.RoleBinding.GVR(), "istio"},
 	{CertManagerCertificateGVR, "istio"},
-	{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}, "cluster"},
-	{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}, "cluster"},
+	{kube.ClusterRole.GVR(), "cluster"},
+	{kube.ClusterRoleBinding.GVR(), "cluster"},
 }
 
 var (

@@ -40,7 +40,7 @@ func init() {
 				PlanError: "destroy leaves spec.federation on the object with a warning and forgets the resource " +
 					"(TestAccSpireFederation_destroyWarning); no update removes it because bundle_endpoint is required"},
 			{Field: "spec.federation.bundleEndpoint", Message: "profile is immutable and cannot be changed once set",
-				PlanError: "ModifyPlan refuses a changed bundle_endpoint.profile (TestAccSpireFederation_lifecycle, validation tests)"},
+				PlanError: "ModifyPlan refuses a changed bundle_endpoint.profile (TestAccSpireFederation_httpsWebACME, validation tests)"},
 			{Field: "spec.federation.bundleEndpoint.httpsWeb", Message: "cannot switch from acme to servingCert configuration",
 				PlanError: "ModifyPlan refuses switching https_web.acme to https_web.serving_cert"},
 			{Field: "spec.federation.bundleEndpoint.httpsWeb", Message: "cannot switch from servingCert to acme configuration",

@@ -118,7 +118,9 @@ func isTransportFailure(err error) bool {
 // budget" cannot be expressed; without a cap the waits grow past the budget
 // itself. The budget also differs per class (crdGrace, transientBudget),
 // which a fixed step count cannot follow, and its sleep does not end with
-// ctx. classify, the part that needs care, is shared with kube.Diagnostic.
+// ctx. Not for size: util/retry adds nothing measurable to the release
+// binary (bench/ANALYSIS.md). classify, the part that needs care, is shared
+// with kube.Diagnostic.
 func (c *Client) do(ctx context.Context, kind Kind, op func(context.Context) error) error {
 	start := time.Now()
 	wait := 100 * time.Millisecond

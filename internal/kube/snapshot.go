@@ -12,10 +12,9 @@ import (
 
 // refreshSnapshotAfter is how many objects of one kind a client reads one by
 // one for refreshes before it lists the kind once and serves further
-// refreshes from that list. A plan refreshes every object it manages: at
-// 1000 objects, one GET each cost the API servers ~4.4 s of CPU (bench/), a
-// paged LIST per cluster a small part of that. Small configurations keep
-// exact GETs.
+// refreshes from that list. A plan refreshes every object it manages, and
+// one GET each costs the API servers many times the CPU of a paged LIST per
+// cluster (bench/ANALYSIS.md). Small configurations keep exact GETs.
 const refreshSnapshotAfter = 8
 
 // snapshotPageSize bounds one LIST response (pages follow with continue).
@@ -81,7 +80,9 @@ func (c *Client) GetForRefresh(ctx context.Context, kind Kind, namespace, name s
 // ListFunc returns a runtime.Object and EachListItem walks decoded items),
 // which is what this avoids. What the pager adds beyond paging, a fallback to
 // one full LIST when a continue token has expired (410 Gone), listRaw
-// leaves to GetForRefresh: an error here makes every read a GET.
+// leaves to GetForRefresh: an error here makes every read a GET. Not for
+// size: tools/pager would add 72 KiB (0.24%) to the release binary
+// (bench/ANALYSIS.md).
 func (c *Client) listRaw(ctx context.Context, kind Kind) (map[string]json.RawMessage, error) {
 	items := map[string]json.RawMessage{}
 	path := groupVersionPath(kind.APIVersion()) + "/" + kind.Plural

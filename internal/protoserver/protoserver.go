@@ -7,9 +7,9 @@
 // that only StopProvider empties, so each finished request keeps its whole
 // context chain reachable: terraform-plugin-go's per-request loggers
 // (hclog instances and their options), the gRPC stream and every value on
-// the way. bench/ measured ~20 KB per RPC, four RPCs per resource instance
-// during a plan: the provider's heap grew linearly with N and its RSS passed
-// 75 MiB at N=300. The wrapper gives the framework a small context of its
+// the way, four RPCs per resource instance during a plan: the provider's
+// heap grew linearly with N (figures: bench/ANALYSIS.md, "Measurements the
+// code's comments point to"). The wrapper gives the framework a small context of its
 // own per request and, when the request returns, cancels it and drops its
 // link to the request's values, so what the framework keeps is a few hundred
 // bytes per RPC.

@@ -25,8 +25,9 @@ func Serve(address string, newProvider func() provider.Provider, opts ...tf6serv
 
 // quietFrameworkLogs turns off the plugin framework's own trace logs unless
 // someone asked for logs: Terraform discards a provider's logs when TF_LOG is
-// unset, yet the framework formats them anyway, which bench/ measured at about
-// a fifth of the provider's CPU.
+// unset, yet the framework formats them anyway, a large share of the
+// provider's CPU in a plan (bench/ANALYSIS.md, "Measurements the code's
+// comments point to").
 func quietFrameworkLogs() {
 	if os.Getenv("TF_LOG") != "" || os.Getenv("TF_LOG_PROVIDER") != "" {
 		return
@@ -40,12 +41,11 @@ func quietFrameworkLogs() {
 
 // gcPercent is the garbage collector's target (GOGC) for a provider process
 // unless its environment sets GOGC. A provider lives for one Terraform
-// command, keeps a small live heap (~6 MiB during a 1000-object plan) and
-// allocates hundreds of MiB on the way (every request's values are decoded
-// anew), so the default of 100, which lets the heap grow to twice its live
-// size between collections, is what sets its peak memory. At 50 the peak
-// anonymous memory of a 1000-object plan fell from 14 to 11 MiB on the
-// bench's lab for a few percent more provider CPU (bench/ANALYSIS.md). The
+// command, keeps a small live heap and allocates many times that on the way
+// (every request's values are decoded anew), so the default of 100, which
+// lets the heap grow to twice its live size between collections, is what
+// sets its peak memory. 50 lowers the peak of a large plan for a few
+// percent more provider CPU (figures: bench/ANALYSIS.md, Peak RSS). The
 // plugin floor of bench/ is served here too, so both pay the same GC.
 const gcPercent = 50
 

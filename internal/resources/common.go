@@ -149,6 +149,9 @@ func writtenBy(obj *unstructured.Unstructured, manager string) string {
 		strings.Join(quoted, ", "), manager)
 }
 
+// clusterScopedImportFormat is what parseClusterScopedID reads.
+const clusterScopedImportFormat = `"<name>" (default connection) or "<cluster>/<name>"`
+
 // parseClusterScopedID parses the import ID of a cluster-scoped object:
 // "<name>" on the default connection, "<cluster>/<name>" otherwise.
 func parseClusterScopedID(id string) (objectIdentity, error) {

@@ -4,7 +4,7 @@
 // Every resource has the same files: <name>_resource.go (type, CRUD, import,
 // identity), <name>_schema.go, <name>_model.go (model <-> Kubernetes object:
 // one function builds the state import and list both store), <name>_plan.go
-// (ValidateConfig, ModifyPlan), <name>_list.go, and tests beside them. Three
+// (ValidateConfig, ModifyPlan), <name>_list.go, and tests beside them. Four
 // further suffixes hold one self-contained mechanism each, where a resource
 // has it:
 //   - <name>_operator.go: the contract with the operator whose controller
@@ -18,18 +18,27 @@
 //     (federated_trust_domain, the resource held by the hundred).
 //   - <name>_unset.go: istio_csr's plan modifier for unset Optional+Computed
 //     attributes, fed by the field ownership kept in private state.
+//   - <name>_spire.go: federated_trust_domain's spire_trust, what the
+//     cluster's SPIRE server does with the object (relationship, peer
+//     bundle), asked of SPIRE through spire_exec.go, and its repair.
 //
 // One naming scheme, <thing> being the resource's name in camel case:
 // <thing>Resource and New<Thing>Resource; <thing>ResourceModel;
 // <thing>Identity, the identity's shape, and <thing>ObjectIdentity, the
-// identity of the object a model names, both in _resource.go;
+// objectIdentity of the object (built from the model, or from the cluster
+// and name parts where import and list have no model), both in
+// _resource.go; the import ID string's <thing>ImportFormat and
+// parse<Thing>ImportID beside ImportState (cluster-scoped objects named by
+// their name alone share parseClusterScopedID). No helper returns the id
+// attribute as a string: it is resourceID(cluster, key) where it is set.
 // <thing>ObjectFromModel (what an apply sends), <thing>StateFromObject (the
 // state import and list store) and set<Thing>FromObject (a refresh into an
 // existing model), in _model.go. spire_federation goes through federationSpec
 // (specFromModel, specFromObject, setModel), because the SpireServer's
 // federation is one field of an object this provider does not own.
 //
-// Shared pieces live once: common.go (attributes and helpers every resource
+// Shared pieces live once: registry.go (All and Lists, the one list of what
+// the provider serves), common.go (attributes and helpers every resource
 // uses), identity.go (resource identity and the import prologue), list.go
 // (cluster scope and result streaming), managed_fields.go (who owns a
 // field), object_fields.go (reading fields of unstructured objects),
@@ -39,10 +48,10 @@
 //
 // One model idiom: a model is a struct of framework value types (types.String,
 // types.List, types.Object, ...) with tfsdk tags, and a nested object is a
-// types.Object read and written through a small tfsdk struct with As and
-// ObjectValueFrom. Plain Go types cannot hold an unknown value, and a plan can
-// carry one at any depth (a value another resource computes at apply), so
-// only framework types read every plan. Attribute types for null and new
+// types.Object read and written through a small tfsdk struct (objectAs and
+// objectFrom, over As and ObjectValueFrom). Plain Go types cannot hold an
+// unknown value, and a plan can carry one at any depth (a value another
+// resource computes at apply), so only framework types read every plan. Attribute types for null and new
 // object values come from the schema, never from hand-kept maps that drift.
 // Values an operator rewrites in another spelling use a type with semantic
 // equality (internal/durationtype). One exception to reading models through

@@ -245,18 +245,14 @@ func releaseAdoptedDV(ctx context.Context, client *kube.Client, kind kube.Kind, 
 // refreshes what the import stored.
 func (r *domainVerificationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id, ok := importTarget(ctx, r.Data, domainVerificationIdentity, req, &resp.Diagnostics,
-		`"<name>" (default connection) or "<cluster>/<name>"`, parseClusterScopedID)
+		clusterScopedImportFormat, parseClusterScopedID)
 	if !ok {
 		return
 	}
 	cluster := clusterValue(id.Cluster)
-	client := r.Data.Client(cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.Get(ctx, kube.DomainVerificationV1, "", id.Name)
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "import the DomainVerification "+id.Name))
+	client, obj := importedObject(ctx, r.Data, cluster, kube.DomainVerificationV1, "", id.Name,
+		"the DomainVerification "+id.Name, &resp.Diagnostics)
+	if obj == nil {
 		return
 	}
 	state := domainVerificationStateFromObject(cluster, obj, client.FieldManager)

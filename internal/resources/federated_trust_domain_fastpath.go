@@ -23,7 +23,7 @@ var federatedTrustDomainIdentityType = sync.OnceValue(func() tftypes.Type {
 })
 
 // NewFederatedTrustDomainFastPath serves the refreshes and unchanged plans of
-// zerotrust_federated_trust_domain, the resource configurations hold by the
+// zerotrust_federated_trust_domain, the resource a configuration holds by the
 // hundred (one per peer per cluster), without the framework's per-request
 // work (see internal/fastpath); data returns the configured provider's data,
 // nil while the provider is not configured or defers, when every request

@@ -378,18 +378,14 @@ func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.
 
 func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id, ok := importTarget(ctx, r.Data, federatedTrustDomainIdentity, req, &resp.Diagnostics,
-		`"<name>" (default connection) or "<cluster>/<name>"`, parseClusterScopedID)
+		clusterScopedImportFormat, parseClusterScopedID)
 	if !ok {
 		return
 	}
 	cluster := clusterValue(id.Cluster)
-	client := r.Data.Client(cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.Get(ctx, kube.ClusterFederatedTrustDomain, "", id.Name)
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "import the ClusterFederatedTrustDomain "+id.Name))
+	_, obj := importedObject(ctx, r.Data, cluster, kube.ClusterFederatedTrustDomain, "", id.Name,
+		"the ClusterFederatedTrustDomain "+id.Name, &resp.Diagnostics)
+	if obj == nil {
 		return
 	}
 	state, diags := federatedTrustDomainStateFromObject(ctx, cluster, obj)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -76,163 +77,173 @@ func checkCFTDsGone(t *testing.T, names map[string]string) resource.TestCheckFun
 	}
 }
 
-// pairConfig federates east and west with each other from one provider block:
-// each cluster gets a ClusterFederatedTrustDomain for the other's trust domain.
-func pairConfig(t *testing.T, tds map[string]string, bundles map[string]string, urlSuffix string) string {
+// ftdPair is what the two-cluster tests share: east and west federated with
+// each other by testdata/federated_trust_domain/pair.tf, with trust domains
+// of the test's own.
+type ftdPair struct {
+	tds, bundles map[string]string
+	// onEast and onWest name the objects: on east lives the object for
+	// west's trust domain, and the other way round.
+	onEast, onWest string
+}
+
+const (
+	ftdPeerEast = `zerotrust_federated_trust_domain.peer["east"]`
+	ftdPeerWest = `zerotrust_federated_trust_domain.peer["west"]`
+)
+
+func newFTDPair(t *testing.T, prefix string) ftdPair {
 	t.Helper()
-	return acctest.ProviderConfig(t) + fmt.Sprintf(`
-locals {
-  trust_domains = { east = %q, west = %q }
-  bundles       = { east = %q, west = %q }
-  peer          = { east = "west", west = "east" }
-}
-
-resource "zerotrust_federated_trust_domain" "peer" {
-  for_each = local.peer
-
-  cluster             = each.key
-  trust_domain        = local.trust_domains[each.value]
-  bundle_endpoint_url = "https://spire-${each.value}.example.test:8443%s"
-  bundle_endpoint_profile = {
-    type               = "https_spiffe"
-    endpoint_spiffe_id = provider::zerotrust::spiffe_id(local.trust_domains[each.value], "spire", "server")
-  }
-  trust_domain_bundle = local.bundles[each.value]
-}
-`, tds["east"], tds["west"], bundles["east"], bundles["west"], urlSuffix)
-}
-
-func TestAccFederatedTrustDomain_twoClusters(t *testing.T) {
-	id := acctest.UniqueName("pair")
+	id := acctest.UniqueName(prefix)
 	tds := map[string]string{"east": "east-" + id + ".test", "west": "west-" + id + ".test"}
-	bundles := map[string]string{"east": testBundle(t, tds["east"]), "west": testBundle(t, tds["west"])}
-	rotated := map[string]string{"east": testBundle(t, tds["east"]), "west": testBundle(t, tds["west"])}
-	// On east lives the object for west's trust domain, and the other way round.
-	onEast, onWest := tds["west"], tds["east"]
-	imported := map[string]string{"east": "imp-east-" + id + ".test", "west": "imp-west-" + id + ".test"}
+	return ftdPair{
+		tds: tds, bundles: map[string]string{"east": testBundle(t, tds["east"]), "west": testBundle(t, tds["west"])},
+		onEast: tds["west"], onWest: tds["east"],
+	}
+}
 
+// step applies pair.tf with bundles and the endpoint URLs' suffix.
+func (p ftdPair) step(t *testing.T, bundles map[string]string, urlSuffix string) resource.TestStep {
+	t.Helper()
+	return resource.TestStep{
+		Config: testdataConfig(t, acctest.ProviderConfig(t), "federated_trust_domain/pair.tf"),
+		ConfigVariables: config.Variables{
+			"trust_domains": stringMapVariable(p.tds), "bundles": stringMapVariable(bundles),
+			"url_suffix": config.StringVariable(urlSuffix),
+		},
+	}
+}
+
+// create is the first apply of pair.tf, creating both objects.
+func (p ftdPair) create(t *testing.T) resource.TestStep {
+	step := p.step(t, p.bundles, "")
+	step.ConfigPlanChecks = resource.ConfigPlanChecks{
+		PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(ftdPeerEast, plancheck.ResourceActionCreate),
+			plancheck.ExpectResourceAction(ftdPeerWest, plancheck.ResourceActionCreate),
+		},
+		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+	}
+	return step
+}
+
+// destroyed is the last step of a test holding for_each instances: destroy
+// through the configuration, since the test framework's own post-test
+// destroy reads state through a shim that cannot address them.
+func destroyed(t *testing.T, gone ...map[string]string) resource.TestStep {
+	checks := make([]statecheck.StateCheck, len(gone))
+	for i, names := range gone {
+		checks[i] = clusterCheck(checkCFTDsGone(t, names))
+	}
+	return resource.TestStep{Config: acctest.ProviderConfig(t), ConfigStateChecks: checks}
+}
+
+func stringMapVariable(m map[string]string) config.Variable {
+	values := make(map[string]config.Variable, len(m))
+	for k, v := range m {
+		values[k] = config.StringVariable(v)
+	}
+	return config.MapVariable(values)
+}
+
+// TestAccFederatedTrustDomain_twoClusters federates two clusters with each
+// other from one provider block; a rotated bundle is bootstrap input only,
+// so it plans no diff.
+func TestAccFederatedTrustDomain_twoClusters(t *testing.T) {
+	p := newFTDPair(t, "pair")
+	rotated := map[string]string{"east": testBundle(t, p.tds["east"]), "west": testBundle(t, p.tds["west"])}
+	create := p.create(t)
+	create.ConfigStateChecks = []statecheck.StateCheck{
+		statecheck.ExpectKnownValue(ftdPeerEast, tfjsonpath.New("id"), knownvalue.StringExact("east/"+p.onEast)),
+		statecheck.ExpectKnownValue(ftdPeerEast, tfjsonpath.New("name"), knownvalue.StringExact(p.onEast)),
+		statecheck.ExpectKnownValue(ftdPeerWest, tfjsonpath.New("trust_domain"), knownvalue.StringExact(p.onWest)),
+		statecheck.ExpectKnownValue(ftdPeerWest, tfjsonpath.New("class_name"),
+			knownvalue.StringExact("zero-trust-workload-identity-manager-spire")),
+		statecheck.ExpectKnownValue(ftdPeerWest, tfjsonpath.New("bundle_endpoint_profile").AtMapKey("endpoint_spiffe_id"),
+			knownvalue.StringExact("spiffe://"+p.onWest+"/spire/server")),
+		statecheck.ExpectKnownValue(ftdPeerEast, tfjsonpath.New("force_conflicts"), knownvalue.Bool(false)),
+		clusterCheck(checkCFTDSpec(t, "east", p.onEast, map[string]string{
+			"trustDomain": p.onEast, "bundleEndpointURL": "https://spire-west.example.test:8443",
+			"bundleEndpointProfile.type": "https_spiffe", "trustDomainBundle": p.bundles["west"],
+			"className": "zero-trust-workload-identity-manager-spire",
+		})),
+		clusterCheck(checkCFTDSpec(t, "west", p.onWest, map[string]string{
+			"trustDomain": p.onWest, "bundleEndpointProfile.endpointSPIFFEID": "spiffe://" + p.onWest + "/spire/server",
+			"trustDomainBundle": p.bundles["east"],
+		})),
+	}
+	rotate := p.step(t, rotated, "")
+	rotate.ConfigPlanChecks = resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}
+	rotate.ConfigStateChecks = []statecheck.StateCheck{
+		clusterCheck(checkCFTDSpec(t, "east", p.onEast, map[string]string{"trustDomainBundle": p.bundles["west"]})),
+	}
+	gone := map[string]string{"east": p.onEast, "west": p.onWest}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
-			checkCFTDsGone(t, map[string]string{"east": onEast, "west": onWest}),
-			checkCFTDsGone(t, imported),
-		),
-		Steps: []resource.TestStep{
-			{
-				Config: pairConfig(t, tds, bundles, ""),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(`zerotrust_federated_trust_domain.peer["east"]`, plancheck.ResourceActionCreate),
-						plancheck.ExpectResourceAction(`zerotrust_federated_trust_domain.peer["west"]`, plancheck.ResourceActionCreate),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(`zerotrust_federated_trust_domain.peer["east"]`, tfjsonpath.New("id"), knownvalue.StringExact("east/"+onEast)),
-					statecheck.ExpectKnownValue(`zerotrust_federated_trust_domain.peer["east"]`, tfjsonpath.New("name"), knownvalue.StringExact(onEast)),
-					statecheck.ExpectKnownValue(`zerotrust_federated_trust_domain.peer["west"]`, tfjsonpath.New("trust_domain"), knownvalue.StringExact(onWest)),
-					statecheck.ExpectKnownValue(`zerotrust_federated_trust_domain.peer["west"]`, tfjsonpath.New("class_name"),
-						knownvalue.StringExact("zero-trust-workload-identity-manager-spire")),
-					statecheck.ExpectKnownValue(`zerotrust_federated_trust_domain.peer["west"]`, tfjsonpath.New("bundle_endpoint_profile").AtMapKey("endpoint_spiffe_id"),
-						knownvalue.StringExact("spiffe://"+onWest+"/spire/server")),
-					statecheck.ExpectKnownValue(`zerotrust_federated_trust_domain.peer["east"]`, tfjsonpath.New("force_conflicts"), knownvalue.Bool(false)),
-					clusterCheck(checkCFTDSpec(t, "east", onEast, map[string]string{
-						"trustDomain": onEast, "bundleEndpointURL": "https://spire-west.example.test:8443",
-						"bundleEndpointProfile.type": "https_spiffe", "trustDomainBundle": bundles["west"],
-						"className": "zero-trust-workload-identity-manager-spire",
-					})),
-					clusterCheck(checkCFTDSpec(t, "west", onWest, map[string]string{
-						"trustDomain": onWest, "bundleEndpointProfile.endpointSPIFFEID": "spiffe://" + onWest + "/spire/server",
-						"trustDomainBundle": bundles["east"],
-					})),
-				},
-			},
-			{
-				// A rotated bundle is bootstrap input only: no diff.
-				Config: pairConfig(t, tds, rotated, ""),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(checkCFTDSpec(t, "east", onEast, map[string]string{"trustDomainBundle": bundles["west"]})),
-				},
-			},
-			{
-				// An endpoint change updates in place and releases the bundle field,
-				// so a stale bundle cannot overwrite what SPIRE holds.
-				Config: pairConfig(t, tds, rotated, "/v2"),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(`zerotrust_federated_trust_domain.peer["east"]`, plancheck.ResourceActionUpdate),
-						plancheck.ExpectResourceAction(`zerotrust_federated_trust_domain.peer["west"]`, plancheck.ResourceActionUpdate),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(checkCFTDSpec(t, "east", onEast, map[string]string{
-						"bundleEndpointURL": "https://spire-west.example.test:8443/v2", "trustDomainBundle": "",
-					})),
-					clusterCheck(checkCFTDSpec(t, "west", onWest, map[string]string{
-						"bundleEndpointURL": "https://spire-east.example.test:8443/v2", "trustDomainBundle": "",
-					})),
-				},
-			},
-			{
-				// Objects made outside Terraform on both clusters, adopted with
-				// for_each import blocks (terraform-plugin-testing's ImportState
-				// step cannot address for_each instances).
-				PreConfig: func() {
-					for cluster, td := range imported {
-						createCFTD(t, cluster, td, "zero-trust-workload-identity-manager-spire")
-					}
-				},
-				Config: pairConfig(t, tds, rotated, "/v2") + importConfig(imported),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(`zerotrust_federated_trust_domain.imported["east"]`, plancheck.ResourceActionNoop),
-						plancheck.ExpectResourceAction(`zerotrust_federated_trust_domain.imported["west"]`, plancheck.ResourceActionNoop),
-						plancheck.ExpectKnownValue(`zerotrust_federated_trust_domain.imported["west"]`, tfjsonpath.New("id"),
-							knownvalue.StringExact("west/"+imported["west"])),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-			},
-			{
-				// Destroy through the configuration: the test framework's own
-				// post-test destroy reads state through a shim that cannot
-				// address for_each instances.
-				Config: acctest.ProviderConfig(t),
-				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(checkCFTDsGone(t, map[string]string{"east": onEast, "west": onWest})),
-					clusterCheck(checkCFTDsGone(t, imported)),
-				},
-			},
-		},
+		CheckDestroy:             checkCFTDsGone(t, gone),
+		Steps:                    []resource.TestStep{create, rotate, destroyed(t, gone)},
 	})
 }
 
-// importConfig adopts one existing object per cluster (cluster => trust domain).
-func importConfig(imported map[string]string) string {
-	return fmt.Sprintf(`
-locals {
-  imported = { east = %q, west = %q }
+// TestAccFederatedTrustDomain_endpointChange: an endpoint change updates in
+// place and releases the bundle field, so a stale bundle cannot overwrite
+// what SPIRE holds.
+func TestAccFederatedTrustDomain_endpointChange(t *testing.T) {
+	p := newFTDPair(t, "endpt")
+	moved := p.step(t, p.bundles, "/v2")
+	moved.ConfigPlanChecks = resource.ConfigPlanChecks{
+		PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(ftdPeerEast, plancheck.ResourceActionUpdate),
+			plancheck.ExpectResourceAction(ftdPeerWest, plancheck.ResourceActionUpdate),
+		},
+		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+	}
+	moved.ConfigStateChecks = []statecheck.StateCheck{
+		clusterCheck(checkCFTDSpec(t, "east", p.onEast, map[string]string{
+			"bundleEndpointURL": "https://spire-west.example.test:8443/v2", "trustDomainBundle": "",
+		})),
+		clusterCheck(checkCFTDSpec(t, "west", p.onWest, map[string]string{
+			"bundleEndpointURL": "https://spire-east.example.test:8443/v2", "trustDomainBundle": "",
+		})),
+	}
+	gone := map[string]string{"east": p.onEast, "west": p.onWest}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkCFTDsGone(t, gone),
+		Steps:                    []resource.TestStep{p.create(t), moved, destroyed(t, gone)},
+	})
 }
 
-import {
-  for_each = local.imported
-  to       = zerotrust_federated_trust_domain.imported[each.key]
-  id       = "${each.key}/${each.value}"
-}
-
-resource "zerotrust_federated_trust_domain" "imported" {
-  for_each = local.imported
-
-  cluster                 = each.key
-  trust_domain            = each.value
-  bundle_endpoint_url     = "https://bundles.${each.value}"
-  bundle_endpoint_profile = { type = "https_web" }
-}
-`, imported["east"], imported["west"])
+// TestAccFederatedTrustDomain_importBlocks: objects made outside Terraform on
+// both clusters are adopted with for_each import blocks
+// (terraform-plugin-testing's ImportState step cannot address for_each
+// instances), and the plan after the import is empty.
+func TestAccFederatedTrustDomain_importBlocks(t *testing.T) {
+	id := acctest.UniqueName("impb")
+	imported := map[string]string{"east": "imp-east-" + id + ".test", "west": "imp-west-" + id + ".test"}
+	adopt := resource.TestStep{
+		PreConfig: func() {
+			for cluster, td := range imported {
+				createCFTD(t, cluster, td, "zero-trust-workload-identity-manager-spire")
+			}
+		},
+		Config:          testdataConfig(t, acctest.ProviderConfig(t), "federated_trust_domain/import_blocks.tf"),
+		ConfigVariables: config.Variables{"imported": stringMapVariable(imported)},
+		ConfigPlanChecks: resource.ConfigPlanChecks{
+			PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(`zerotrust_federated_trust_domain.imported["east"]`, plancheck.ResourceActionNoop),
+				plancheck.ExpectResourceAction(`zerotrust_federated_trust_domain.imported["west"]`, plancheck.ResourceActionNoop),
+				plancheck.ExpectKnownValue(`zerotrust_federated_trust_domain.imported["west"]`, tfjsonpath.New("id"),
+					knownvalue.StringExact("west/"+imported["west"])),
+			},
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		},
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkCFTDsGone(t, imported),
+		Steps:                    []resource.TestStep{adopt, destroyed(t, imported)},
+	})
 }
 
 // createCFTD makes an object the way another tool would (not server-side apply).

@@ -11,7 +11,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
@@ -140,6 +142,24 @@ func readIdentity(ctx context.Context, s identityShape, ri *tfsdk.ResourceIdenti
 		get("kind", &id.Kind)
 	}
 	return id, diags
+}
+
+// importedObject reads the object of kind an import names on cluster; both
+// results are nil once a diagnostic says why not (no connection, no such
+// object). what names the object in that diagnostic.
+func importedObject(ctx context.Context, data *providerdata.Data, cluster types.String, kind kube.Kind, namespace, name, what string,
+	diags *diag.Diagnostics,
+) (*kube.Client, *unstructured.Unstructured) {
+	client := data.Client(cluster, diags)
+	if client == nil {
+		return nil, nil
+	}
+	obj, err := client.Get(ctx, kind, namespace, name)
+	if err != nil {
+		diags.Append(kube.Diagnostic(err, "import "+what))
+		return nil, nil
+	}
+	return client, obj
 }
 
 // importTarget is the shared prologue of every ImportState: it takes the

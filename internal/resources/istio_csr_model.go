@@ -115,13 +115,6 @@ type istioCSRControllerConfigModel struct {
 // toleration), from the schema.
 var istioCSRAttrTypes = schemaTypesOf(func() attr.Type { return istioCSRSchema(context.Background()).Type() })
 
-// istioCSRObjectFrom builds the nested object at the attribute path names.
-func istioCSRObjectFrom(ctx context.Context, from any, diags *diag.Diagnostics, names ...string) types.Object {
-	v, d := types.ObjectValueFrom(ctx, istioCSRAttrTypes(names...), from)
-	diags.Append(d...)
-	return v
-}
-
 // issuerGroup is the planned issuer group, which apply always sends: the
 // CRD's rules read the group and it has no default.
 func (m *istioCSRResourceModel) issuerGroup(ctx context.Context, diags *diag.Diagnostics) types.String {
@@ -271,21 +264,21 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 			IstioCACertificate: types.ObjectNull(istioCSRAttrTypes("cert_manager", "istio_ca_certificate")),
 		}
 		if ref, ok := objMap(cm, "issuerRef"); ok {
-			out.IssuerRef = istioCSRObjectFrom(ctx, istioCSRIssuerRefModel{
+			out.IssuerRef = objectFrom(ctx, istioCSRAttrTypes("cert_manager", "issuer_ref"), istioCSRIssuerRefModel{
 				Name: objString(ref, "name"), Kind: objString(ref, "kind"), Group: objString(ref, "group"),
-			}, &diags, "cert_manager", "issuer_ref")
+			}, &diags)
 		}
 		if ca, ok := objMap(cm, "istioCACertificate"); ok {
-			out.IstioCACertificate = istioCSRObjectFrom(ctx, istioCSRCACertificateModel{
+			out.IstioCACertificate = objectFrom(ctx, istioCSRAttrTypes("cert_manager", "istio_ca_certificate"), istioCSRCACertificateModel{
 				// The CRD allows "" for the IstioCSR's own namespace, as unset.
 				Name: objString(ca, "name"), Namespace: optionalString(objText(ca["namespace"])), Key: objString(ca, "key"),
-			}, &diags, "cert_manager", "istio_ca_certificate")
+			}, &diags)
 		}
-		m.CertManager = istioCSRObjectFrom(ctx, out, &diags, "cert_manager")
+		m.CertManager = objectFrom(ctx, istioCSRAttrTypes("cert_manager"), out, &diags)
 	}
 	m.IstiodTLS = types.ObjectNull(istioCSRAttrTypes("istiod_tls"))
 	if tls, ok := objMap(cfg, "istiodTLSConfig"); ok {
-		m.IstiodTLS = istioCSRObjectFrom(ctx, istioCSRIstiodTLSModel{
+		m.IstiodTLS = objectFrom(ctx, istioCSRAttrTypes("istiod_tls"), istioCSRIstiodTLSModel{
 			CommonName:             objString(tls, "commonName"),
 			TrustDomain:            objString(tls, "trustDomain"),
 			CertificateDNSNames:    stringListOrNull(objStrings(tls, "certificateDNSNames")),
@@ -294,17 +287,17 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 			MaxCertificateDuration: durationtype.Value{StringValue: objString(tls, "maxCertificateDuration")},
 			PrivateKeyAlgorithm:    objString(tls, "privateKeyAlgorithm"),
 			PrivateKeySize:         objInt64(tls, "privateKeySize"),
-		}, &diags, "istiod_tls")
+		}, &diags)
 	}
 	m.Server = types.ObjectNull(istioCSRAttrTypes("server"))
 	if s, ok := objMap(cfg, "server"); ok {
-		m.Server = istioCSRObjectFrom(ctx, istioCSRServerModel{ClusterID: objString(s, "clusterID"), Port: objInt64(s, "port")}, &diags, "server")
+		m.Server = objectFrom(ctx, istioCSRAttrTypes("server"), istioCSRServerModel{ClusterID: objString(s, "clusterID"), Port: objInt64(s, "port")}, &diags)
 	}
 	m.Istio = types.ObjectNull(istioCSRAttrTypes("istio"))
 	if i, ok := objMap(cfg, "istio"); ok {
-		m.Istio = istioCSRObjectFrom(ctx, istioCSRIstioModel{
+		m.Istio = objectFrom(ctx, istioCSRAttrTypes("istio"), istioCSRIstioModel{
 			Namespace: objString(i, "namespace"), Revisions: stringListOrNull(objStrings(i, "revisions")),
-		}, &diags, "istio")
+		}, &diags)
 	}
 	m.Resources = istioCSRResourcesValue(ctx, m.Resources, cfg, &diags)
 	m.Affinity = jsontypes.NewNormalizedNull()
@@ -334,9 +327,9 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 	m.NodeSelector = stringMapOrNull(objStringMap(cfg, "nodeSelector"))
 	m.ControllerConfig = types.ObjectNull(istioCSRAttrTypes("controller_config"))
 	if cc, ok := objMap(obj.Object["spec"], "controllerConfig"); ok {
-		m.ControllerConfig = istioCSRObjectFrom(ctx, istioCSRControllerConfigModel{
+		m.ControllerConfig = objectFrom(ctx, istioCSRAttrTypes("controller_config"), istioCSRControllerConfigModel{
 			Labels: stringMapOrNull(objStringMap(cc, "labels")),
-		}, &diags, "controller_config")
+		}, &diags)
 	}
 
 	status, _ := objMap(obj.Object, "status")
@@ -390,7 +383,7 @@ func istioCSRResourcesValue(ctx context.Context, prior types.Object, cfg map[str
 		out.Claims, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: istioCSRAttrTypes("resources", "claims")}, claims)
 		diags.Append(d...)
 	}
-	return istioCSRObjectFrom(ctx, out, diags, "resources")
+	return objectFrom(ctx, istioCSRAttrTypes("resources"), out, diags)
 }
 
 // nonEmpty is m, or nil when m is empty: an empty limits or requests map

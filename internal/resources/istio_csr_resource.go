@@ -315,13 +315,9 @@ func (r *istioCSRResource) ImportState(ctx context.Context, req resource.ImportS
 		return
 	}
 	cluster := clusterValue(id.Cluster)
-	client := r.Data.Client(cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.Get(ctx, kube.IstioCSR, id.Namespace, istioCSRName)
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "import the IstioCSR "+id.Namespace+"/"+istioCSRName))
+	client, obj := importedObject(ctx, r.Data, cluster, kube.IstioCSR, id.Namespace, istioCSRName,
+		"the IstioCSR "+id.Namespace+"/"+istioCSRName, &resp.Diagnostics)
+	if obj == nil {
 		return
 	}
 	state, d := istioCSRStateFromObject(ctx, cluster, obj)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -23,6 +25,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // The cert-manager Operator cannot run here: IstioCSR status (Ready and
@@ -31,9 +34,9 @@ import (
 // the way the operator writes it.
 
 var (
-	istioCSRGVR   = schema.GroupVersionResource{Group: "operator.openshift.io", Version: "v1alpha1", Resource: "istiocsrs"}
+	istioCSRGVR   = kube.IstioCSR.GVR()
 	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	secretsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	secretsGVR    = kube.Secret.GVR()
 )
 
 // meshTestNamespace creates a namespace unique to the test (namespaces are
@@ -135,255 +138,258 @@ func istioCSRIssuer(t *testing.T, ns string, ready bool) string {
 	return name
 }
 
-func TestAccIstioCSR_lifecycle(t *testing.T) {
+// istioCSRLifecycle is what the lifecycle tests share: an IstioCSR in a
+// namespace of their own on east, named by the variables of the
+// testdata/istio_csr configurations.
+type istioCSRLifecycle struct {
+	ns, issuer string
+	get        func() (*unstructured.Unstructured, error)
+}
+
+const istioCSRAddr = "zerotrust_istio_csr.this"
+
+func newIstioCSRLifecycle(t *testing.T) istioCSRLifecycle {
+	t.Helper()
 	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csr")
-	clusterIssuer := "csr-" + ns
-	issuer := istioCSRIssuer(t, ns, true)
-	acctest.CertManagerIssuer(t, acctest.East, "", clusterIssuer, true)
-	acctest.CreateConfigMap(t, acctest.East, ns, "istio-ca-root", map[string]any{"ca.crt": acctest.TestCertificatePEM(t, true)})
-	const addr = "zerotrust_istio_csr.this"
-	get := func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }
-	var firstUID k8stypes.UID
+	return istioCSRLifecycle{
+		ns: ns, issuer: istioCSRIssuer(t, ns, true),
+		get: func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) },
+	}
+}
 
-	full := fmt.Sprintf(`
-  log_level                           = 3
-  log_format                          = "json"
-  istio_data_plane_namespace_selector = "maistra.io/member-of=istio-system"
-  cert_manager = {
-    issuer_ref           = { name = %q, kind = "Issuer" }
-    istio_ca_certificate = { name = "istio-ca-root", namespace = %q, key = "ca.crt" }
-  }
-  istiod_tls = {
-    trust_domain             = "cluster.local"
-    common_name              = "istiod.istio-system.svc"
-    certificate_dns_names    = ["istiod.istio-system.svc", "istiod-basic.istio-system.svc"]
-    certificate_duration     = "2h"
-    certificate_renew_before = "40m"
-    max_certificate_duration = "4h"
-  }
-  server = { cluster_id = "east" }
-  istio  = { namespace = "istio-system", revisions = ["default", "canary"] }
-  resources = {
-    requests = { cpu = "10m", memory = "32Mi" }
-    limits   = { memory = "128Mi" }
-  }
-  affinity = jsonencode({
-    nodeAffinity = {
-      requiredDuringSchedulingIgnoredDuringExecution = {
-        nodeSelectorTerms = [{ matchExpressions = [{ key = "kubernetes.io/os", operator = "In", values = ["linux"] }] }]
-      }
-    }
-  })
-  tolerations = [
-    { key = "infra", operator = "Exists", effect = "NoSchedule" },
-    { key = "node.kubernetes.io/unreachable", operator = "Exists", effect = "NoExecute", toleration_seconds = 300 },
-  ]
-  node_selector     = { "kubernetes.io/os" = "linux" }
-  controller_config = { labels = { team = "mesh" } }`, issuer, ns)
-
+// test runs steps, then checks that destroy removed the IstioCSR.
+func (l istioCSRLifecycle) test(t *testing.T, steps ...resource.TestStep) {
+	t.Helper()
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
-		Steps: []resource.TestStep{
-			{
-				// The smallest configuration: the CRD defaults are planned and
-				// stored but not sent (the API server fills them in), server
-				// stays absent, and the apply returns once the operator says Ready.
-				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
-						plancheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact("east/"+ns)),
-						plancheck.ExpectUnknownValue(addr, tfjsonpath.New("grpc_endpoint")),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+ns+".svc:443")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("service_account"), knownvalue.StringExact("cert-manager-istio-csr")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("image"), knownvalue.StringRegexp(regexp.MustCompile(`istio-csr:v`))),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cluster_role"), knownvalue.StringRegexp(regexp.MustCompile(`^cert-manager-istio-csr-`))),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cluster_role_binding"), knownvalue.StringRegexp(regexp.MustCompile(`^cert-manager-istio-csr-`))),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Degraded").AtMapKey("status"), knownvalue.StringExact("False")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("log_level"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("log_format"), knownvalue.StringExact("text")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cert_manager").AtMapKey("issuer_ref").AtMapKey("group"), knownvalue.StringExact("cert-manager.io")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("server"), knownvalue.Null()),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("istio").AtMapKey("revisions"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("default")})),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("istiod_tls"), knownvalue.ObjectPartial(map[string]knownvalue.Check{
-						"certificate_duration": knownvalue.StringExact("1h"), "certificate_renew_before": knownvalue.StringExact("30m"),
-						"max_certificate_duration": knownvalue.StringExact("1h"), "private_key_algorithm": knownvalue.StringExact("RSA"),
-						"private_key_size": knownvalue.Int64Exact(2048), "common_name": knownvalue.Null(),
-					})),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("tolerations"), knownvalue.Null()),
-					// The operator's first Update wrote `resources: {}` (I11): null.
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("resources"), knownvalue.Null()),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					checkObjectFields(t, get, map[string]any{
-						"spec.istioCSRConfig.certManager.issuerRef":          map[string]any{"name": issuer, "kind": "Issuer", "group": "cert-manager.io"},
-						"spec.istioCSRConfig.server":                         nil,
-						"spec.istioCSRConfig.istiodTLSConfig.privateKeySize": int64(2048),
-						// The operator's first Update re-serialised the defaults.
-						"spec.istioCSRConfig.istiodTLSConfig.certificateRenewBefore": "30m0s",
-						"spec.istioCSRConfig.resources":                              map[string]any{},
-						"spec.istioCSRConfig.istio.revisions":                        []any{"default"},
-						"spec.istioCSRConfig.logLevel":                               int64(1),
-						"spec.istioCSRConfig.affinity":                               nil,
-						"spec.controllerConfig":                                      nil,
-					}),
-					// The defaults above came from the API server: the
-					// provider applied only the configured fields.
-					checkAppliedFields(t, get, []string{
-						"spec.istioCSRConfig.certManager.issuerRef.name", "spec.istioCSRConfig.certManager.issuerRef.kind",
-						"spec.istioCSRConfig.certManager.issuerRef.group", "spec.istioCSRConfig.istiodTLSConfig.trustDomain",
-						"spec.istioCSRConfig.istio.namespace",
-					}),
-				),
-			},
-			{
-				// Every mutable field at once: an update in place.
-				PreConfig: func() {
-					obj, err := get()
-					if err != nil {
-						t.Fatal(err)
-					}
-					firstUID = obj.GetUID()
-				},
-				Config: istioCSRConfig(t, acctest.East, ns, full),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(addr, tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+ns+".svc:443")),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
-					// The operator never sets observedGeneration.
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("observed_generation"), knownvalue.Int64Exact(0)),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					checkObjectFields(t, get, map[string]any{
-						"spec.istioCSRConfig.logLevel":                               int64(3),
-						"spec.istioCSRConfig.logFormat":                              "json",
-						"spec.istioCSRConfig.istioDataPlaneNamespaceSelector":        "maistra.io/member-of=istio-system",
-						"spec.istioCSRConfig.certManager.istioCACertificate":         map[string]any{"name": "istio-ca-root", "namespace": ns, "key": "ca.crt"},
-						"spec.istioCSRConfig.istiodTLSConfig.certificateDNSNames":    []any{"istiod.istio-system.svc", "istiod-basic.istio-system.svc"},
-						"spec.istioCSRConfig.istiodTLSConfig.certificateDuration":    "2h",
-						"spec.istioCSRConfig.istiodTLSConfig.maxCertificateDuration": "4h",
-						"spec.istioCSRConfig.istiodTLSConfig.commonName":             "istiod.istio-system.svc",
-						"spec.istioCSRConfig.server":                                 map[string]any{"clusterID": "east", "port": int64(443)},
-						"spec.istioCSRConfig.istio.revisions":                        []any{"default", "canary"},
-						"spec.istioCSRConfig.resources":                              map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "32Mi"}, "limits": map[string]any{"memory": "128Mi"}},
-						"spec.istioCSRConfig.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/os", "operator": "In", "values": []any{"linux"}}}}},
-						"spec.istioCSRConfig.tolerations": []any{
-							map[string]any{"key": "infra", "operator": "Exists", "effect": "NoSchedule"},
-							map[string]any{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(300)},
-						},
-						"spec.istioCSRConfig.nodeSelector": map[string]any{"kubernetes.io/os": "linux"},
-						"spec.controllerConfig.labels":     map[string]any{"team": "mesh"},
-					}),
-					func(*terraform.State) error {
-						obj, err := get()
-						if err != nil {
-							return err
-						}
-						if obj.GetUID() != firstUID {
-							return fmt.Errorf("the IstioCSR was recreated (uid %s, was %s); want an update in place", obj.GetUID(), firstUID)
-						}
-						return nil
-					},
-				),
-			},
-			{
-				ResourceName:      addr,
-				ImportState:       true,
-				ImportStateId:     "east/" + ns,
-				ImportStateVerify: true,
-			},
-			{
-				// Back to the smallest configuration: every field the provider
-				// set is released, in place; those with a CRD default return to
-				// it and the others (server included) disappear.
-				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(addr, tfjsonpath.New("log_level"), knownvalue.Int64Exact(1)),
-						plancheck.ExpectKnownValue(addr, tfjsonpath.New("server"), knownvalue.Null()),
-						plancheck.ExpectKnownValue(addr, tfjsonpath.New("istio").AtMapKey("revisions"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("default")})),
-						plancheck.ExpectKnownValue(addr, tfjsonpath.New("tolerations"), knownvalue.Null()),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					checkObjectFields(t, get, map[string]any{
-						"spec.istioCSRConfig.logLevel":                            int64(1),
-						"spec.istioCSRConfig.logFormat":                           "text",
-						"spec.istioCSRConfig.istiodTLSConfig.certificateDuration": "1h",
-						"spec.istioCSRConfig.istiodTLSConfig.commonName":          nil,
-						"spec.istioCSRConfig.server":                              nil,
-						"spec.istioCSRConfig.istio.revisions":                     []any{"default"},
-						"spec.istioCSRConfig.tolerations":                         nil,
-						"spec.istioCSRConfig.affinity":                            nil,
-						"spec.controllerConfig":                                   nil,
-					}),
-					func(*terraform.State) error {
-						obj, err := get()
-						if err != nil {
-							return err
-						}
-						if obj.GetUID() != firstUID {
-							return fmt.Errorf("the IstioCSR was recreated (uid %s, was %s); want an update in place", obj.GetUID(), firstUID)
-						}
-						return nil
-					},
-				),
-			},
-			{
-				// Fields the CRD makes immutable replace the object; the new
-				// agent gets another gRPC port.
-				Config: istioCSRConfig(t, acctest.East, ns, fmt.Sprintf(`
-  cert_manager = { issuer_ref = { name = %q, kind = "ClusterIssuer" } }
-  istiod_tls   = { trust_domain = "cluster.local", private_key_algorithm = "ECDSA", private_key_size = 384 }
-  server       = { port = 6443 }
-  istio        = { namespace = "istio-system" }`, clusterIssuer)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate),
-						plancheck.ExpectUnknownValue(addr, tfjsonpath.New("grpc_endpoint")),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+ns+".svc:6443")),
-				},
-				Check: resource.ComposeAggregateTestCheckFunc(
-					checkObjectFields(t, get, map[string]any{
-						"spec.istioCSRConfig.certManager.issuerRef":               map[string]any{"name": clusterIssuer, "kind": "ClusterIssuer", "group": "cert-manager.io"},
-						"spec.istioCSRConfig.istiodTLSConfig.privateKeyAlgorithm": "ECDSA",
-						"spec.istioCSRConfig.istiodTLSConfig.privateKeySize":      int64(384),
-						"spec.istioCSRConfig.server.port":                         int64(6443),
-						"spec.istioCSRConfig.tolerations":                         nil,
-						"spec.controllerConfig":                                   nil,
-					}),
-					func(*terraform.State) error {
-						obj, err := get()
-						if err != nil {
-							return err
-						}
-						if obj.GetUID() == firstUID {
-							return fmt.Errorf("the IstioCSR kept uid %s; want a new object", firstUID)
-						}
-						return nil
-					},
-				),
-			},
-		},
+		CheckDestroy:             checkIstioCSRGone(t, acctest.East, l.ns),
+		Steps:                    steps,
 	})
+}
+
+// step is a step applying testdata/istio_csr/<file>.
+func (l istioCSRLifecycle) step(t *testing.T, file string, vars config.Variables) resource.TestStep {
+	t.Helper()
+	all := config.Variables{"cluster": config.StringVariable(acctest.East), "namespace": config.StringVariable(l.ns)}
+	maps.Copy(all, vars)
+	return resource.TestStep{Config: testdataConfig(t, acctest.ProviderConfig(t), "istio_csr/"+file), ConfigVariables: all}
+}
+
+// importStep imports the IstioCSR by its ID and verifies the state against
+// the prior step's, which applied file (an import step needs the variables
+// of the configuration too).
+func (l istioCSRLifecycle) importStep(t *testing.T, file string, vars config.Variables) resource.TestStep {
+	step := l.step(t, file, vars)
+	step.ResourceName, step.ImportState, step.ImportStateId, step.ImportStateVerify = istioCSRAddr, true, "east/"+l.ns, true
+	return step
+}
+
+// minimal is a step applying minimal.tf.
+func (l istioCSRLifecycle) minimal(t *testing.T) resource.TestStep {
+	return l.step(t, "minimal.tf", config.Variables{"issuer": config.StringVariable(l.issuer)})
+}
+
+// recordUID keeps the object's uid in uid, for checkUID.
+func (l istioCSRLifecycle) recordUID(t *testing.T, uid *k8stypes.UID) func() {
+	return func() {
+		obj, err := l.get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		*uid = obj.GetUID()
+	}
+}
+
+// checkUID checks that the object is the one recorded (same) or a new one.
+func (l istioCSRLifecycle) checkUID(uid *k8stypes.UID, same bool) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		obj, err := l.get()
+		switch {
+		case err != nil:
+			return err
+		case same && obj.GetUID() != *uid:
+			return fmt.Errorf("the IstioCSR was recreated (uid %s, was %s); want an update in place", obj.GetUID(), *uid)
+		case !same && obj.GetUID() == *uid:
+			return fmt.Errorf("the IstioCSR kept uid %s; want a new object", *uid)
+		}
+		return nil
+	}
+}
+
+// TestAccIstioCSR_defaults: the smallest configuration. The CRD defaults are
+// planned and stored but not sent (the API server fills them in), server
+// stays absent, and the apply returns once the operator says Ready.
+func TestAccIstioCSR_defaults(t *testing.T) {
+	l := newIstioCSRLifecycle(t)
+	create := l.minimal(t)
+	create.ConfigPlanChecks = resource.ConfigPlanChecks{
+		PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(istioCSRAddr, plancheck.ResourceActionCreate),
+			plancheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("id"), knownvalue.StringExact("east/"+l.ns)),
+			plancheck.ExpectUnknownValue(istioCSRAddr, tfjsonpath.New("grpc_endpoint")),
+		},
+		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+	}
+	at := func(p tfjsonpath.Path, want knownvalue.Check) statecheck.StateCheck {
+		return statecheck.ExpectKnownValue(istioCSRAddr, p, want)
+	}
+	create.ConfigStateChecks = []statecheck.StateCheck{
+		at(tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+l.ns+".svc:443")),
+		at(tfjsonpath.New("service_account"), knownvalue.StringExact("cert-manager-istio-csr")),
+		at(tfjsonpath.New("image"), knownvalue.StringRegexp(regexp.MustCompile(`istio-csr:v`))),
+		at(tfjsonpath.New("cluster_role"), knownvalue.StringRegexp(regexp.MustCompile(`^cert-manager-istio-csr-`))),
+		at(tfjsonpath.New("cluster_role_binding"), knownvalue.StringRegexp(regexp.MustCompile(`^cert-manager-istio-csr-`))),
+		at(tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
+		at(tfjsonpath.New("conditions").AtMapKey("Degraded").AtMapKey("status"), knownvalue.StringExact("False")),
+		at(tfjsonpath.New("log_level"), knownvalue.Int64Exact(1)),
+		at(tfjsonpath.New("log_format"), knownvalue.StringExact("text")),
+		at(tfjsonpath.New("cert_manager").AtMapKey("issuer_ref").AtMapKey("group"), knownvalue.StringExact("cert-manager.io")),
+		at(tfjsonpath.New("server"), knownvalue.Null()),
+		at(tfjsonpath.New("istio").AtMapKey("revisions"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("default")})),
+		at(tfjsonpath.New("istiod_tls"), knownvalue.ObjectPartial(map[string]knownvalue.Check{
+			"certificate_duration": knownvalue.StringExact("1h"), "certificate_renew_before": knownvalue.StringExact("30m"),
+			"max_certificate_duration": knownvalue.StringExact("1h"), "private_key_algorithm": knownvalue.StringExact("RSA"),
+			"private_key_size": knownvalue.Int64Exact(2048), "common_name": knownvalue.Null(),
+		})),
+		at(tfjsonpath.New("tolerations"), knownvalue.Null()),
+		// The operator's first Update wrote `resources: {}` (I11): null.
+		at(tfjsonpath.New("resources"), knownvalue.Null()),
+	}
+	create.Check = resource.ComposeAggregateTestCheckFunc(
+		checkObjectFields(t, l.get, map[string]any{
+			"spec.istioCSRConfig.certManager.issuerRef":          map[string]any{"name": l.issuer, "kind": "Issuer", "group": "cert-manager.io"},
+			"spec.istioCSRConfig.server":                         nil,
+			"spec.istioCSRConfig.istiodTLSConfig.privateKeySize": int64(2048),
+			// The operator's first Update re-serialised the defaults.
+			"spec.istioCSRConfig.istiodTLSConfig.certificateRenewBefore": "30m0s",
+			"spec.istioCSRConfig.resources":                              map[string]any{},
+			"spec.istioCSRConfig.istio.revisions":                        []any{"default"},
+			"spec.istioCSRConfig.logLevel":                               int64(1),
+			"spec.istioCSRConfig.affinity":                               nil,
+			"spec.controllerConfig":                                      nil,
+		}),
+		// The defaults above came from the API server: the provider applied
+		// only the configured fields.
+		checkAppliedFields(t, l.get, []string{
+			"spec.istioCSRConfig.certManager.issuerRef.name", "spec.istioCSRConfig.certManager.issuerRef.kind",
+			"spec.istioCSRConfig.certManager.issuerRef.group", "spec.istioCSRConfig.istiodTLSConfig.trustDomain",
+			"spec.istioCSRConfig.istio.namespace",
+		}),
+	)
+	l.test(t, create)
+}
+
+// TestAccIstioCSR_updateInPlace: every mutable field set at once is an
+// update in place that import reads back the same; back to the smallest
+// configuration, every field the provider set is released, in place: those
+// with a CRD default return to it and the others (server included)
+// disappear.
+func TestAccIstioCSR_updateInPlace(t *testing.T) {
+	l := newIstioCSRLifecycle(t)
+	acctest.CreateConfigMap(t, acctest.East, l.ns, "istio-ca-root", map[string]any{"ca.crt": acctest.TestCertificatePEM(t, true)})
+	var firstUID k8stypes.UID
+
+	full := l.step(t, "full.tf", config.Variables{"issuer": config.StringVariable(l.issuer)})
+	full.PreConfig = l.recordUID(t, &firstUID)
+	full.ConfigPlanChecks = resource.ConfigPlanChecks{
+		PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(istioCSRAddr, plancheck.ResourceActionUpdate),
+			plancheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+l.ns+".svc:443")),
+		},
+		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+	}
+	full.ConfigStateChecks = []statecheck.StateCheck{
+		statecheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
+		// The operator never sets observedGeneration.
+		statecheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("observed_generation"), knownvalue.Int64Exact(0)),
+	}
+	full.Check = resource.ComposeAggregateTestCheckFunc(
+		checkObjectFields(t, l.get, map[string]any{
+			"spec.istioCSRConfig.logLevel":                               int64(3),
+			"spec.istioCSRConfig.logFormat":                              "json",
+			"spec.istioCSRConfig.istioDataPlaneNamespaceSelector":        "maistra.io/member-of=istio-system",
+			"spec.istioCSRConfig.certManager.istioCACertificate":         map[string]any{"name": "istio-ca-root", "namespace": l.ns, "key": "ca.crt"},
+			"spec.istioCSRConfig.istiodTLSConfig.certificateDNSNames":    []any{"istiod.istio-system.svc", "istiod-basic.istio-system.svc"},
+			"spec.istioCSRConfig.istiodTLSConfig.certificateDuration":    "2h",
+			"spec.istioCSRConfig.istiodTLSConfig.maxCertificateDuration": "4h",
+			"spec.istioCSRConfig.istiodTLSConfig.commonName":             "istiod.istio-system.svc",
+			"spec.istioCSRConfig.server":                                 map[string]any{"clusterID": "east", "port": int64(443)},
+			"spec.istioCSRConfig.istio.revisions":                        []any{"default", "canary"},
+			"spec.istioCSRConfig.resources":                              map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "32Mi"}, "limits": map[string]any{"memory": "128Mi"}},
+			"spec.istioCSRConfig.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/os", "operator": "In", "values": []any{"linux"}}}}},
+			"spec.istioCSRConfig.tolerations": []any{
+				map[string]any{"key": "infra", "operator": "Exists", "effect": "NoSchedule"},
+				map[string]any{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(300)},
+			},
+			"spec.istioCSRConfig.nodeSelector": map[string]any{"kubernetes.io/os": "linux"},
+			"spec.controllerConfig.labels":     map[string]any{"team": "mesh"},
+		}),
+		l.checkUID(&firstUID, true),
+	)
+
+	release := l.minimal(t)
+	release.ConfigPlanChecks = resource.ConfigPlanChecks{
+		PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(istioCSRAddr, plancheck.ResourceActionUpdate),
+			plancheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("log_level"), knownvalue.Int64Exact(1)),
+			plancheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("server"), knownvalue.Null()),
+			plancheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("istio").AtMapKey("revisions"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("default")})),
+			plancheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("tolerations"), knownvalue.Null()),
+		},
+		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+	}
+	release.Check = resource.ComposeAggregateTestCheckFunc(
+		checkObjectFields(t, l.get, map[string]any{
+			"spec.istioCSRConfig.logLevel":                            int64(1),
+			"spec.istioCSRConfig.logFormat":                           "text",
+			"spec.istioCSRConfig.istiodTLSConfig.certificateDuration": "1h",
+			"spec.istioCSRConfig.istiodTLSConfig.commonName":          nil,
+			"spec.istioCSRConfig.server":                              nil,
+			"spec.istioCSRConfig.istio.revisions":                     []any{"default"},
+			"spec.istioCSRConfig.tolerations":                         nil,
+			"spec.istioCSRConfig.affinity":                            nil,
+			"spec.controllerConfig":                                   nil,
+		}),
+		l.checkUID(&firstUID, true),
+	)
+
+	l.test(t, l.minimal(t), full, l.importStep(t, "full.tf", config.Variables{"issuer": config.StringVariable(l.issuer)}), release)
+}
+
+// TestAccIstioCSR_immutableReplaces: fields the CRD makes immutable replace
+// the object; the new agent gets another gRPC port.
+func TestAccIstioCSR_immutableReplaces(t *testing.T) {
+	l := newIstioCSRLifecycle(t)
+	clusterIssuer := "csr-" + l.ns
+	acctest.CertManagerIssuer(t, acctest.East, "", clusterIssuer, true)
+	var firstUID k8stypes.UID
+
+	replace := l.step(t, "immutable.tf", config.Variables{"cluster_issuer": config.StringVariable(clusterIssuer)})
+	replace.PreConfig = l.recordUID(t, &firstUID)
+	replace.ConfigPlanChecks = resource.ConfigPlanChecks{
+		PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(istioCSRAddr, plancheck.ResourceActionDestroyBeforeCreate),
+			plancheck.ExpectUnknownValue(istioCSRAddr, tfjsonpath.New("grpc_endpoint")),
+		},
+		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+	}
+	replace.ConfigStateChecks = []statecheck.StateCheck{
+		statecheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+l.ns+".svc:6443")),
+	}
+	replace.Check = resource.ComposeAggregateTestCheckFunc(
+		checkObjectFields(t, l.get, map[string]any{
+			"spec.istioCSRConfig.certManager.issuerRef":               map[string]any{"name": clusterIssuer, "kind": "ClusterIssuer", "group": "cert-manager.io"},
+			"spec.istioCSRConfig.istiodTLSConfig.privateKeyAlgorithm": "ECDSA",
+			"spec.istioCSRConfig.istiodTLSConfig.privateKeySize":      int64(384),
+			"spec.istioCSRConfig.server.port":                         int64(6443),
+			"spec.istioCSRConfig.tolerations":                         nil,
+			"spec.controllerConfig":                                   nil,
+		}),
+		l.checkUID(&firstUID, false),
+	)
+
+	l.test(t, l.minimal(t), replace)
 }
 
 // TestAccIstioCSROperator_missingIssuerRetried (I3): an issuer that does not

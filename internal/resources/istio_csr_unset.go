@@ -185,96 +185,73 @@ func (u unsetIstioCSRField) decide(ctx context.Context, configNull bool, state a
 	return unsetState, diags
 }
 
+// planUnset plans one attribute of value type V as decide chooses; def and
+// unknown are its default (null when it has none) and unknown values.
+func planUnset[V attr.Value](ctx context.Context, u unsetIstioCSRField, configNull bool, state V, private istioCSRPrivateGetter,
+	def, unknown V, planned *V, diags *diag.Diagnostics,
+) {
+	choice, d := u.decide(ctx, configNull, state, private)
+	diags.Append(d...)
+	switch choice {
+	case unsetDefault:
+		*planned = def
+	case unsetState:
+		*planned = state
+	case unsetUnknown:
+		*planned = unknown
+	}
+}
+
 func (u unsetIstioCSRField) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
 	}
-	choice, diags := u.decide(ctx, req.ConfigValue.IsNull(), req.StateValue, req.Private)
-	resp.Diagnostics.Append(diags...)
-	def, _ := u.def.(types.String)
-	if u.def == nil {
+	def, ok := u.def.(types.String)
+	if !ok {
 		def = types.StringNull()
 	}
-	switch choice {
-	case unsetDefault:
-		resp.PlanValue = def
-	case unsetState:
-		resp.PlanValue = req.StateValue
-	case unsetUnknown:
-		resp.PlanValue = types.StringUnknown()
-	}
+	planUnset(ctx, u, req.ConfigValue.IsNull(), req.StateValue, req.Private, def, types.StringUnknown(), &resp.PlanValue, &resp.Diagnostics)
 }
 
 func (u unsetIstioCSRField) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
 	if req.Plan.Raw.IsNull() {
 		return
 	}
-	choice, diags := u.decide(ctx, req.ConfigValue.IsNull(), req.StateValue, req.Private)
-	resp.Diagnostics.Append(diags...)
-	def, _ := u.def.(types.Int64)
-	if u.def == nil {
+	def, ok := u.def.(types.Int64)
+	if !ok {
 		def = types.Int64Null()
 	}
-	switch choice {
-	case unsetDefault:
-		resp.PlanValue = def
-	case unsetState:
-		resp.PlanValue = req.StateValue
-	case unsetUnknown:
-		resp.PlanValue = types.Int64Unknown()
-	}
+	planUnset(ctx, u, req.ConfigValue.IsNull(), req.StateValue, req.Private, def, types.Int64Unknown(), &resp.PlanValue, &resp.Diagnostics)
 }
 
 func (u unsetIstioCSRField) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
 	}
-	choice, diags := u.decide(ctx, req.ConfigValue.IsNull(), req.StateValue, req.Private)
-	resp.Diagnostics.Append(diags...)
-	def, _ := u.def.(types.List)
-	if u.def == nil {
-		def = types.ListNull(req.PlanValue.ElementType(ctx))
+	elem := req.PlanValue.ElementType(ctx)
+	def, ok := u.def.(types.List)
+	if !ok {
+		def = types.ListNull(elem)
 	}
-	switch choice {
-	case unsetDefault:
-		resp.PlanValue = def
-	case unsetState:
-		resp.PlanValue = req.StateValue
-	case unsetUnknown:
-		resp.PlanValue = types.ListUnknown(req.PlanValue.ElementType(ctx))
-	}
+	planUnset(ctx, u, req.ConfigValue.IsNull(), req.StateValue, req.Private, def, types.ListUnknown(elem), &resp.PlanValue, &resp.Diagnostics)
 }
 
 func (u unsetIstioCSRField) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
 	}
-	choice, diags := u.decide(ctx, req.ConfigValue.IsNull(), req.StateValue, req.Private)
-	resp.Diagnostics.Append(diags...)
-	switch choice {
-	case unsetDefault:
-		resp.PlanValue = types.MapNull(req.PlanValue.ElementType(ctx))
-	case unsetState:
-		resp.PlanValue = req.StateValue
-	case unsetUnknown:
-		resp.PlanValue = types.MapUnknown(req.PlanValue.ElementType(ctx))
-	}
+	elem := req.PlanValue.ElementType(ctx)
+	planUnset(ctx, u, req.ConfigValue.IsNull(), req.StateValue, req.Private, types.MapNull(elem), types.MapUnknown(elem),
+		&resp.PlanValue, &resp.Diagnostics)
 }
 
 func (u unsetIstioCSRField) PlanModifyObject(ctx context.Context, req planmodifier.ObjectRequest, resp *planmodifier.ObjectResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
 	}
-	choice, diags := u.decide(ctx, req.ConfigValue.IsNull(), req.StateValue, req.Private)
-	resp.Diagnostics.Append(diags...)
-	switch choice {
-	case unsetDefault:
-		resp.PlanValue = types.ObjectNull(req.PlanValue.AttributeTypes(ctx))
-	case unsetState:
-		resp.PlanValue = req.StateValue
-	case unsetUnknown:
-		resp.PlanValue = types.ObjectUnknown(req.PlanValue.AttributeTypes(ctx))
-	}
+	attrTypes := req.PlanValue.AttributeTypes(ctx)
+	planUnset(ctx, u, req.ConfigValue.IsNull(), req.StateValue, req.Private, types.ObjectNull(attrTypes), types.ObjectUnknown(attrTypes),
+		&resp.PlanValue, &resp.Diagnostics)
 }
 
 // setIstioCSRPrivate records who owns the releasable fields of obj, and

@@ -97,8 +97,9 @@ func TestUnsetIstioCSRFieldDecide(t *testing.T) {
 	}
 }
 
-// TestIstioCSRReleasableMatchesSchema checks istioCSRReleasable, 20 CRD
-// paths typed by hand, against the schema: every path is the field of
+// TestIstioCSRReleasableMatchesSchema checks istioCSRReleasable, CRD paths
+// typed by hand, against the schema (every attribute, nested ones and those
+// of list, set and map elements included): every path is the field of
 // exactly one attribute's unset plan modifier, that attribute is
 // Optional+Computed (an unset Required or plain Optional attribute never
 // reaches the modifier's decision), and no modifier names a field missing
@@ -122,8 +123,15 @@ func TestIstioCSRReleasableMatchesSchema(t *testing.T) {
 					}
 				}
 			}
-			if nested, ok := a.(schema.SingleNestedAttribute); ok {
+			switch nested := a.(type) {
+			case schema.SingleNestedAttribute:
 				walk(full+".", nested.Attributes)
+			case schema.ListNestedAttribute:
+				walk(full+"[].", nested.NestedObject.Attributes)
+			case schema.MapNestedAttribute:
+				walk(full+"{}.", nested.NestedObject.Attributes)
+			case schema.SetNestedAttribute:
+				walk(full+"[].", nested.NestedObject.Attributes)
 			}
 		}
 	}

@@ -75,7 +75,7 @@ func (l *meshServiceIdentitiesListResource) List(ctx context.Context, req list.L
 			cluster := clusterValue(t.key)
 			lo := listedObject{
 				id:      objectIdentity{Cluster: t.key, Namespace: obj.GetNamespace(), Name: obj.GetName()},
-				display: meshServiceIdentitiesID(cluster, obj.GetNamespace(), obj.GetName()),
+				display: resourceID(cluster, obj.GetNamespace()+"/"+obj.GetName()),
 			}
 			if !includeResource {
 				return lo, false, nil

@@ -2,8 +2,6 @@ package resources
 
 import (
 	"context"
-	"errors"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -26,35 +24,6 @@ type meshServiceIdentitiesResourceModel struct {
 // describe names the object in messages: "MeshService shop/cart on cluster "east"".
 func (m meshServiceIdentitiesResourceModel) describe(clusterName string) string {
 	return "MeshService " + m.Namespace.ValueString() + "/" + m.Name.ValueString() + " on cluster \"" + clusterName + "\""
-}
-
-// meshServiceIdentitiesID is the id and import ID: [<cluster>/]<namespace>/<name>.
-func meshServiceIdentitiesID(cluster types.String, namespace, name string) string {
-	return resourceID(cluster, namespace+"/"+name)
-}
-
-// meshServiceIdentitiesImportFormat is what the import ID string may be.
-const meshServiceIdentitiesImportFormat = "\"<namespace>/<name>\" (default connection) or \"<cluster>/<namespace>/<name>\", " +
-	"e.g. \"west/shop/cart\""
-
-// parseMeshServiceIdentitiesImportID splits [<cluster>/]<namespace>/<name>;
-// cluster keys may contain "/", namespaces and names may not.
-func parseMeshServiceIdentitiesImportID(id string) (objectIdentity, error) {
-	rest, name := parseImportID(id)
-	if rest.IsNull() || rest.ValueString() == "" {
-		return objectIdentity{}, errors.New("the namespace is missing")
-	}
-	if name == "" {
-		return objectIdentity{}, errors.New("the name is empty")
-	}
-	cluster, ns := parseImportID(rest.ValueString())
-	if ns == "" {
-		return objectIdentity{}, errors.New("the namespace is empty")
-	}
-	if !cluster.IsNull() && strings.TrimSpace(cluster.ValueString()) == "" {
-		return objectIdentity{}, errors.New("the cluster key is empty")
-	}
-	return objectIdentity{Cluster: cluster.ValueString(), Namespace: ns, Name: name}, nil
 }
 
 // meshServiceIdentitiesObjectFromModel is the apply patch: the object's name and
@@ -92,7 +61,7 @@ func meshServiceSpiffeIDs(obj *unstructured.Unstructured) []string {
 func setMeshServiceIdentitiesFromObject(ctx context.Context, m *meshServiceIdentitiesResourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
 	m.Namespace = types.StringValue(obj.GetNamespace())
 	m.Name = types.StringValue(obj.GetName())
-	m.ID = types.StringValue(meshServiceIdentitiesID(m.Cluster, obj.GetNamespace(), obj.GetName()))
+	m.ID = types.StringValue(resourceID(m.Cluster, obj.GetNamespace()+"/"+obj.GetName()))
 	ids := meshServiceSpiffeIDs(obj)
 	if len(ids) == 0 {
 		m.Identities = types.ListNull(types.StringType)

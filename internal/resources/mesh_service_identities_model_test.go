@@ -20,7 +20,7 @@ func TestMeshServiceIdentitiesImportID(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("parse(%q) = %+v, %v; want %+v", id, got, err, want)
 		}
-		if back := meshServiceIdentitiesID(clusterValue(got.Cluster), got.Namespace, got.Name); back != id {
+		if back := resourceID(clusterValue(got.Cluster), got.Namespace+"/"+got.Name); back != id {
 			t.Errorf("id of %+v = %q, want %q", got, back, id)
 		}
 	}

@@ -28,7 +28,7 @@ func (r *meshServiceIdentitiesResource) ModifyPlan(ctx context.Context, req reso
 	if plan.Cluster.IsUnknown() || plan.Namespace.IsUnknown() || plan.Name.IsUnknown() {
 		plan.ID = types.StringUnknown()
 	} else {
-		plan.ID = types.StringValue(meshServiceIdentitiesID(plan.Cluster, plan.Namespace.ValueString(), plan.Name.ValueString()))
+		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Namespace.ValueString()+"/"+plan.Name.ValueString()))
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	if req.State.Raw.IsNull() {

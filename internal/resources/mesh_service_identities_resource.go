@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -98,7 +99,7 @@ func (r *meshServiceIdentitiesResource) write(ctx context.Context, planned tfsdk
 		diags.Append(kube.Diagnostic(err, action))
 		return
 	}
-	plan.ID = types.StringValue(meshServiceIdentitiesID(plan.Cluster, plan.Namespace.ValueString(), plan.Name.ValueString()))
+	plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Namespace.ValueString()+"/"+plan.Name.ValueString()))
 	diags.Append(state.Set(ctx, &plan)...)
 	diags.Append(meshServiceIdentitiesObjectIdentity(plan).set(ctx, meshServiceIdentitiesIdentity, identity)...)
 }
@@ -180,6 +181,30 @@ func (r *meshServiceIdentitiesResource) Delete(ctx context.Context, req resource
 	}
 }
 
+// meshServiceIdentitiesImportFormat is what the import ID string may be.
+const meshServiceIdentitiesImportFormat = "\"<namespace>/<name>\" (default connection) or \"<cluster>/<namespace>/<name>\", " +
+	"e.g. \"west/shop/cart\""
+
+// parseMeshServiceIdentitiesImportID splits [<cluster>/]<namespace>/<name>;
+// cluster keys may contain "/", namespaces and names may not.
+func parseMeshServiceIdentitiesImportID(id string) (objectIdentity, error) {
+	rest, name := parseImportID(id)
+	if rest.IsNull() || rest.ValueString() == "" {
+		return objectIdentity{}, errors.New("the namespace is missing")
+	}
+	if name == "" {
+		return objectIdentity{}, errors.New("the name is empty")
+	}
+	cluster, ns := parseImportID(rest.ValueString())
+	if ns == "" {
+		return objectIdentity{}, errors.New("the namespace is empty")
+	}
+	if !cluster.IsNull() && strings.TrimSpace(cluster.ValueString()) == "" {
+		return objectIdentity{}, errors.New("the cluster key is empty")
+	}
+	return objectIdentity{Cluster: cluster.ValueString(), Namespace: ns, Name: name}, nil
+}
+
 func (r *meshServiceIdentitiesResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id, ok := importTarget(ctx, r.Data, meshServiceIdentitiesIdentity, req, &resp.Diagnostics,
 		meshServiceIdentitiesImportFormat, parseMeshServiceIdentitiesImportID)
@@ -187,13 +212,9 @@ func (r *meshServiceIdentitiesResource) ImportState(ctx context.Context, req res
 		return
 	}
 	cluster := clusterValue(id.Cluster)
-	client := r.Data.Client(cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.Get(ctx, kube.KumaMeshService, id.Namespace, id.Name)
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, fmt.Sprintf("import the identities of MeshService %s/%s", id.Namespace, id.Name)))
+	_, obj := importedObject(ctx, r.Data, cluster, kube.KumaMeshService, id.Namespace, id.Name,
+		fmt.Sprintf("the identities of MeshService %s/%s", id.Namespace, id.Name), &resp.Diagnostics)
+	if obj == nil {
 		return
 	}
 	state, d := meshServiceIdentitiesStateFromObject(ctx, cluster, obj)

@@ -337,17 +337,6 @@ func meshTrustDomainStateFromObject(ctx context.Context, cluster types.String, k
 	return state, diags
 }
 
-// parseMeshImportID reads the import ID string, "[<cluster>/]<kind>[:<namespace>]:<name>"
-// or "[<cluster>/]<kind>" for the kind's default object.
-func parseMeshImportID(id string) (objectIdentity, error) {
-	cluster, key := parseImportID(id)
-	mesh, err := parseMeshKey(key)
-	if err != nil {
-		return objectIdentity{}, err
-	}
-	return meshTrustDomainObjectIdentity(cluster, mesh), nil
-}
-
 // meshFromIdentity is the mesh an import identity names. An empty namespace
 // or name stands for the kind's default, as a bare kind does in the ID string.
 func meshFromIdentity(id objectIdentity) (meshKind, meshModel, error) {

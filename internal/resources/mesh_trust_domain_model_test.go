@@ -16,9 +16,9 @@ func TestMeshImportIDAndIdentity(t *testing.T) {
 		"istio_kyma":                      {Kind: "istio_kyma", Namespace: "kyma-system", Name: "default"},
 		"a/b/kuma:kuma-system:west-trust": {Cluster: "a/b", Kind: "kuma", Namespace: "kuma-system", Name: "west-trust"},
 	} {
-		got, err := parseMeshImportID(id)
+		got, err := parseMeshTrustDomainImportID(id)
 		if err != nil || got != want {
-			t.Errorf("parseMeshImportID(%q) = %+v, %v; want %+v", id, got, err, want)
+			t.Errorf("parseMeshTrustDomainImportID(%q) = %+v, %v; want %+v", id, got, err, want)
 			continue
 		}
 		kind, mesh, err := meshFromIdentity(got)

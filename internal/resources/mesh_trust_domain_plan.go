@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -27,7 +26,8 @@ import (
 const meshLiveReadTimeout = 5 * time.Second
 
 // ValidateConfig refuses settings the chosen kind of mesh object has no
-// field for, and the kinds' own rules.
+// field for, and the kinds' own rules: validateSail, validateKyma or
+// validateKuma.
 func (r *meshTrustDomainResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var config meshTrustDomainResourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
@@ -43,67 +43,112 @@ func (r *meshTrustDomainResource) ValidateConfig(ctx context.Context, req resour
 	if !ok {
 		return // the kind's own validator reports it
 	}
+	v := meshConfigCheck{config: config, mesh: mesh, kind: kind, diags: &resp.Diagnostics}
+	switch kind.name {
+	case meshKindSail:
+		v.validateSail()
+	case meshKindKyma:
+		v.validateKyma()
+	case meshKindKuma:
+		v.validateKuma()
+	}
+}
+
+// meshConfigCheck is the configuration ValidateConfig checks against the
+// rules of its mesh kind.
+type meshConfigCheck struct {
+	config meshTrustDomainResourceModel
+	mesh   meshModel
+	kind   meshKind
+	diags  *diag.Diagnostics
+}
+
+// refuse reports the attribute at p, when set, as one the kind has no
+// field for; fix says what to do instead.
+func (v meshConfigCheck) refuse(p path.Path, set bool, fix string) {
+	if !set {
+		return
+	}
 	what := map[string]string{
 		meshKindKyma: "the Kyma Istio module's Istio object has only spec.config.trustDomain",
 		meshKindSail: "the Sail operator's Istio object has no such field",
 		meshKindKuma: "a Kuma MeshTrust has only a trust domain and CA bundles",
-	}[kind.name]
-	refuse := func(p path.Path, set bool, fix string) {
-		if set {
-			validate.AttributeError(&resp.Diagnostics, p, "Not Supported by This Mesh Kind", fmt.Sprintf(
-				"mesh.kind is %q, and %s. %s", kind.name, what, fix))
-		}
+	}[v.kind.name]
+	validate.AttributeError(v.diags, p, "Not Supported by This Mesh Kind", fmt.Sprintf(
+		"mesh.kind is %q, and %s. %s", v.kind.name, what, fix))
+}
+
+// refuseKumaOnly refuses what only a Kuma MeshTrust has.
+func (v meshConfigCheck) refuseKumaOnly() {
+	v.refuse(path.Root("mesh").AtName("kuma_mesh"), !v.mesh.KumaMesh.IsNull(), "kuma_mesh applies to mesh.kind = \"kuma\" only.")
+	v.refuse(path.Root("ca_bundles"), !v.config.CABundles.IsNull(),
+		"ca_bundles applies to mesh.kind = \"kuma\"; for istio_sail use ca_certificates.")
+}
+
+// refuseSailOnly refuses what only the Sail operator's Istio has.
+func (v meshConfigCheck) refuseSailOnly() {
+	v.refuse(path.Root("ca_certificates"), !v.config.CACertificates.IsNull(), "ca_certificates applies to mesh.kind = \"istio_sail\" only.")
+	v.refuse(path.Root("ca_address"), !v.config.CAAddress.IsNull(), "ca_address applies to mesh.kind = \"istio_sail\" only.")
+}
+
+// refuseAliases refuses the alias attributes of a kind that has none.
+func (v meshConfigCheck) refuseAliases(fix string) {
+	v.refuse(path.Root("trust_domain_aliases"), !v.config.TrustDomainAliases.IsNull(), fix)
+	v.refuse(path.Root("keep_previous_as_alias"), v.config.KeepPreviousAsAlias.ValueBool(), fix)
+}
+
+// validateSail: the Sail operator's Istio is cluster-scoped, and an alias
+// must not be the trust domain itself.
+func (v meshConfigCheck) validateSail() {
+	v.refuse(path.Root("mesh").AtName("namespace"), !v.mesh.Namespace.IsNull(),
+		"The Sail operator's Istio is cluster-scoped: remove mesh.namespace.")
+	v.refuseKumaOnly()
+	if v.config.TrustDomain.IsUnknown() || v.config.TrustDomainAliases.IsUnknown() {
+		return
 	}
-	isSet := func(v attr.Value) bool { return !v.IsNull() }
-	switch kind.name {
-	case meshKindSail:
-		refuse(path.Root("mesh").AtName("namespace"), isSet(mesh.Namespace),
-			"The Sail operator's Istio is cluster-scoped: remove mesh.namespace.")
-	case meshKindKyma:
-		fix := "The Kyma Istio module cannot keep a former trust domain as an alias; remove the attribute."
-		refuse(path.Root("trust_domain_aliases"), isSet(config.TrustDomainAliases), fix)
-		refuse(path.Root("keep_previous_as_alias"), config.KeepPreviousAsAlias.ValueBool(), fix)
-	case meshKindKuma:
-		fix := "Remove the attribute; each trusted trust domain gets its own MeshTrust (one resource each)."
-		refuse(path.Root("trust_domain_aliases"), isSet(config.TrustDomainAliases), fix)
-		refuse(path.Root("keep_previous_as_alias"), config.KeepPreviousAsAlias.ValueBool(), fix)
-		if config.TrustDomain.IsNull() {
-			validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain"), "Missing Trust Domain",
-				"A Kuma MeshTrust names the trust domain its CA bundles belong to: set trust_domain, e.g. to "+
-					"data.zerotrust_trust_bundle.<peer>.trust_domain.")
-		} else if n := len(config.TrustDomain.ValueString()); !config.TrustDomain.IsUnknown() && n > kumaMaxTrustDomainLen {
-			validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain"), "Trust Domain Too Long", fmt.Sprintf(
-				"A Kuma MeshTrust's trustDomain has at most %d characters; this one has %d.", kumaMaxTrustDomainLen, n))
-		}
-		if config.CABundles.IsNull() {
-			validate.AttributeError(&resp.Diagnostics, path.Root("ca_bundles"), "Missing CA Bundles",
-				"A Kuma MeshTrust needs at least one CA bundle: set ca_bundles, e.g. to "+
-					"[data.zerotrust_trust_bundle.<peer>.x509_authorities_pem].")
-		}
+	td := v.config.TrustDomain.ValueString()
+	if td == "" {
+		td = v.kind.defaultTrustDomain
 	}
-	if kind.name != meshKindKuma {
-		refuse(path.Root("mesh").AtName("kuma_mesh"), isSet(mesh.KumaMesh), "kuma_mesh applies to mesh.kind = \"kuma\" only.")
-		refuse(path.Root("ca_bundles"), isSet(config.CABundles),
-			"ca_bundles applies to mesh.kind = \"kuma\"; for istio_sail use ca_certificates.")
-	}
-	if kind.name != meshKindSail {
-		refuse(path.Root("ca_certificates"), isSet(config.CACertificates), "ca_certificates applies to mesh.kind = \"istio_sail\" only.")
-		refuse(path.Root("ca_address"), isSet(config.CAAddress), "ca_address applies to mesh.kind = \"istio_sail\" only.")
-	}
-	if kind.name == meshKindSail && !config.TrustDomain.IsUnknown() && !config.TrustDomainAliases.IsUnknown() {
-		td := config.TrustDomain.ValueString()
-		if td == "" {
-			td = kind.defaultTrustDomain
-		}
-		for i, alias := range config.TrustDomainAliases.Elements() {
-			if s, ok := alias.(types.String); ok && !s.IsUnknown() && s.ValueString() == td {
-				validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain_aliases").AtListIndex(i), "Alias Equals Trust Domain", fmt.Sprintf(
-					"%q is the trust domain itself, not an alias of it: remove it from trust_domain_aliases.", td))
-			}
+	for i, alias := range v.config.TrustDomainAliases.Elements() {
+		if s, ok := alias.(types.String); ok && !s.IsUnknown() && s.ValueString() == td {
+			validate.AttributeError(v.diags, path.Root("trust_domain_aliases").AtListIndex(i), "Alias Equals Trust Domain", fmt.Sprintf(
+				"%q is the trust domain itself, not an alias of it: remove it from trust_domain_aliases.", td))
 		}
 	}
 }
 
+// validateKyma: the Kyma Istio module's Istio has a trust domain only.
+func (v meshConfigCheck) validateKyma() {
+	v.refuseAliases("The Kyma Istio module cannot keep a former trust domain as an alias; remove the attribute.")
+	v.refuseKumaOnly()
+	v.refuseSailOnly()
+}
+
+// validateKuma: a MeshTrust names the trust domain its CA bundles belong
+// to, within Kuma's length limit, and holds at least one bundle.
+func (v meshConfigCheck) validateKuma() {
+	v.refuseAliases("Remove the attribute; each trusted trust domain gets its own MeshTrust (one resource each).")
+	if v.config.TrustDomain.IsNull() {
+		validate.AttributeError(v.diags, path.Root("trust_domain"), "Missing Trust Domain",
+			"A Kuma MeshTrust names the trust domain its CA bundles belong to: set trust_domain, e.g. to "+
+				"data.zerotrust_trust_bundle.<peer>.trust_domain.")
+	} else if n := len(v.config.TrustDomain.ValueString()); !v.config.TrustDomain.IsUnknown() && n > kumaMaxTrustDomainLen {
+		validate.AttributeError(v.diags, path.Root("trust_domain"), "Trust Domain Too Long", fmt.Sprintf(
+			"A Kuma MeshTrust's trustDomain has at most %d characters; this one has %d.", kumaMaxTrustDomainLen, n))
+	}
+	if v.config.CABundles.IsNull() {
+		validate.AttributeError(v.diags, path.Root("ca_bundles"), "Missing CA Bundles",
+			"A Kuma MeshTrust needs at least one CA bundle: set ca_bundles, e.g. to "+
+				"[data.zerotrust_trust_bundle.<peer>.x509_authorities_pem].")
+	}
+	v.refuseSailOnly()
+}
+
+// ModifyPlan plans what every kind of mesh shares (the object's name and
+// namespace, replacement by another object, the trust domain left unset, id
+// and spiffe_id_prefix), then what the kind adds: planSail, planKyma or
+// planKuma.
 func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		if !req.State.Raw.IsNull() {
@@ -114,97 +159,20 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 	if r.Data == nil {
 		return
 	}
-	var plan, config meshTrustDomainResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	var state *meshTrustDomainResourceModel
-	if !req.State.Raw.IsNull() {
-		state = &meshTrustDomainResourceModel{}
-		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
-	}
-	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
-		return
-	}
-	if plan.Mesh.IsUnknown() {
-		return
-	}
-	var mesh, configMesh meshModel
-	resp.Diagnostics.Append(plan.Mesh.As(ctx, &mesh, basetypes.ObjectAsOptions{})...)
-	resp.Diagnostics.Append(config.Mesh.As(ctx, &configMesh, basetypes.ObjectAsOptions{})...)
-	if resp.Diagnostics.HasError() || mesh.Kind.IsUnknown() {
-		return
-	}
-	kind, ok := meshKinds[mesh.Kind.ValueString()]
+	p, ok := r.planMesh(ctx, req, resp)
 	if !ok {
 		return
 	}
-
-	if !planMeshTarget(kind, configMesh, plan.TrustDomain, &mesh, &resp.Diagnostics) {
-		return
+	switch p.kind.name {
+	case meshKindSail:
+		p.planSail(&resp.Diagnostics)
+	case meshKindKyma:
+		p.planKyma(&resp.Diagnostics)
+	case meshKindKuma:
+		p.planKuma(&resp.Diagnostics)
 	}
-	// Another mesh object is another resource: the attribute's own plan
-	// modifiers cannot tell, as the defaults are only known here. The Kuma
-	// mesh label is a field of the same object, so it changes in place.
-	newObject := state == nil
-	var priorMesh meshModel
-	if state != nil {
-		resp.Diagnostics.Append(state.Mesh.As(ctx, &priorMesh, basetypes.ObjectAsOptions{})...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-		if !priorMesh.sameObject(mesh) {
-			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("mesh"))
-			newObject = true
-		}
-	}
-
-	// An attribute left out of the configuration is not written: it shows
-	// what the object holds (set by the operator or another field manager,
-	// or absent). Read keeps it current, so an existing object's value
-	// stands; a new object's is known once applied, and so is the value a
-	// field takes when this resource stops setting it (the apply releases it).
-	owned := readMeshOwnership(ctx, req.Private, &resp.Diagnostics)
-	if config.TrustDomain.IsNull() {
-		switch {
-		case newObject || owned.TrustDomain:
-			plan.TrustDomain = types.StringUnknown()
-		default:
-			plan.TrustDomain = state.TrustDomain
-		}
-	}
-	if configMesh.KumaMesh.IsNull() {
-		mesh.KumaMesh = types.StringNull()
-		if kind.name == meshKindKuma {
-			mesh.KumaMesh = planUnsetKumaMesh(newObject, owned, priorMesh)
-		}
-	}
+	plan, kind, mesh := p.plan, p.kind, p.mesh
 	plan.Mesh = mesh.object()
-	if mesh.Name.IsUnknown() {
-		plan.ID = types.StringUnknown()
-	} else {
-		plan.ID = types.StringValue(resourceID(plan.Cluster, mesh.key()))
-	}
-	planned := effectiveTrustDomain(kind, plan.TrustDomain)
-	plan.SPIFFEIDPrefix = spiffeIDPrefix(planned)
-
-	current, currentKnown := r.currentTrustDomain(ctx, plan.Cluster, kind, mesh, state, newObject)
-	if kind.name == meshKindSail {
-		var priorPrevious []string
-		if !newObject {
-			priorPrevious = stringsOf(state.PreviousTrustDomains)
-		}
-		r.planAliases(&plan, config, planned, current, currentKnown, priorPrevious)
-	} else {
-		plan.PreviousTrustDomains = types.ListNull(types.StringType)
-		plan.EffectiveTrustDomainAliases = types.ListNull(types.StringType)
-	}
-
-	if currentKnown && current != "" && !planned.IsUnknown() && current != planned.ValueString() {
-		kept := slices.Contains(stringsOf(plan.EffectiveTrustDomainAliases), current)
-		if !kept {
-			resp.Diagnostics.Append(trustDomainChangeWarning(kind, mesh, current, planned.ValueString()))
-		}
-	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kind.kube, Outputs: []string{"spiffe_id_prefix"},
 		Object: func() (*unstructured.Unstructured, bool) {
@@ -215,8 +183,144 @@ func (r *meshTrustDomainResource) ModifyPlan(ctx context.Context, req resource.M
 		}})
 }
 
-// planAliases works out which former trust domains stay aliases, and what
-// the Sail Istio's trustDomainAliases will hold.
+// meshPlan is a mesh_trust_domain plan once the part every kind shares is
+// done; the kind's own step (planSail, planKyma, planKuma) completes plan
+// and mesh.
+type meshPlan struct {
+	plan, config meshTrustDomainResourceModel
+	// state is nil for a resource not created yet.
+	state                       *meshTrustDomainResourceModel
+	kind                        meshKind
+	mesh, configMesh, priorMesh meshModel
+	// newObject: the apply creates the resource or replaces it (another
+	// mesh object), so nothing of the prior state carries over.
+	newObject bool
+	owned     meshOwnership
+	// planned is the trust domain the mesh runs on after the apply (the
+	// kind's default when unset); current the one it runs on now,
+	// currentKnown false when that could not be found out.
+	planned      types.String
+	current      string
+	currentKnown bool
+}
+
+// planMesh reads the request and plans what every kind of mesh shares. ok
+// is false when there is nothing more to plan (an error, an unknown mesh).
+func (r *meshTrustDomainResource) planMesh(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) (meshPlan, bool) {
+	var p meshPlan
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &p.plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &p.config)...)
+	if !req.State.Raw.IsNull() {
+		p.state = &meshTrustDomainResourceModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, p.state)...)
+	}
+	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(p.plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return p, false
+	}
+	if p.plan.Mesh.IsUnknown() {
+		return p, false
+	}
+	resp.Diagnostics.Append(p.plan.Mesh.As(ctx, &p.mesh, basetypes.ObjectAsOptions{})...)
+	resp.Diagnostics.Append(p.config.Mesh.As(ctx, &p.configMesh, basetypes.ObjectAsOptions{})...)
+	if resp.Diagnostics.HasError() || p.mesh.Kind.IsUnknown() {
+		return p, false
+	}
+	var ok bool
+	if p.kind, ok = meshKinds[p.mesh.Kind.ValueString()]; !ok {
+		return p, false
+	}
+	if !planMeshTarget(p.kind, p.configMesh, p.plan.TrustDomain, &p.mesh, &resp.Diagnostics) {
+		return p, false
+	}
+	// Another mesh object is another resource: the attribute's own plan
+	// modifiers cannot tell, as the defaults are only known here. The Kuma
+	// mesh label is a field of the same object, so it changes in place.
+	p.newObject = p.state == nil
+	if p.state != nil {
+		resp.Diagnostics.Append(p.state.Mesh.As(ctx, &p.priorMesh, basetypes.ObjectAsOptions{})...)
+		if resp.Diagnostics.HasError() {
+			return p, false
+		}
+		if !p.priorMesh.sameObject(p.mesh) {
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("mesh"))
+			p.newObject = true
+		}
+	}
+
+	// An attribute left out of the configuration is not written: it shows
+	// what the object holds (set by the operator or another field manager,
+	// or absent). Read keeps it current, so an existing object's value
+	// stands; a new object's is known once applied, and so is the value a
+	// field takes when this resource stops setting it (the apply releases it).
+	p.owned = readMeshOwnership(ctx, req.Private, &resp.Diagnostics)
+	if p.config.TrustDomain.IsNull() {
+		switch {
+		case p.newObject || p.owned.TrustDomain:
+			p.plan.TrustDomain = types.StringUnknown()
+		default:
+			p.plan.TrustDomain = p.state.TrustDomain
+		}
+	}
+	if p.configMesh.KumaMesh.IsNull() {
+		p.mesh.KumaMesh = types.StringNull() // planKuma plans Kuma's own
+	}
+	if p.mesh.Name.IsUnknown() {
+		p.plan.ID = types.StringUnknown()
+	} else {
+		p.plan.ID = types.StringValue(resourceID(p.plan.Cluster, p.mesh.key()))
+	}
+	p.planned = effectiveTrustDomain(p.kind, p.plan.TrustDomain)
+	p.plan.SPIFFEIDPrefix = spiffeIDPrefix(p.planned)
+	p.current, p.currentKnown = r.currentTrustDomain(ctx, p.plan.Cluster, p.kind, p.mesh, p.state, p.newObject)
+	return p, true
+}
+
+// planSail: the Sail operator's Istio keeps former trust domains valid as
+// trustDomainAliases, so a change warns only when the trust domain being
+// left is not kept as one.
+func (p *meshPlan) planSail(diags *diag.Diagnostics) {
+	var priorPrevious []string
+	if !p.newObject {
+		priorPrevious = stringsOf(p.state.PreviousTrustDomains)
+	}
+	planAliases(&p.plan, p.config, p.planned, p.current, p.currentKnown, priorPrevious)
+	if !slices.Contains(stringsOf(p.plan.EffectiveTrustDomainAliases), p.current) {
+		p.warnTrustDomainChange(diags)
+	}
+}
+
+// planKyma: the Kyma Istio module's Istio has a trust domain and nothing
+// else to plan: no aliases, so every change warns.
+func (p *meshPlan) planKyma(diags *diag.Diagnostics) {
+	p.planNoAliases()
+	p.warnTrustDomainChange(diags)
+}
+
+// planKuma: a MeshTrust carries its mesh's `kuma.io/mesh` label, and no
+// aliases (each trusted trust domain has a MeshTrust of its own); a change
+// warns.
+func (p *meshPlan) planKuma(diags *diag.Diagnostics) {
+	if p.configMesh.KumaMesh.IsNull() {
+		p.mesh.KumaMesh = planUnsetKumaMesh(p.newObject, p.owned, p.priorMesh)
+	}
+	p.planNoAliases()
+	p.warnTrustDomainChange(diags)
+}
+
+// planNoAliases plans the alias attributes of a kind that has none.
+func (p *meshPlan) planNoAliases() {
+	p.plan.PreviousTrustDomains = types.ListNull(types.StringType)
+	p.plan.EffectiveTrustDomainAliases = types.ListNull(types.StringType)
+}
+
+// warnTrustDomainChange warns of a known change of the trust domain the mesh
+// runs on now.
+func (p *meshPlan) warnTrustDomainChange(diags *diag.Diagnostics) {
+	if p.currentKnown && p.current != "" && !p.planned.IsUnknown() && p.current != p.planned.ValueString() {
+		diags.Append(trustDomainChangeWarning(p.kind, p.mesh, p.current, p.planned.ValueString()))
+	}
+}
+
 // planMeshTarget fills in the mesh object the configuration leaves to the
 // kind: its namespace, and its name, which for Kuma derives from the trust
 // domain (kumaObjectName) and for the Istio kinds is the operator's
@@ -274,7 +378,9 @@ func (r *meshTrustDomainResource) currentTrustDomain(ctx context.Context, cluste
 	return "", false
 }
 
-func (r *meshTrustDomainResource) planAliases(plan *meshTrustDomainResourceModel, config meshTrustDomainResourceModel,
+// planAliases works out which former trust domains stay aliases, and what
+// the Sail Istio's trustDomainAliases will hold.
+func planAliases(plan *meshTrustDomainResourceModel, config meshTrustDomainResourceModel,
 	planned types.String, current string, currentKnown bool, priorPrevious []string) {
 	if planned.IsUnknown() || plan.KeepPreviousAsAlias.IsUnknown() {
 		plan.PreviousTrustDomains = types.ListUnknown(types.StringType)

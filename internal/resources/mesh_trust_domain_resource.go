@@ -296,13 +296,24 @@ func meshWrittenPaths(kind meshKind) [][]string {
 	return [][]string{kind.trustDomainPath}
 }
 
-// meshImportIDFormat is what the import ID string may be, for the error
+// parseMeshTrustDomainImportID reads the import ID string, "[<cluster>/]<kind>[:<namespace>]:<name>"
+// or "[<cluster>/]<kind>" for the kind's default object.
+func parseMeshTrustDomainImportID(id string) (objectIdentity, error) {
+	cluster, key := parseImportID(id)
+	mesh, err := parseMeshKey(key)
+	if err != nil {
+		return objectIdentity{}, err
+	}
+	return meshTrustDomainObjectIdentity(cluster, mesh), nil
+}
+
+// meshTrustDomainImportFormat is what the import ID string may be, for the error
 // that rejects one.
-const meshImportIDFormat = "[<cluster>/]<kind>[:<namespace>]:<name> or [<cluster>/]<kind> for the kind's default object, " +
+const meshTrustDomainImportFormat = "[<cluster>/]<kind>[:<namespace>]:<name> or [<cluster>/]<kind> for the kind's default object, " +
 	"e.g. \"istio_sail:default\", \"east/istio_kyma:kyma-system:default\" or \"kuma:kuma-system:west-example-com\""
 
 func (r *meshTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := importTarget(ctx, r.Data, meshTrustDomainIdentity, req, &resp.Diagnostics, meshImportIDFormat, parseMeshImportID)
+	id, ok := importTarget(ctx, r.Data, meshTrustDomainIdentity, req, &resp.Diagnostics, meshTrustDomainImportFormat, parseMeshTrustDomainImportID)
 	if !ok {
 		return
 	}
@@ -312,13 +323,9 @@ func (r *meshTrustDomainResource) ImportState(ctx context.Context, req resource.
 		return
 	}
 	cluster := clusterValue(id.Cluster)
-	client := r.Data.Client(cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.Get(ctx, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString())
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "import the trust domain of "+mesh.describe(kind)))
+	client, obj := importedObject(ctx, r.Data, cluster, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString(),
+		"the trust domain of "+mesh.describe(kind), &resp.Diagnostics)
+	if obj == nil {
 		return
 	}
 	state, diags := meshTrustDomainStateFromObject(ctx, cluster, kind, obj)

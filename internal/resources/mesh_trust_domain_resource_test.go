@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -22,13 +23,14 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )
 
 var (
-	sailIstioGVR = schema.GroupVersionResource{Group: "sailoperator.io", Version: "v1", Resource: "istios"}
-	kymaIstioGVR = schema.GroupVersionResource{Group: "operator.kyma-project.io", Version: "v1alpha2", Resource: "istios"}
-	meshTrustGVR = schema.GroupVersionResource{Group: "kuma.io", Version: "v1alpha1", Resource: "meshtrusts"}
+	sailIstioGVR = kube.SailIstio.GVR()
+	kymaIstioGVR = kube.KymaIstio.GVR()
+	meshTrustGVR = kube.KumaMeshTrust.GVR()
 )
 
 // meshOperatorManager is the field manager of what the mesh's operator (or
@@ -117,145 +119,158 @@ func strs(values ...string) []knownvalue.Check {
 	return out
 }
 
-// TestAccMeshTrustDomain_sail migrates a Sail Istio mesh twice without
-// breaking identities, against an object the operator's user created: their
-// fields survive, the provider's trust fields conflict until forced, and
-// destroy hands the fields back.
-func TestAccMeshTrustDomain_sail(t *testing.T) {
-	name := acctest.UniqueName("sail")
-	old, td1, td2, peer := "old-"+name+".test", "east-"+name+".test", "east2-"+name+".test", "west-"+name+".test"
-	pem := peerPEM(t, peer)
-	applyAsOperator(t, acctest.West, sailIstioGVR, sailOperatorObject(name, old))
-	get := meshGetter(t, acctest.West, sailIstioGVR, "", name)
-	const addr = "zerotrust_mesh_trust_domain.this"
-
-	config := func(td string, keep, force bool) string {
-		return acctest.ProviderConfig(t) + fmt.Sprintf(`
-resource "zerotrust_mesh_trust_domain" "this" {
-  cluster                = "west"
-  mesh                   = { kind = "istio_sail", name = %q }
-  trust_domain           = %q
-  trust_domain_aliases   = ["cluster.local"]
-  keep_previous_as_alias = %t
-  force_conflicts        = %t
-  ca_certificates = [
-    { spiffe_bundle_url = "https://bundle.%s", trust_domains = [%q] },
-    { pem = %q, trust_domains = [%q], cert_signers = ["clusterissuers.cert-manager.io/istio-ca"] },
-  ]
-  ca_address = "cert-manager-istio-csr.cert-manager.svc:443"
+// sailMesh is what the Sail tests share: a Sail Istio on west that its
+// operator's user made on trust domain old, and the peer whose CA
+// certificates testdata/mesh_trust_domain/sail.tf configures.
+type sailMesh struct {
+	name, old, peer, pem string
+	get                  func() (*unstructured.Unstructured, error)
 }
-`, name, td, keep, force, peer, peer, pem, peer)
-	}
-	wantCACerts := []any{
-		map[string]any{"spiffeBundleUrl": "https://bundle." + peer, "trustDomains": []any{peer}},
-		map[string]any{"pem": pem, "trustDomains": []any{peer}, "certSigners": []any{"clusterissuers.cert-manager.io/istio-ca"}},
-	}
 
+const meshAddr = "zerotrust_mesh_trust_domain.this"
+
+func newSailMesh(t *testing.T) sailMesh {
+	t.Helper()
+	name := acctest.UniqueName("sail")
+	m := sailMesh{name: name, old: "old-" + name + ".test", peer: "west-" + name + ".test"}
+	m.pem = peerPEM(t, m.peer)
+	applyAsOperator(t, acctest.West, sailIstioGVR, sailOperatorObject(name, m.old))
+	m.get = meshGetter(t, acctest.West, sailIstioGVR, "", name)
+	return m
+}
+
+// step is a step applying sail.tf.
+func (m sailMesh) step(t *testing.T, td string, keep, force bool) resource.TestStep {
+	t.Helper()
+	return resource.TestStep{
+		Config: testdataConfig(t, acctest.ProviderConfig(t), "mesh_trust_domain/sail.tf"),
+		ConfigVariables: config.Variables{
+			"name": config.StringVariable(m.name), "trust_domain": config.StringVariable(td),
+			"keep_previous_as_alias": config.BoolVariable(keep), "force_conflicts": config.BoolVariable(force),
+			"peer": config.StringVariable(m.peer), "peer_pem": config.StringVariable(m.pem),
+		},
+	}
+}
+
+// test runs steps; destroy then releases the fields: the object stays, the
+// operator's fields stay, and the mesh is back on Istio's default trust
+// domain.
+func (m sailMesh) test(t *testing.T, steps ...resource.TestStep) {
+	t.Helper()
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		// Destroy releases the fields: the object stays, the operator's
-		// fields stay, and the mesh is back on Istio's default trust domain.
-		CheckDestroy: checkObjectFields(t, get, withFields(operatorSailFields, map[string]any{
+		CheckDestroy: checkObjectFields(t, m.get, withFields(operatorSailFields, map[string]any{
 			"spec.values.meshConfig.trustDomain":        nil,
 			"spec.values.meshConfig.trustDomainAliases": nil,
 			"spec.values.meshConfig.caCertificates":     nil,
 			"spec.values.global.caAddress":              nil,
 		})),
-		Steps: []resource.TestStep{
-			{
-				// The operator's user owns meshConfig.trustDomain.
-				Config: config(td1, true, false),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					// Read from the cluster while planning: the trust domain the mesh runs on now.
-					plancheck.ExpectKnownValue(addr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(strs(old))),
-				}},
-				ExpectError: regexp.MustCompile(`(?s)Field Manager Conflict.*"operator".*force_conflicts`),
-			},
-			{
-				// Adopted with force, keeping the old trust domain as an alias.
-				Config: config(td1, true, true),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
-						plancheck.ExpectKnownValue(addr, tfjsonpath.New("effective_trust_domain_aliases"), knownvalue.ListExact(strs("cluster.local", old))),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact("west/istio_sail:"+name)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("spiffe_id_prefix"), knownvalue.StringExact("spiffe://"+td1+"/")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(strs(old))),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("mesh"), knownvalue.ObjectExact(map[string]knownvalue.Check{
-						"kind": knownvalue.StringExact("istio_sail"), "name": knownvalue.StringExact(name),
-						"namespace": knownvalue.Null(), "kuma_mesh": knownvalue.Null(),
-					})),
-				},
-				Check: checkObjectFields(t, get, withFields(operatorSailFields, map[string]any{
-					"spec.values.meshConfig.trustDomain":        td1,
-					"spec.values.meshConfig.trustDomainAliases": []any{"cluster.local", old},
-					"spec.values.meshConfig.caCertificates":     wantCACerts,
-					"spec.values.global.caAddress":              "cert-manager-istio-csr.cert-manager.svc:443",
-				})),
-			},
-			{
-				// A second migration keeps both former trust domains.
-				Config: config(td2, true, true),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(addr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(strs(old, td1))),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				Check: checkObjectFields(t, get, map[string]any{
-					"spec.values.meshConfig.trustDomain":        td2,
-					"spec.values.meshConfig.trustDomainAliases": []any{"cluster.local", old, td1},
-				}),
-			},
-			{
-				// Every certificate has rotated: the former trust domains go.
-				Config: config(td2, false, true),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListSizeExact(0)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("effective_trust_domain_aliases"), knownvalue.ListExact(strs("cluster.local"))),
-				},
-				Check: checkObjectFields(t, get, withFields(operatorSailFields, map[string]any{
-					"spec.values.meshConfig.trustDomainAliases": []any{"cluster.local"},
-				})),
-			},
-			{
-				ResourceName:      addr,
-				ImportState:       true,
-				ImportStateId:     "west/istio_sail:" + name,
-				ImportStateVerify: true,
-				// Import cannot know the configuration's choice; it reads false.
-				ImportStateVerifyIgnore: []string{"force_conflicts"},
-			},
-			{
-				// Changed outside Terraform: the plan sets it back.
-				PreConfig: func() {
-					patch := []byte(`{"spec":{"values":{"meshConfig":{"trustDomain":"intruder.test"}}}}`)
-					if _, err := acctest.Dynamic(t, acctest.West).Resource(sailIstioGVR).Patch(context.Background(), name,
-						k8stypes.MergePatchType, patch, metav1.PatchOptions{FieldManager: "intruder"}); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: config(td2, false, true),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(addr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td2)),
-					},
-					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-				},
-				Check: checkObjectFields(t, get, map[string]any{"spec.values.meshConfig.trustDomain": td2}),
-			},
-		},
+		Steps: steps,
 	})
+}
+
+// TestAccMeshTrustDomain_sailAdopt: the operator's user owns
+// meshConfig.trustDomain, so adopting the Sail Istio conflicts until
+// force_conflicts; adopted, the trust domain the mesh ran on (read from the
+// cluster while planning) stays an alias, and the operator's fields stay.
+func TestAccMeshTrustDomain_sailAdopt(t *testing.T) {
+	m := newSailMesh(t)
+	td := "east-" + m.name + ".test"
+
+	conflict := m.step(t, td, true, false)
+	conflict.ConfigPlanChecks = resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+		plancheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(strs(m.old))),
+	}}
+	conflict.ExpectError = regexp.MustCompile(`(?s)Field Manager Conflict.*"operator".*force_conflicts`)
+
+	adopt := m.step(t, td, true, true)
+	adopt.ConfigPlanChecks = resource.ConfigPlanChecks{
+		PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(meshAddr, plancheck.ResourceActionCreate),
+			plancheck.ExpectKnownValue(meshAddr, tfjsonpath.New("effective_trust_domain_aliases"), knownvalue.ListExact(strs("cluster.local", m.old))),
+		},
+		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+	}
+	adopt.ConfigStateChecks = []statecheck.StateCheck{
+		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("id"), knownvalue.StringExact("west/istio_sail:"+m.name)),
+		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("spiffe_id_prefix"), knownvalue.StringExact("spiffe://"+td+"/")),
+		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(strs(m.old))),
+		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("mesh"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+			"kind": knownvalue.StringExact("istio_sail"), "name": knownvalue.StringExact(m.name),
+			"namespace": knownvalue.Null(), "kuma_mesh": knownvalue.Null(),
+		})),
+	}
+	adopt.Check = checkObjectFields(t, m.get, withFields(operatorSailFields, map[string]any{
+		"spec.values.meshConfig.trustDomain":        td,
+		"spec.values.meshConfig.trustDomainAliases": []any{"cluster.local", m.old},
+		"spec.values.meshConfig.caCertificates": []any{
+			map[string]any{"spiffeBundleUrl": "https://bundle." + m.peer, "trustDomains": []any{m.peer}},
+			map[string]any{"pem": m.pem, "trustDomains": []any{m.peer}, "certSigners": []any{"clusterissuers.cert-manager.io/istio-ca"}},
+		},
+		"spec.values.global.caAddress": "cert-manager-istio-csr.cert-manager.svc:443",
+	}))
+
+	m.test(t, conflict, adopt)
+}
+
+// TestAccMeshTrustDomain_sailMigration: each trust domain migration keeps
+// the former ones as aliases until keep_previous_as_alias is turned off;
+// import reads the result back, and a trust domain changed outside
+// Terraform plans back.
+func TestAccMeshTrustDomain_sailMigration(t *testing.T) {
+	m := newSailMesh(t)
+	td1, td2 := "east-"+m.name+".test", "east2-"+m.name+".test"
+
+	second := m.step(t, td2, true, true)
+	second.ConfigPlanChecks = resource.ConfigPlanChecks{
+		PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(meshAddr, plancheck.ResourceActionUpdate),
+			plancheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(strs(m.old, td1))),
+		},
+		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+	}
+	second.Check = checkObjectFields(t, m.get, map[string]any{
+		"spec.values.meshConfig.trustDomain":        td2,
+		"spec.values.meshConfig.trustDomainAliases": []any{"cluster.local", m.old, td1},
+	})
+
+	// Every certificate has rotated: the former trust domains go.
+	rotated := m.step(t, td2, false, true)
+	rotated.ConfigPlanChecks = resource.ConfigPlanChecks{
+		PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(meshAddr, plancheck.ResourceActionUpdate)},
+		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+	}
+	rotated.ConfigStateChecks = []statecheck.StateCheck{
+		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListSizeExact(0)),
+		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("effective_trust_domain_aliases"), knownvalue.ListExact(strs("cluster.local"))),
+	}
+	rotated.Check = checkObjectFields(t, m.get, withFields(operatorSailFields, map[string]any{
+		"spec.values.meshConfig.trustDomainAliases": []any{"cluster.local"},
+	}))
+
+	imported := m.step(t, td2, false, true)
+	imported.ResourceName, imported.ImportState, imported.ImportStateId, imported.ImportStateVerify = meshAddr, true, "west/istio_sail:"+m.name, true
+	// Import cannot know the configuration's choice; it reads false.
+	imported.ImportStateVerifyIgnore = []string{"force_conflicts"}
+
+	drifted := m.step(t, td2, false, true)
+	drifted.PreConfig = func() {
+		patch := []byte(`{"spec":{"values":{"meshConfig":{"trustDomain":"intruder.test"}}}}`)
+		if _, err := acctest.Dynamic(t, acctest.West).Resource(sailIstioGVR).Patch(context.Background(), m.name,
+			k8stypes.MergePatchType, patch, metav1.PatchOptions{FieldManager: "intruder"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drifted.ConfigPlanChecks = resource.ConfigPlanChecks{
+		PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction(meshAddr, plancheck.ResourceActionUpdate),
+			plancheck.ExpectKnownValue(meshAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td2)),
+		},
+		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+	}
+	drifted.Check = checkObjectFields(t, m.get, map[string]any{"spec.values.meshConfig.trustDomain": td2})
+
+	m.test(t, m.step(t, td1, true, true), second, rotated, imported, drifted)
 }
 
 // TestAccMeshTrustDomain_kyma runs on the provider's default connection

@@ -222,9 +222,6 @@ func (in replaceInput) walk(ctx context.Context, attrs map[string]schema.Attribu
 	return false
 }
 
-// replaces reads the configured, planned and prior value of the attribute
-// at p and, when planned and prior differ, asks each modifier through run
-// whether it requires replacement.
 // walkElements walks the attributes of every element of the nested list or
 // map at p that both the plan and the prior state hold (keys gives their
 // paths): an element only one of them holds is added or removed, not
@@ -285,6 +282,9 @@ func mapKeys(planned, prior attr.Value, p path.Path) ([]path.Path, bool) {
 	return out, true
 }
 
+// replaces reads the configured, planned and prior value of the attribute
+// at p and, when planned and prior differ, asks each modifier through run
+// whether it requires replacement.
 func replaces[V attr.Value, M any](ctx context.Context, in replaceInput, p path.Path, mods []M, run func(m M, config, planned, prior V) bool) bool {
 	if len(mods) == 0 {
 		return false

@@ -290,8 +290,7 @@ func (r *spireFederationResource) Delete(ctx context.Context, req resource.Delet
 
 func (r *spireFederationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id, ok := importTarget(ctx, r.Data, spireFederationIdentity, req, &resp.Diagnostics,
-		`"cluster" (default connection) or "<cluster>/cluster"`,
-		parseFederationImportID)
+		spireFederationImportFormat, parseSpireFederationImportID)
 	if !ok {
 		return
 	}
@@ -324,8 +323,11 @@ func (r *spireFederationResource) ImportState(ctx context.Context, req resource.
 	resp.Diagnostics.Append(id.set(ctx, spireFederationIdentity, resp.Identity)...)
 }
 
-// parseFederationImportID reads "cluster" or "<cluster>/cluster".
-func parseFederationImportID(importID string) (objectIdentity, error) {
+// spireFederationImportFormat is what the import ID string may be.
+const spireFederationImportFormat = `"cluster" (default connection) or "<cluster>/cluster"`
+
+// parseSpireFederationImportID reads "cluster" or "<cluster>/cluster".
+func parseSpireFederationImportID(importID string) (objectIdentity, error) {
 	cluster, name := parseImportID(importID)
 	if name != spirefacts.ObjectName {
 		return objectIdentity{}, fmt.Errorf("the SpireServer is a singleton named %q", spirefacts.ObjectName)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -159,11 +161,6 @@ func dynamicClient(t *testing.T, c *harness.Cluster) dynamic.Interface {
 	return d
 }
 
-// TestAccSpireFederation_lifecycle creates, updates, imports and destroys
-// the federation on a SpireServer the "operator" made, and shows that the
-// operator's fields survive, order never diffs, drift plans back, entries of
-// other tools are left alone, and destroy keeps what the operator forbids
-// removing.
 // twoPeersHCL federates with west.test (https_spiffe) and north.test
 // (https_web): the peers most tests here start from.
 const twoPeersHCL = `
@@ -179,209 +176,228 @@ const twoPeersHCL = `
     }
   }`
 
-func TestAccSpireFederation_lifecycle(t *testing.T) {
-	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
-		acctest.ResetSpireSingletons(t, c)
-		acctest.ZTWIMStandIn(t, c)
-		td := acctest.UniqueName("own") + ".test"
-		acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
-		acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "debug"}))
-		operatorFields := map[string]string{"logLevel": "debug", "jwtIssuer": "https://oidc-discovery.apps.example.test", "persistence.size": "1Gi"}
-		id := c.Name + "/cluster"
+// federationLifecycle is what the lifecycle tests share: a cluster of their
+// own whose ZeroTrustWorkloadIdentityManager names a trust domain of the
+// test's, and whose SpireServer the "operator" made with fields only it
+// sets (federationOperatorFields), configured from testdata/spire_federation.
+type federationLifecycle struct {
+	c      *harness.Cluster
+	td, id string
+}
 
-		westID := "spiffe://west.test/spire/server"
-		created := twoPeersHCL
-		// The same map written in the other order.
-		reordered := `
-  federates_with = {
-    "north.test" = {
-      bundle_endpoint_profile = "https_web"
-      bundle_endpoint_url     = "https://bundles.north.test"
-    }
-    "west.test" = {
-      endpoint_spiffe_id      = "spiffe://west.test/spire/server"
-      bundle_endpoint_profile = "https_spiffe"
-      bundle_endpoint_url     = "https://spire.west.test:8443"
-    }
-  }`
-		updated := `
-  bundle_endpoint = {
-    refresh_hint = 600
-  }
-  managed_route = false
-  federates_with = {
-    "west.test" = {
-      bundle_endpoint_url     = "https://spire.west.test:8443"
-      bundle_endpoint_profile = "https_spiffe"
-      endpoint_spiffe_id      = "spiffe://west.test/spire/server"
-    }
-    "south.test" = {
-      bundle_endpoint_url     = "https://spire.south.test"
-      bundle_endpoint_profile = "https_spiffe"
-      endpoint_spiffe_id      = "spiffe://south.test/spire/server"
-    }
-  }`
+var federationOperatorFields = map[string]string{
+	"logLevel": "debug", "jwtIssuer": "https://oidc-discovery.apps.example.test", "persistence.size": "1Gi",
+}
+
+func newFederationLifecycle(t *testing.T, c *harness.Cluster) federationLifecycle {
+	t.Helper()
+	acctest.ResetSpireSingletons(t, c)
+	acctest.ZTWIMStandIn(t, c)
+	l := federationLifecycle{c: c, td: acctest.UniqueName("own") + ".test", id: c.Name + "/cluster"}
+	l.install(t)
+	return l
+}
+
+// install is what the operator's installation makes: the
+// ZeroTrustWorkloadIdentityManager and a SpireServer without federation.
+func (l federationLifecycle) install(t *testing.T) {
+	t.Helper()
+	acctest.ApplyAs(t, l.c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(l.td, "solo"))
+	acctest.ApplyAs(t, l.c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"logLevel": "debug"}))
+}
+
+// step is a step applying testdata/spire_federation/<file>.
+func (l federationLifecycle) step(t *testing.T, file string, vars config.Variables) resource.TestStep {
+	t.Helper()
+	all := config.Variables{"cluster": config.StringVariable(l.c.Name)}
+	maps.Copy(all, vars)
+	return resource.TestStep{Config: testdataConfig(t, acctest.ProviderConfigFor(t, l.c), "spire_federation/"+file), ConfigVariables: all}
+}
+
+// updated is a step applying updated.tf, with force_conflicts as given.
+func (l federationLifecycle) updated(t *testing.T, force bool) resource.TestStep {
+	return l.step(t, "updated.tf", config.Variables{"force_conflicts": config.BoolVariable(force)})
+}
+
+// checkUpdatedPeers checks federatesWith as updated.tf sends it.
+func (l federationLifecycle) checkUpdatedPeers(t *testing.T) resource.TestCheckFunc {
+	return checkPeers(t, l.c, true,
+		peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
+		peer("west.test", "https://spire.west.test:8443", "https_spiffe", "spiffe://west.test/spire/server"))
+}
+
+// checkDestroyed: destroy keeps the bundle endpoint as it runs (the operator
+// forbids removing spec.federation), releases the list, which this resource
+// alone owned, and leaves the operator's fields.
+func (l federationLifecycle) checkDestroyed(t *testing.T, refreshHint int64) resource.TestCheckFunc {
+	return resource.ComposeAggregateTestCheckFunc(
+		checkFederation(t, l.c, map[string]any{"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": refreshHint}),
+		checkPeers(t, l.c, false),
+		checkSpec(t, l.c, federationOperatorFields),
+	)
+}
+
+// TestAccSpireFederation_create creates the federation on a SpireServer the
+// operator made: the CRD's defaults are filled in by the API server, not
+// sent; the list goes out sorted by trust domain; the operator's fields
+// survive; the same map written in another order plans nothing.
+func TestAccSpireFederation_create(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		l := newFederationLifecycle(t, c)
+		create := l.step(t, "two_peers.tf", nil)
+		create.ConfigPlanChecks = resource.ConfigPlanChecks{
+			PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionCreate),
+				// Read from the ZeroTrustWorkloadIdentityManager at plan time.
+				plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(l.td)),
+				plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("id"), knownvalue.StringExact(l.id)),
+			},
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		}
+		create.ConfigStateChecks = []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("id"), knownvalue.StringExact(l.id)),
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(l.td)),
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("endpoint_spiffe_id"), knownvalue.StringExact("spiffe://"+l.td+"/spire/server")),
+			// managed_route is the CRD's default true: create waited for the
+			// operator's Route.
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.StringExact("https://federation."+l.td)),
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+				"profile": knownvalue.StringExact("https_spiffe"), "refresh_hint": knownvalue.Int64Exact(300),
+				"https_web": knownvalue.Null(),
+			})),
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("managed_route"), knownvalue.Bool(true)),
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("force_conflicts"), knownvalue.Bool(false)),
+		}
+		create.Check = resource.ComposeAggregateTestCheckFunc(
+			// The CRD's defaults, filled in by the API server: the provider
+			// did not send them.
+			checkFederation(t, c, map[string]any{
+				"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": int64(300),
+				"bundleEndpoint.httpsWeb": nil, "managedRoute": "true",
+			}),
+			checkNotOwned(t, c, "zerotrust", "f:profile", "f:refreshHint", "f:managedRoute"),
+			// Sent as the CRD's list, sorted by trust domain.
+			checkPeers(t, c, true,
+				peer("north.test", "https://bundles.north.test", "https_web", ""),
+				peer("west.test", "https://spire.west.test:8443", "https_spiffe", "spiffe://west.test/spire/server")),
+			checkSpec(t, c, federationOperatorFields),
+		)
+		reordered := l.step(t, "two_peers_reordered.tf", nil)
+		reordered.ConfigPlanChecks = resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			CheckDestroy:             l.checkDestroyed(t, 300),
+			Steps:                    []resource.TestStep{create, reordered},
+		}
+	})
+}
+
+// TestAccSpireFederation_updateInPlace: a new refresh hint, managed_route
+// turned off (the operator's Route is deleted: the operator never deletes
+// it itself) and a peer replaced are one update; import reads back the same.
+func TestAccSpireFederation_updateInPlace(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		l := newFederationLifecycle(t, c)
+		update := l.updated(t, false)
+		update.ConfigPlanChecks = resource.ConfigPlanChecks{
+			PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate),
+				plancheck.ExpectUnknownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url")),
+				plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(l.td)),
+			},
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		}
+		update.ConfigStateChecks = []statecheck.StateCheck{
+			// managed_route = false: the Route is gone and says nothing any more.
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.Null()),
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("managed_route"), knownvalue.Bool(false)),
+		}
+		update.Check = resource.ComposeAggregateTestCheckFunc(
+			checkFederation(t, c, map[string]any{"bundleEndpoint.refreshHint": int64(600), "managedRoute": "false"}),
+			checkRoute(t, c, "", "", ""),
+			l.checkUpdatedPeers(t),
+			checkSpec(t, c, federationOperatorFields),
+		)
+		// An import step needs the configuration's variables too.
+		imported := l.updated(t, false)
+		imported.ResourceName, imported.ImportState, imported.ImportStateId, imported.ImportStateVerify = federationAddr, true, l.id, true
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			CheckDestroy:             l.checkDestroyed(t, 600),
+			Steps: []resource.TestStep{
+				l.step(t, "two_peers.tf", nil),
+				update,
+				imported,
+			},
+		}
+	})
+}
+
+// TestAccSpireFederation_otherManagers: what other tools do to the list.
+// federatesWith is an atomic list in the released CRD, so a tool that edits
+// this resource's entry owns the whole list: the plan puts the value back
+// and the apply conflicts until force_conflicts; an entry another tool adds
+// shows in the refreshed state and the plan removes it; an entry removed
+// outside Terraform plans back.
+func TestAccSpireFederation_otherManagers(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		l := newFederationLifecycle(t, c)
+		edited := l.updated(t, false)
+		// A JSON patch, as kubectl edit would.
+		edited.PreConfig = func() { editPeerURL(t, c, "west.test", "https://elsewhere.west.test") }
+		edited.ConfigPlanChecks = resource.ConfigPlanChecks{
+			PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue(federationAddr,
+					tfjsonpath.New("federates_with").AtMapKey("west.test").AtMapKey("bundle_endpoint_url"),
+					knownvalue.StringExact("https://spire.west.test:8443")),
+			},
+		}
+		edited.ExpectError = regexp.MustCompile(`(?s)Field Manager Conflict.*drift-editor.*force_conflicts`)
+
+		forced := l.updated(t, true)
+		forced.ConfigPlanChecks = resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}
+		forced.Check = l.checkUpdatedPeers(t)
+
+		added := l.updated(t, true)
+		// The other tool rewrites the whole list, as the atomic list requires.
+		added.PreConfig = func() {
+			fed, err := federationOf(t, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list, _, _ := unstructured.NestedSlice(fed, "federatesWith")
+			acctest.ApplyAs(t, c, kube.SpireServer, "peer-tool", map[string]any{
+				"metadata": map[string]any{"name": "cluster"},
+				"spec": map[string]any{"federation": map[string]any{
+					"bundleEndpoint": map[string]any{},
+					"federatesWith":  append(list, peer("extra.test", "https://bundles.extra.test", "https_web", "")),
+				}},
+			})
+		}
+		added.ConfigPlanChecks = resource.ConfigPlanChecks{
+			PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.MapSizeExact(2)),
+			},
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		}
+		added.Check = l.checkUpdatedPeers(t)
+
+		removed := l.updated(t, true)
+		removed.PreConfig = func() { patchPeer(t, c, "south.test", `{"op":"remove","path":"%s"}`) }
+		removed.ConfigPlanChecks = resource.ConfigPlanChecks{
+			PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate)},
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		}
+		removed.Check = l.checkUpdatedPeers(t)
 
 		return resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-			// Destroy keeps the bundle endpoint as it runs (the operator forbids
-			// removing spec.federation) and releases the list, which this
-			// resource alone owned at the end.
-			CheckDestroy: resource.ComposeAggregateTestCheckFunc(
-				checkFederation(t, c, map[string]any{"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": int64(600)}),
-				checkPeers(t, c, false),
-				checkSpec(t, c, operatorFields),
-			),
-			Steps: []resource.TestStep{
-				{
-					Config: federationConfig(t, c, created),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PreApply: []plancheck.PlanCheck{
-							plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionCreate),
-							// Read from the ZeroTrustWorkloadIdentityManager at plan time.
-							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
-							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("id"), knownvalue.StringExact(id)),
-						},
-						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-					},
-					ConfigStateChecks: []statecheck.StateCheck{
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("id"), knownvalue.StringExact(id)),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("endpoint_spiffe_id"), knownvalue.StringExact("spiffe://"+td+"/spire/server")),
-						// managed_route is the CRD's default true: create waited
-						// for the operator's Route.
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.StringExact("https://federation."+td)),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint"), knownvalue.ObjectExact(map[string]knownvalue.Check{
-							"profile": knownvalue.StringExact("https_spiffe"), "refresh_hint": knownvalue.Int64Exact(300),
-							"https_web": knownvalue.Null(),
-						})),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("managed_route"), knownvalue.Bool(true)),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("force_conflicts"), knownvalue.Bool(false)),
-					},
-					Check: resource.ComposeAggregateTestCheckFunc(
-						// The CRD's defaults, filled in by the API server: the
-						// provider did not send them.
-						checkFederation(t, c, map[string]any{
-							"bundleEndpoint.profile": "https_spiffe", "bundleEndpoint.refreshHint": int64(300),
-							"bundleEndpoint.httpsWeb": nil, "managedRoute": "true",
-						}),
-						checkNotOwned(t, c, "zerotrust", "f:profile", "f:refreshHint", "f:managedRoute"),
-						// Sent as the CRD's list, sorted by trust domain.
-						checkPeers(t, c, true,
-							peer("north.test", "https://bundles.north.test", "https_web", ""),
-							peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
-						checkSpec(t, c, operatorFields),
-					),
-				},
-				{
-					Config: federationConfig(t, c, reordered),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-					},
-				},
-				{
-					Config: federationConfig(t, c, updated),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PreApply: []plancheck.PlanCheck{
-							plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate),
-							plancheck.ExpectUnknownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url")),
-							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
-						},
-						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-					},
-					ConfigStateChecks: []statecheck.StateCheck{
-						// managed_route = false: the operator's Route is deleted
-						// (it never deletes it itself) and says nothing any more.
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint_url"), knownvalue.Null()),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("managed_route"), knownvalue.Bool(false)),
-					},
-					Check: resource.ComposeAggregateTestCheckFunc(
-						checkFederation(t, c, map[string]any{
-							"bundleEndpoint.refreshHint": int64(600), "managedRoute": "false",
-						}),
-						checkRoute(t, c, "", "", ""),
-						checkPeers(t, c, true,
-							peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
-							peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
-						checkSpec(t, c, operatorFields),
-					),
-				},
-				{
-					ResourceName:      federationAddr,
-					ImportState:       true,
-					ImportStateId:     id,
-					ImportStateVerify: true,
-				},
-				{
-					// Another tool edits this resource's entry (a JSON patch, as
-					// kubectl edit would). federatesWith is an atomic list in the
-					// released CRD, so that tool now owns the whole list: the plan
-					// puts the URL back, and the apply conflicts.
-					PreConfig: func() { editPeerURL(t, c, "west.test", "https://elsewhere.west.test") },
-					Config:    federationConfig(t, c, updated),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PreApply: []plancheck.PlanCheck{
-							plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate),
-							plancheck.ExpectKnownValue(federationAddr,
-								tfjsonpath.New("federates_with").AtMapKey("west.test").AtMapKey("bundle_endpoint_url"),
-								knownvalue.StringExact("https://spire.west.test:8443")),
-						},
-					},
-					ExpectError: regexp.MustCompile(`(?s)Field Manager Conflict.*drift-editor.*force_conflicts`),
-				},
-				{
-					Config: federationConfig(t, c, updated+"\n  force_conflicts = true"),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-					},
-					Check: checkPeers(t, c, true,
-						peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
-						peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
-				},
-				{
-					// Another tool adds an entry of its own (rewriting the whole
-					// list, as the atomic list requires). The resource owns the
-					// list, so the extra entry shows up in the refreshed state and
-					// the plan removes it.
-					PreConfig: func() {
-						fed, err := federationOf(t, c)
-						if err != nil {
-							t.Fatal(err)
-						}
-						list, _, _ := unstructured.NestedSlice(fed, "federatesWith")
-						acctest.ApplyAs(t, c, kube.SpireServer, "peer-tool", map[string]any{
-							"metadata": map[string]any{"name": "cluster"},
-							"spec": map[string]any{"federation": map[string]any{
-								"bundleEndpoint": map[string]any{},
-								"federatesWith":  append(list, peer("extra.test", "https://bundles.extra.test", "https_web", "")),
-							}},
-						})
-					},
-					Config: federationConfig(t, c, updated+"\n  force_conflicts = true"),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PreApply: []plancheck.PlanCheck{
-							plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate),
-							plancheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.MapSizeExact(2)),
-						},
-						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-					},
-					Check: checkPeers(t, c, true,
-						peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
-						peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
-				},
-				{
-					// Entries of this resource removed outside Terraform plan back.
-					PreConfig: func() { patchPeer(t, c, "south.test", `{"op":"remove","path":"%s"}`) },
-					Config:    federationConfig(t, c, updated+"\n  force_conflicts = true"),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionUpdate)},
-						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-					},
-					Check: checkPeers(t, c, true,
-						peer("south.test", "https://spire.south.test", "https_spiffe", "spiffe://south.test/spire/server"),
-						peer("west.test", "https://spire.west.test:8443", "https_spiffe", westID)),
-				},
-			},
+			CheckDestroy:             l.checkDestroyed(t, 600),
+			// two_peers.tf first: updated.tf then turns managed_route off on
+			// an object that had the operator's Route, as a user would.
+			Steps: []resource.TestStep{l.step(t, "two_peers.tf", nil), l.updated(t, false), edited, forced, added, removed},
 		}
 	})
 }
@@ -448,127 +464,97 @@ func patchPeer(t *testing.T, c *harness.Cluster, td, op string) {
 	t.Fatalf("%s: no federatesWith entry for %s in %v", c.Name, td, list)
 }
 
-// TestAccSpireFederation_httpsWeb: https_web with ACME, the changes the
-// operator's CEL rules forbid refused at plan, self-federation refused at
-// plan, and a SpireServer recreated without federation planned as a create.
-func TestAccSpireFederation_httpsWeb(t *testing.T) {
+// checkHTTPSWebDestroyed: destroy keeps the https_web bundle endpoint as it
+// runs (the operator forbids removing spec.federation) and releases the
+// list.
+func (l federationLifecycle) checkHTTPSWebDestroyed(t *testing.T) resource.TestCheckFunc {
+	return resource.ComposeAggregateTestCheckFunc(
+		checkFederation(t, l.c, map[string]any{"bundleEndpoint.profile": "https_web"}),
+		checkPeers(t, l.c, false),
+	)
+}
+
+// TestAccSpireFederation_httpsWebACME: an https_web bundle endpoint whose
+// certificate comes from ACME; the changes the operator's CEL rules forbid
+// (another certificate source, another profile) and federating with the
+// cluster's own trust domain are refused at plan.
+func TestAccSpireFederation_httpsWebACME(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
-		acctest.ResetSpireSingletons(t, c)
-		acctest.ZTWIMStandIn(t, c)
-		td := acctest.UniqueName("web") + ".test"
-		install := func() {
-			acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject(td, "solo"))
-			acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(nil))
+		l := newFederationLifecycle(t, c)
+		create := l.step(t, "acme.tf", nil)
+		create.ConfigPlanChecks = resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}
+		create.ConfigStateChecks = []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(l.td)),
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("endpoint_spiffe_id"), knownvalue.StringExact("spiffe://"+l.td+"/spire/server")),
 		}
-		install()
-
-		acme := `
-  bundle_endpoint = {
-    profile = "https_web"
-    https_web = {
-      acme = {
-        directory_url = "https://acme.example.test/directory"
-        domain_name   = "federation.solo.test"
-        email         = "admin@example.test"
-        tos_accepted  = true
-      }
-    }
-  }
-  federates_with = {
-    "web.test" = { bundle_endpoint_url = "https://bundles.web.test", bundle_endpoint_profile = "https_web" }
-  }`
-		servingCert := `
-  bundle_endpoint = {
-    profile   = "https_web"
-    https_web = { serving_cert = { external_secret_ref = "federation-tls" } }
-  }
-  managed_route = false`
-		spiffe := `
-  bundle_endpoint = { profile = "https_spiffe" }`
-		self := strings.Replace(acme, `"web.test" =`, fmt.Sprintf(`"web.test" = { bundle_endpoint_url = "https://bundles.web.test", bundle_endpoint_profile = "https_web" }
-    %q =`, td), 1)
-
+		create.Check = checkFederation(t, c, map[string]any{
+			"bundleEndpoint.profile":                    "https_web",
+			"bundleEndpoint.httpsWeb.acme.directoryUrl": "https://acme.example.test/directory",
+			"bundleEndpoint.httpsWeb.acme.domainName":   "federation.solo.test",
+			"bundleEndpoint.httpsWeb.acme.email":        "admin@example.test",
+			"bundleEndpoint.httpsWeb.acme.tosAccepted":  "true",
+			"bundleEndpoint.httpsWeb.servingCert":       nil,
+			"federatesWith":                             []any{peer("web.test", "https://bundles.web.test", "https_web", "")},
+		})
+		refused := func(file string, vars config.Variables, want *regexp.Regexp) resource.TestStep {
+			step := l.step(t, file, vars)
+			step.PlanOnly, step.ExpectError = true, want
+			return step
+		}
 		return resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-			CheckDestroy: resource.ComposeAggregateTestCheckFunc(
-				checkFederation(t, c, map[string]any{"bundleEndpoint.profile": "https_web"}),
-				checkPeers(t, c, false),
-			),
+			CheckDestroy:             l.checkHTTPSWebDestroyed(t),
 			Steps: []resource.TestStep{
-				{
-					Config: federationConfig(t, c, acme),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-					},
-					ConfigStateChecks: []statecheck.StateCheck{
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("endpoint_spiffe_id"), knownvalue.StringExact("spiffe://"+td+"/spire/server")),
-					},
-					Check: checkFederation(t, c, map[string]any{
-						"bundleEndpoint.profile":                    "https_web",
-						"bundleEndpoint.httpsWeb.acme.directoryUrl": "https://acme.example.test/directory",
-						"bundleEndpoint.httpsWeb.acme.domainName":   "federation.solo.test",
-						"bundleEndpoint.httpsWeb.acme.email":        "admin@example.test",
-						"bundleEndpoint.httpsWeb.acme.tosAccepted":  "true",
-						"bundleEndpoint.httpsWeb.servingCert":       nil,
-						"federatesWith":                             []any{peer("web.test", "https://bundles.web.test", "https_web", "")},
-					}),
-				},
-				{
-					Config:      federationConfig(t, c, servingCert),
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(`(?s)https_web Certificate Source Cannot Change.*acme.*serving_cert`),
-				},
-				{
-					Config:      federationConfig(t, c, spiffe),
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(`(?s)Federation Profile Cannot Change.*bundle_endpoint\.profile.*"https_web".*uninstall`),
-				},
-				{
-					Config:   federationConfig(t, c, self),
-					PlanOnly: true,
-					ExpectError: regexp.MustCompile(`(?s)Cannot Federate With Own Trust Domain.*` + regexp.QuoteMeta(td) +
-						`.*ZeroTrustWorkloadIdentityManager`),
-				},
-				{
-					// The operator was reinstalled: a new SpireServer without
-					// federation. The resource is gone from state and created again,
-					// now free to pick the other certificate source.
-					PreConfig: func() {
-						acctest.ResetSpireSingletons(t, c)
-						install()
-					},
-					Config: federationConfig(t, c, servingCert),
-					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionCreate)},
-						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-					},
-					ConfigStateChecks: []statecheck.StateCheck{
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint").AtMapKey("https_web").AtMapKey("serving_cert"),
-							knownvalue.ObjectExact(map[string]knownvalue.Check{
-								"file_sync_interval": knownvalue.Int64Exact(86400), "external_secret_ref": knownvalue.StringExact("federation-tls"),
-							})),
-						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.Null()),
-					},
-					Check: resource.ComposeAggregateTestCheckFunc(
-						checkFederation(t, c, map[string]any{
-							"bundleEndpoint.httpsWeb.servingCert.fileSyncInterval":  int64(86400),
-							"bundleEndpoint.httpsWeb.servingCert.externalSecretRef": "federation-tls",
-							"bundleEndpoint.httpsWeb.acme":                          nil,
-							"managedRoute":                                          "false",
-							"federatesWith":                                         nil,
-						}),
-						// 86400 is the CRD's default, not sent.
-						checkNotOwned(t, c, "zerotrust", "f:fileSyncInterval", "f:refreshHint"),
-					),
-				},
-				{
-					ResourceName:      federationAddr,
-					ImportState:       true,
-					ImportStateId:     c.Name + "/cluster",
-					ImportStateVerify: true,
-				},
+				create,
+				refused("serving_cert.tf", nil, regexp.MustCompile(`(?s)https_web Certificate Source Cannot Change.*acme.*serving_cert`)),
+				refused("https_spiffe.tf", nil, regexp.MustCompile(`(?s)Federation Profile Cannot Change.*bundle_endpoint\.profile.*"https_web".*uninstall`)),
+				refused("acme.tf", config.Variables{"peers": config.ListVariable(config.StringVariable("web.test"), config.StringVariable(l.td))},
+					regexp.MustCompile(`(?s)Cannot Federate With Own Trust Domain.*`+regexp.QuoteMeta(l.td)+`.*ZeroTrustWorkloadIdentityManager`)),
 			},
+		}
+	})
+}
+
+// TestAccSpireFederation_spireServerRecreated: the operator was reinstalled,
+// a new SpireServer without federation. The resource is gone from state and
+// created again, now free to pick the other certificate source, whose
+// default it does not send; import reads it back.
+func TestAccSpireFederation_spireServerRecreated(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		l := newFederationLifecycle(t, c)
+		recreate := l.step(t, "serving_cert.tf", nil)
+		recreate.PreConfig = func() {
+			acctest.ResetSpireSingletons(t, c)
+			l.install(t)
+		}
+		recreate.ConfigPlanChecks = resource.ConfigPlanChecks{
+			PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionCreate)},
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		}
+		recreate.ConfigStateChecks = []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("bundle_endpoint").AtMapKey("https_web").AtMapKey("serving_cert"),
+				knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"file_sync_interval": knownvalue.Int64Exact(86400), "external_secret_ref": knownvalue.StringExact("federation-tls"),
+				})),
+			statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("federates_with"), knownvalue.Null()),
+		}
+		recreate.Check = resource.ComposeAggregateTestCheckFunc(
+			checkFederation(t, c, map[string]any{
+				"bundleEndpoint.httpsWeb.servingCert.fileSyncInterval":  int64(86400),
+				"bundleEndpoint.httpsWeb.servingCert.externalSecretRef": "federation-tls",
+				"bundleEndpoint.httpsWeb.acme":                          nil,
+				"managedRoute":                                          "false",
+				"federatesWith":                                         nil,
+			}),
+			// 86400 is the CRD's default, not sent.
+			checkNotOwned(t, c, "zerotrust", "f:fileSyncInterval", "f:refreshHint"),
+		)
+		imported := l.step(t, "serving_cert.tf", nil)
+		imported.ResourceName, imported.ImportState, imported.ImportStateId, imported.ImportStateVerify = federationAddr, true, l.id, true
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			CheckDestroy:             l.checkHTTPSWebDestroyed(t),
+			Steps:                    []resource.TestStep{l.step(t, "acme.tf", nil), recreate, imported},
 		}
 	})
 }

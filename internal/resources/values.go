@@ -84,3 +84,11 @@ func objectAs[T any](ctx context.Context, v types.Object, diags *diag.Diagnostic
 	diags.Append(d...)
 	return out, !d.HasError()
 }
+
+// objectFrom builds a nested object of attrTypes from its tfsdk struct (or a
+// map of attribute values).
+func objectFrom(ctx context.Context, attrTypes map[string]attr.Type, from any, diags *diag.Diagnostics) types.Object {
+	v, d := types.ObjectValueFrom(ctx, attrTypes, from)
+	diags.Append(d...)
+	return v
+}

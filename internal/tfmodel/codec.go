@@ -6,8 +6,8 @@
 // The framework's State.Get/Set reflect over the whole struct on every call
 // and, in terraform-plugin-framework v1.19, compile a regular expression per
 // field per call (internal/reflect.isValidFieldName,
-// hashicorp/terraform-plugin-framework#725): bench/ measured that at a
-// tenth of a 1000-object plan's provider CPU. This package can go once a
+// hashicorp/terraform-plugin-framework#725), a measurable share of a large
+// plan's provider CPU (bench/ANALYSIS.md). This package can go once a
 // framework release compiles that expression once. It uses only the
 // framework's public value API, so unlike internal/fastpath it needs no
 // version gate. A Codec resolves the

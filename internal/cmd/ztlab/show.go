@@ -14,14 +14,14 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-var cftdGVR = schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}
+var cftdGVR = kube.ClusterFederatedTrustDomain.GVR()
 
 // show prints, asked from each cluster's API server (not from any Terraform
 // state), the ClusterFederatedTrustDomains each cluster holds, and, for a lab
