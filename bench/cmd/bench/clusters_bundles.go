@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/protobuf/encoding/protowire"
+	bundlev1 "github.com/spiffe/spire-api-sdk/proto/spire/api/server/bundle/v1"
+	"github.com/spiffe/spire-api-sdk/proto/spire/api/types"
 )
 
 // bundlePoll asks every SPIRE server, from the start of the apply, which
@@ -107,99 +107,46 @@ func (m *meshMember) missingPeers(ctx context.Context, members []*meshMember) ([
 	return missing, nil
 }
 
-// listFederatedBundlesMethod is SPIRE's server API (spire-api-sdk,
-// spire.api.server.bundle.v1), what `spire-server bundle list` calls.
-const listFederatedBundlesMethod = "/spire.api.server.bundle.v1.Bundle/ListFederatedBundles"
-
 // federatedTrustDomains asks m's SPIRE server for the trust domains of the
 // federated bundles it holds, sorted.
 func (m *meshMember) federatedTrustDomains(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	tds, err := listFederatedTrustDomains(ctx, bundlev1.NewBundleClient(m.admin))
+	if err != nil {
+		return nil, fmt.Errorf("SPIRE %s: ListFederatedBundles: %w", m.spire.TrustDomain, err)
+	}
+	return tds, nil
+}
+
+// listFederatedTrustDomains pages through ListFederatedBundles of SPIRE's
+// server API (what `spire-server bundle list` calls) and returns the trust
+// domains of the bundles, sorted.
+func listFederatedTrustDomains(ctx context.Context, client bundlev1.BundleClient) ([]string, error) {
 	var tds []string
 	token := ""
 	for {
-		req := listFederatedBundlesRequest(token)
-		var resp []byte
-		if err := m.admin.Invoke(ctx, listFederatedBundlesMethod, &req, &resp, grpc.ForceCodecV2(rawCodec{})); err != nil {
-			return nil, fmt.Errorf("SPIRE %s: ListFederatedBundles: %w", m.spire.TrustDomain, err)
-		}
-		page, next, err := parseListFederatedBundles(resp)
+		// An empty mask: the bundles carry their trust domain only, not
+		// their authorities, which the poll does not read.
+		resp, err := client.ListFederatedBundles(ctx, &bundlev1.ListFederatedBundlesRequest{
+			OutputMask: &types.BundleMask{},
+			PageToken:  token,
+		})
 		if err != nil {
-			return nil, fmt.Errorf("SPIRE %s: ListFederatedBundles: %w", m.spire.TrustDomain, err)
+			return nil, err
 		}
-		tds = append(tds, page...)
-		if next == "" {
+		for _, b := range resp.GetBundles() {
+			// Without a trust domain the poll could not tell which peer
+			// the bundle is of.
+			if b.GetTrustDomain() == "" {
+				return nil, errors.New("a bundle without trust domain")
+			}
+			tds = append(tds, b.GetTrustDomain())
+		}
+		if resp.GetNextPageToken() == "" {
 			sort.Strings(tds)
 			return tds, nil
 		}
-		token = next
+		token = resp.GetNextPageToken()
 	}
-}
-
-// listFederatedBundlesRequest encodes a ListFederatedBundlesRequest with an
-// empty output_mask (field 1): the bundles then carry their trust domain
-// only, no authorities. page_token is field 3.
-func listFederatedBundlesRequest(pageToken string) []byte {
-	b := protowire.AppendTag(nil, 1, protowire.BytesType)
-	b = protowire.AppendBytes(b, nil)
-	if pageToken != "" {
-		b = protowire.AppendTag(b, 3, protowire.BytesType)
-		b = protowire.AppendString(b, pageToken)
-	}
-	return b
-}
-
-// parseListFederatedBundles decodes a ListFederatedBundlesResponse: the
-// trust_domain (field 1) of each bundle (field 1, spire.api.types.Bundle)
-// and next_page_token (field 2).
-func parseListFederatedBundles(b []byte) (tds []string, next string, err error) {
-	err = protoFields(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
-		switch {
-		case num == 1 && typ == protowire.BytesType:
-			td := ""
-			if err := protoFields(v, func(num protowire.Number, typ protowire.Type, v []byte) error {
-				if num == 1 && typ == protowire.BytesType {
-					td = string(v)
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-			if td == "" {
-				return errors.New("a bundle without trust domain")
-			}
-			tds = append(tds, td)
-		case num == 2 && typ == protowire.BytesType:
-			next = string(v)
-		}
-		return nil
-	})
-	return tds, next, err
-}
-
-// protoFields calls fn for each field of the message b; v is the content of
-// length-delimited fields and nil for others.
-func protoFields(b []byte, fn func(num protowire.Number, typ protowire.Type, v []byte) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
-		var v []byte
-		if typ == protowire.BytesType {
-			v, n = protowire.ConsumeBytes(b)
-		} else {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-		}
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		b = b[n:]
-		if err := fn(num, typ, v); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,7 +11,12 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"google.golang.org/protobuf/encoding/protowire"
+	bundlev1 "github.com/spiffe/spire-api-sdk/proto/spire/api/server/bundle/v1"
+	"github.com/spiffe/spire-api-sdk/proto/spire/api/types"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestMeshConfig(t *testing.T) {
@@ -52,63 +58,72 @@ func TestMeshConfig(t *testing.T) {
 	}
 }
 
-// bundleMessage encodes a spire.api.types.Bundle with the fields SPIRE sends
-// without an output mask, so the parser must skip what it does not read.
-func bundleMessage(td string) []byte {
-	var b []byte
-	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	b = protowire.AppendString(b, td)
-	b = protowire.AppendTag(b, 2, protowire.BytesType) // an X.509 authority
-	b = protowire.AppendBytes(b, []byte{0x0a, 0x02, 0x30, 0x82})
-	b = protowire.AppendTag(b, 4, protowire.VarintType) // refresh_hint
-	b = protowire.AppendVarint(b, 300)
-	return b
+// fakeBundleClient answers ListFederatedBundles from pages keyed by page
+// token and records the requests; the other methods of the interface are
+// not called.
+type fakeBundleClient struct {
+	bundlev1.BundleClient
+	pages    map[string]*bundlev1.ListFederatedBundlesResponse
+	requests []*bundlev1.ListFederatedBundlesRequest
 }
 
-func TestParseListFederatedBundles(t *testing.T) {
-	var resp []byte
-	for _, td := range []string{"mesh02.zt.test", "mesh03.zt.test"} {
-		resp = protowire.AppendTag(resp, 1, protowire.BytesType)
-		resp = protowire.AppendBytes(resp, bundleMessage(td))
+func (f *fakeBundleClient) ListFederatedBundles(_ context.Context, req *bundlev1.ListFederatedBundlesRequest, _ ...grpc.CallOption) (*bundlev1.ListFederatedBundlesResponse, error) {
+	f.requests = append(f.requests, req)
+	resp, ok := f.pages[req.GetPageToken()]
+	if !ok {
+		return nil, grpcstatus.Errorf(codes.InvalidArgument, "unknown page token %q", req.GetPageToken())
 	}
-	resp = protowire.AppendTag(resp, 2, protowire.BytesType)
-	resp = protowire.AppendString(resp, "page-2")
-	tds, next, err := parseListFederatedBundles(resp)
+	return resp, nil
+}
+
+func bundles(tds ...string) []*types.Bundle {
+	out := make([]*types.Bundle, len(tds))
+	for i, td := range tds {
+		out[i] = &types.Bundle{TrustDomain: td}
+	}
+	return out
+}
+
+func TestListFederatedTrustDomains(t *testing.T) {
+	f := &fakeBundleClient{pages: map[string]*bundlev1.ListFederatedBundlesResponse{
+		"":       {Bundles: bundles("mesh03.zt.test", "mesh02.zt.test"), NextPageToken: "page-2"},
+		"page-2": {Bundles: bundles("mesh01.zt.test")},
+	}}
+	tds, err := listFederatedTrustDomains(t.Context(), f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"mesh02.zt.test", "mesh03.zt.test"}; !reflect.DeepEqual(tds, want) || next != "page-2" {
-		t.Errorf("got %q, next %q; want %q, next page-2", tds, next, want)
+	if want := []string{"mesh01.zt.test", "mesh02.zt.test", "mesh03.zt.test"}; !reflect.DeepEqual(tds, want) {
+		t.Errorf("trust domains %q, want %q (both pages, sorted)", tds, want)
 	}
-
-	if tds, next, err := parseListFederatedBundles(nil); err != nil || len(tds) != 0 || next != "" {
-		t.Errorf("empty response: %q, %q, %v", tds, next, err)
+	if len(f.requests) != 2 || f.requests[0].GetPageToken() != "" || f.requests[1].GetPageToken() != "page-2" {
+		t.Fatalf("requests %v, want the first page, then page-2", f.requests)
 	}
-	if _, _, err := parseListFederatedBundles(resp[:len(resp)-3]); err == nil {
-		t.Error("a truncated response parsed without error")
-	}
-}
-
-func TestListFederatedBundlesRequest(t *testing.T) {
-	type field struct {
-		num protowire.Number
-		v   string
-	}
-	decode := func(b []byte) []field {
-		var out []field
-		if err := protoFields(b, func(num protowire.Number, _ protowire.Type, v []byte) error {
-			out = append(out, field{num, string(v)})
-			return nil
-		}); err != nil {
-			t.Fatal(err)
+	for i, req := range f.requests {
+		// A set mask with nothing in it: no authorities. A nil mask would
+		// ask for every field.
+		if m := req.GetOutputMask(); m == nil || !proto.Equal(m, &types.BundleMask{}) {
+			t.Errorf("request %d: output mask %v, want an empty one", i, m)
 		}
-		return out
 	}
-	if got, want := decode(listFederatedBundlesRequest("")), []field{{1, ""}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("first page: %v, want %v", got, want)
+
+	f = &fakeBundleClient{pages: map[string]*bundlev1.ListFederatedBundlesResponse{"": {}}}
+	if tds, err := listFederatedTrustDomains(t.Context(), f); err != nil || len(tds) != 0 {
+		t.Errorf("no bundles: %q, %v; want none", tds, err)
 	}
-	if got, want := decode(listFederatedBundlesRequest("tok")), []field{{1, ""}, {3, "tok"}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("next page: %v, want %v", got, want)
+
+	f = &fakeBundleClient{pages: map[string]*bundlev1.ListFederatedBundlesResponse{
+		"": {Bundles: bundles("mesh02.zt.test", "")},
+	}}
+	if _, err := listFederatedTrustDomains(t.Context(), f); err == nil || !strings.Contains(err.Error(), "without trust domain") {
+		t.Errorf("a bundle without trust domain: error %v", err)
+	}
+
+	f = &fakeBundleClient{pages: map[string]*bundlev1.ListFederatedBundlesResponse{
+		"": {Bundles: bundles("mesh02.zt.test"), NextPageToken: "gone"},
+	}}
+	if _, err := listFederatedTrustDomains(t.Context(), f); grpcstatus.Code(err) != codes.InvalidArgument {
+		t.Errorf("a failing second page: error %v, want the server's InvalidArgument", err)
 	}
 }
 
