@@ -139,7 +139,7 @@ func (s Server) poll(ctx context.Context, try func(context.Context) (bool, error
 		var r retryable
 		if errors.As(err, &r) {
 			// An attempt cut short by ctx says less than the one before it.
-			if last == nil || ctx.Err() == nil {
+			if last == nil || (ctx.Err() == nil && !cutShortByDeadline(r.err)) {
 				last = r.err
 			}
 			if s.OnRetry != nil {
@@ -157,6 +157,15 @@ func (s Server) poll(ctx context.Context, try func(context.Context) (bool, error
 		ctxErr = err
 	}
 	return timedOut(ctxErr, last)
+}
+
+// cutShortByDeadline reports an attempt that never reached the API server
+// because ctx's deadline was nearer than the client's rate limiter would
+// wait: golang.org/x/time/rate's Limiter.Wait (behind client-go's request
+// throttle) refuses with "rate: Wait(n=1) would exceed context deadline"
+// before ctx itself ends. It says nothing about SPIRE.
+func cutShortByDeadline(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "would exceed context deadline")
 }
 
 // IsNotFoundExit reports a spire-server CLI failure because the thing asked

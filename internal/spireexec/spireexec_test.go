@@ -104,4 +104,23 @@ func TestPoll(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+
+	t.Run("an attempt the rate limiter refused for the deadline is not the last answer", func(t *testing.T) {
+		// Two attempts: at once and one PollInterval later.
+		ctx, cancel := context.WithTimeout(context.Background(), PollInterval+PollInterval/2)
+		defer cancel()
+		n := 0
+		err := Server{}.poll(ctx, func(context.Context) (bool, error) {
+			n++
+			if n == 1 {
+				return false, retry(errors.New("bundle not found"))
+			}
+			// What client-go's throttle returns when ctx's deadline is nearer
+			// than its wait (golang.org/x/time/rate).
+			return false, retry(errors.New("rate: Wait(n=1) would exceed context deadline"))
+		}, timedOut)
+		if n < 2 || !strings.Contains(err.Error(), "last answer: bundle not found") {
+			t.Fatalf("err = %v after %d attempts, want SPIRE's last answer after 2", err, n)
+		}
+	})
 }
