@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +53,18 @@ const serviceAccountTokenTTL = 24 * time.Hour
 // cluster) is written under c.Dir; its path is returned. It returns once the
 // API server's RBAC answers as the ServiceAccount reflect the bindings.
 func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, name string, manifest []byte, namespaces ...string) (string, error) {
+	return c.serviceAccountKubeconfig(ctx, name, manifest, func(string) []string { return namespaces })
+}
+
+// ServiceAccountKubeconfigPerRole is ServiceAccountKubeconfig with a
+// RoleBinding of each namespaced ClusterRole only in the namespaces
+// roleNamespaces lists for it (none when it lists none): a test then holds
+// exec, say, only in the SPIRE namespace, as the manifest's comments say.
+func (c *Cluster) ServiceAccountKubeconfigPerRole(ctx context.Context, name string, manifest []byte, roleNamespaces map[string][]string) (string, error) {
+	return c.serviceAccountKubeconfig(ctx, name, manifest, func(role string) []string { return roleNamespaces[role] })
+}
+
+func (c *Cluster) serviceAccountKubeconfig(ctx context.Context, name string, manifest []byte, namespacesOf func(role string) []string) (string, error) {
 	saNS, saName, ok := strings.Cut(name, "/")
 	if !ok || saNS == "" || saName == "" {
 		return "", fmt.Errorf("ServiceAccountKubeconfig: name %q is not namespace/name", name)
@@ -67,7 +80,15 @@ func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, name string, man
 	if len(roles) == 0 {
 		return "", errors.New("ServiceAccountKubeconfig: the manifest has no ClusterRole")
 	}
-	for _, ns := range append([]string{saNS}, namespaces...) {
+	all := []string{saNS}
+	for _, role := range roles {
+		for _, ns := range namespacesOf(role.GetName()) {
+			if !slices.Contains(all, ns) {
+				all = append(all, ns)
+			}
+		}
+	}
+	for _, ns := range all {
 		if err := applyObject(ctx, dyn, namespaceGVR, "", map[string]any{
 			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns},
 		}); err != nil {
@@ -98,7 +119,7 @@ func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, name string, man
 			continue
 		}
 		binding["kind"] = "RoleBinding"
-		for _, ns := range namespaces {
+		for _, ns := range namespacesOf(role.GetName()) {
 			b := runtimeCopy(binding)
 			b["metadata"] = map[string]any{"name": saNS + "-" + saName + "-" + role.GetName(), "namespace": ns}
 			if err := applyObject(ctx, dyn, roleBindingGVR, ns, b); err != nil {
@@ -116,6 +137,7 @@ func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, name string, man
 	// first request is not refused for a binding the API server has not seen.
 	for _, role := range roles {
 		first := firstRule(role)
+		namespaces := namespacesOf(role.GetName())
 		if first == nil || (!clusterWide[role.GetName()] && len(namespaces) == 0) {
 			continue
 		}
@@ -204,6 +226,8 @@ func (c *Cluster) WaitAccess(ctx context.Context, token string, a Access, want b
 func (c *Cluster) serviceAccountToken(ctx context.Context, dyn dynamic.Interface, ns, name string) (string, error) {
 	req := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+		// The dynamic client takes the subresource's parent from the name.
+		"metadata": map[string]any{"name": name},
 		"spec": map[string]any{"expirationSeconds": int64(serviceAccountTokenTTL / time.Second)},
 	}}
 	out, err := dyn.Resource(serviceAccountGVR).Namespace(ns).Create(ctx, req, metav1.CreateOptions{}, "token")
