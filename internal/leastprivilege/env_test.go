@@ -123,10 +123,23 @@ func (e *env) tf(t *testing.T, dir string, args ...string) (string, int) {
 	return acctest.Terraform(t, "terraform", dir, e.reattach, args...)
 }
 
-// mustTF runs terraform in dir and fails the test unless it succeeds.
+// degraded are what the provider says, as a warning and not an error, when
+// the credentials may not do something it would do: with the manifest's
+// grants none may appear.
+var degraded = []string{"forbidden", "left behind", "not asked", "may not"}
+
+// mustTF runs terraform in dir and fails the test unless it succeeds
+// without a word about missing permissions.
 func (e *env) mustTF(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	return acctest.MustTerraform(t, "terraform", dir, e.reattach, args...)
+	out := acctest.MustTerraform(t, "terraform", dir, e.reattach, args...)
+	lower := strings.ToLower(strings.Join(strings.Fields(out), " "))
+	for _, d := range degraded {
+		if strings.Contains(lower, d) {
+			t.Errorf("terraform %s: the output says %q: the manifest lacks a permission:\n%s", strings.Join(args, " "), d, out)
+		}
+	}
+	return out
 }
 
 // emptyPlan fails the test unless a plan in dir has nothing to do.

@@ -11,6 +11,8 @@ import (
 // examples/rbac/zerotrust-rbac.yaml and nothing else.
 func TestAccLeastPrivilege(t *testing.T) {
 	e := setup(t)
-	spireDir := e.spireLifecycle(t)
-	e.mustTF(t, spireDir, "destroy", "-auto-approve")
+	dirs := []string{e.spireLifecycle(t), e.meshLifecycle(t), e.istioCSRLifecycle(t), e.domainLifecycle(t)}
+	for _, dir := range dirs {
+		e.mustTF(t, dir, "destroy", "-auto-approve")
+	}
 }
