@@ -12,6 +12,7 @@ import (
 func TestAccLeastPrivilege(t *testing.T) {
 	e := setup(t)
 	dirs := []string{e.spireLifecycle(t), e.meshLifecycle(t), e.istioCSRLifecycle(t), e.domainLifecycle(t)}
+	e.listAll(t)
 	for _, dir := range dirs {
 		e.mustTF(t, dir, "destroy", "-auto-approve")
 	}
