@@ -211,6 +211,12 @@ var Rules = []Rule{
 
 	// The SPIRE namespace.
 	{Spire, "", "pods", "get", spireExec},
+	// Exec goes over WebSocket, an HTTP GET that RBAC checks as get on
+	// pods/exec; Kubernetes 1.35 (AuthorizePodWebsocketUpgradeCreatePermission)
+	// also checks create, which SPDY, the POST fallback for API servers
+	// without WebSocket exec, needs alone. A refusal is final: the provider
+	// does not fall back to SPDY after a 403.
+	{Spire, "", "pods/exec", "get", spireExec},
 	{Spire, "", "pods/exec", "create", spireExec},
 	{Spire, "", "configmaps", "get", []Use{
 		{dTB, "only with the `config_map` source (in `config_map.namespace`)"},
