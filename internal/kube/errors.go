@@ -105,6 +105,21 @@ func ConflictWarning(err error) diag.Diagnostic {
 			"dry run; nothing was changed.", t.object, t.cluster, conflictList(err)))
 }
 
+// NotCheckedWarning is the warning for a plan-time check the cluster's RBAC
+// did not let the provider make (err a 403 answer; ok is false for other
+// errors, which plan-time checks leave to the apply): check reads like "that
+// the Issuer exists". The plan goes on without the check.
+func NotCheckedWarning(err error, check string) (diag.Diagnostic, bool) {
+	sentence, ok := Refused(err)
+	if !ok {
+		return nil, false
+	}
+	return diag.NewWarningDiagnostic("Plan-Time Check Skipped", fmt.Sprintf(
+		"Could not check %s: %s. The plan goes on without this check, so what it would have caught shows only when "+
+			"the apply or the operator fails. Grant that verb on that resource to the identity Terraform uses (see the "+
+			"Least privilege guide) to have the plan check it.\n\n%v", check, sentence, err)), true
+}
+
 // opTarget is what an OpError says about where a call went.
 type opTarget struct {
 	cluster, verb, resource, object string

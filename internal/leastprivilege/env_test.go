@@ -39,6 +39,7 @@ type env struct {
 	token      string
 	reattach   string
 	peerBundle string
+	pems       []string
 }
 
 // saName is the ServiceAccount the provider runs as, as the manifest's

@@ -2,6 +2,8 @@ package leastprivilege_test
 
 import (
 	"testing"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/rbac"
 )
 
 // TestAccLeastPrivilege runs every resource's lifecycle (create, refresh,
@@ -18,7 +20,21 @@ func TestAccLeastPrivilege(t *testing.T) {
 	d := dirs{spire: e.spireLifecycle(t), mesh: e.meshLifecycle(t), csr: e.istioCSRLifecycle(t), domain: e.domainLifecycle(t)}
 	e.listAll(t)
 	t.Run("each rule needed", func(t *testing.T) {
-		for _, x := range e.exercises(t, d) {
+		xs := e.exercises(t, d)
+		// Every rule of the table has its exercise, and only one.
+		seen := map[string]bool{}
+		for _, x := range xs {
+			if seen[x.rule] {
+				t.Errorf("two exercises for %s", x.rule)
+			}
+			seen[x.rule] = true
+		}
+		for _, r := range rbac.Rules {
+			if !seen[r.Key()] {
+				t.Errorf("no exercise for %s", r.Key())
+			}
+		}
+		for _, x := range xs {
 			t.Run(x.rule, func(t *testing.T) { e.checkRule(t, x) })
 		}
 	})

@@ -51,9 +51,20 @@ func caPEM(t *testing.T, td string) string {
 // reads the MeshService. v (1 or 2) picks the values, so 2 is an update of
 // every resource.
 func (e *env) meshConfig(v int, pems []string) string {
+	return e.meshConfigOf(meshVersions{v, v, v, v}, pems)
+}
+
+// meshVersions picks the values of each mesh resource (1, 2 or 3), so that
+// an exercise changes one resource alone.
+type meshVersions struct{ sail, kyma, kuma, msi int }
+
+func (e *env) meshConfigOf(v meshVersions, pems []string) string {
 	bundles := fmt.Sprintf("%q", pems[0])
-	if v == 2 {
+	if v.kuma >= 2 {
 		bundles += fmt.Sprintf(", %q", pems[1])
+	}
+	if v.kuma == 3 {
+		bundles = fmt.Sprintf("%q", pems[1])
 	}
 	return fmt.Sprintf(`
 resource "zerotrust_mesh_trust_domain" "sail" {
@@ -63,7 +74,7 @@ resource "zerotrust_mesh_trust_domain" "sail" {
 
 resource "zerotrust_mesh_trust_domain" "kyma" {
   mesh         = { kind = "istio_kyma", namespace = %[2]q }
-  trust_domain = "kyma%[1]d.zt.test"
+  trust_domain = "kyma%[6]d.zt.test"
 }
 
 resource "zerotrust_mesh_trust_domain" "kuma" {
@@ -75,7 +86,7 @@ resource "zerotrust_mesh_trust_domain" "kuma" {
 resource "zerotrust_mesh_service_identities" "cart" {
   namespace  = %[3]q
   name       = "cart"
-  identities = [provider::zerotrust::spiffe_id(%[4]q, "ns", "shop", "sa", "cart%[1]d")]
+  identities = [provider::zerotrust::spiffe_id(%[4]q, "ns", "shop", "sa", "cart%[7]d")]
 }
 
 data "zerotrust_mesh_service" "cart" {
@@ -87,14 +98,14 @@ data "zerotrust_mesh_service" "cart" {
 output "cart_ids" {
   value = data.zerotrust_mesh_service.cart.spiffe_ids
 }
-`, v, kymaNS, kumaNS, meshPeer, bundles)
+`, v.sail, kymaNS, kumaNS, meshPeer, bundles, v.kyma, v.msi)
 }
 
 // meshLifecycle runs create, refresh, update and import (by ID and by
 // identity) of every mesh resource and reads the MeshService data source.
 func (e *env) meshLifecycle(t *testing.T) string {
 	e.meshObjects(t)
-	pems := []string{caPEM(t, meshPeer), caPEM(t, meshPeer)}
+	pems := e.meshPEMs(t)
 	dir := e.workdir(t, e.meshConfig(1, pems))
 	out := e.mustTF(t, dir, "apply", "-auto-approve")
 	expect(t, "mesh create", out, "Resources: 4 added", "spiffe://"+meshPeer+"/ns/shop/sa/cart1")
@@ -129,6 +140,15 @@ import {
 	expect(t, "mesh import", e.mustTF(t, dir, "apply", "-auto-approve"), "4 imported, 0 added")
 	e.emptyPlan(t, dir)
 	return dir
+}
+
+// meshPEMs are the two CA certificates of meshPeer the Kuma MeshTrust
+// holds, made once per run.
+func (e *env) meshPEMs(t *testing.T) []string {
+	if e.pems == nil {
+		e.pems = []string{caPEM(t, meshPeer), caPEM(t, meshPeer)}
+	}
+	return e.pems
 }
 
 // kumaMeshTrustName is the MeshTrust name the resource derives from the

@@ -19,6 +19,9 @@ import (
 const (
 	csrIssuer        = "lp-ca"
 	csrClusterIssuer = "lp-cluster-ca"
+	// csrOtherIssuer is a second ClusterIssuer: naming it plans a
+	// replacement, which checks the issuer at plan time.
+	csrOtherIssuer = "lp-cluster-ca2"
 	csrCASecret      = "lp-root"
 	csrCAConfigMap   = "istio-ca-root"
 )
@@ -31,33 +34,43 @@ func (e *env) istioCSRObjects(t *testing.T) {
 	acctest.CreateSecret(t, clusterName, istioNS, csrCASecret, map[string]string{"ca.crt": ca, "tls.crt": ca, "tls.key": "unused"})
 	acctest.CertManagerIssuerSpec(t, clusterName, istioNS, csrIssuer, map[string]any{"ca": map[string]any{"secretName": csrCASecret}}, true)
 	acctest.CertManagerIssuer(t, clusterName, "", csrClusterIssuer, true)
+	acctest.CertManagerIssuer(t, clusterName, "", csrOtherIssuer, true)
 	acctest.EnsureNamespace(t, clusterName, csrNS)
 	acctest.CreateConfigMap(t, clusterName, csrNS, csrCAConfigMap, map[string]any{"ca.crt": ca})
 }
 
 // istioCSRConfig is an IstioCSR in csrNS: v1 with the CA Issuer (the plan
 // reads its Secret), v2 an update that adds the CA ConfigMap, v3 a
-// replacement with the ClusterIssuer (destroy, then create).
+// replacement with the ClusterIssuer (destroy, then create); for the rule
+// exercises, from v3: v4 adds the CA ConfigMap, v5 changes the log level
+// (in-place updates), v6 names another ClusterIssuer (a replacement).
 func istioCSRConfig(v int) string {
 	issuer := fmt.Sprintf(`issuer_ref = { name = %q, kind = "Issuer" }`, csrIssuer)
-	extra := ""
+	extra, top := "", ""
+	ca := fmt.Sprintf(`
+    istio_ca_certificate = { name = %q, namespace = %q, key = "ca.crt" }`, csrCAConfigMap, csrNS)
 	switch v {
 	case 2:
-		extra = fmt.Sprintf(`
-    istio_ca_certificate = { name = %q, namespace = %q, key = "ca.crt" }`, csrCAConfigMap, csrNS)
+		extra = ca
 	case 3:
 		issuer = fmt.Sprintf(`issuer_ref = { name = %q, kind = "ClusterIssuer" }`, csrClusterIssuer)
+	case 4:
+		issuer, extra = fmt.Sprintf(`issuer_ref = { name = %q, kind = "ClusterIssuer" }`, csrClusterIssuer), ca
+	case 5:
+		issuer, top = fmt.Sprintf(`issuer_ref = { name = %q, kind = "ClusterIssuer" }`, csrClusterIssuer), "\n  log_level = 3"
+	case 6:
+		issuer = fmt.Sprintf(`issuer_ref = { name = %q, kind = "ClusterIssuer" }`, csrOtherIssuer)
 	}
 	return fmt.Sprintf(`
 resource "zerotrust_istio_csr" "this" {
-  namespace = %q
+  namespace = %q%s
   cert_manager = {
     %s%s
   }
   istiod_tls = { trust_domain = "cluster.local" }
   istio      = { namespace = %q }
 }
-`, csrNS, issuer, extra, istioNS)
+`, csrNS, top, issuer, extra, istioNS)
 }
 
 // istioCSRLifecycle runs create, refresh, update, import by ID and a
