@@ -114,7 +114,7 @@ const (
 // spireExec is what the pod-exec features share: the pod is read first (a
 // missing pod or container gives a clear error), then exec runs spire-server.
 var spireExec = []Use{
-	{rFTD, "only with `wait_for_bundle`, `check_spire`, `delete_bundle_on_destroy` (or `spire_trust` in state, which refresh asks SPIRE about)"},
+	{rFTD, "only with `wait_for_bundle`, `check_spire` (refresh; refused, it warns \"SPIRE Not Asked\") or `delete_bundle_on_destroy`"},
 	{dTB, "only with the `spire_server` source"},
 	{dFS, "always (asks every checked cluster's SPIRE server)"},
 	{aRefr, "always"},
@@ -161,7 +161,7 @@ var Rules = []Rule{
 		{dSS, "always"},
 	}},
 	{Cluster, "operator.openshift.io", "istiocsrs", "list", []Use{
-		{rCSR, "plan of a create (the operator serves one IstioCSR per cluster), across all namespaces"},
+		{rCSR, "plan of a create or replacement (the operator serves one IstioCSR per cluster), across all namespaces; refused, the plan warns and skips the check"},
 		{lCSR, "always, across all namespaces"},
 	}},
 	{Cluster, "sailoperator.io", "istios", "get", []Use{
@@ -188,7 +188,7 @@ var Rules = []Rule{
 		{aCheck, "always"},
 	}},
 	{Cluster, "kuadrant.dev", "domainverifications", "list", []Use{
-		{rDV, "plan with `adopt_existing` and no `name` (finds the object by domain)"},
+		{rDV, "plan with `adopt_existing` and no `name` (finds the object by domain; refused, the plan warns and the apply creates an object named after the domain)"},
 		{dDV, "always (a subdomain of a verified domain needs no check of its own)"},
 		{lDV, "always"},
 	}},
@@ -202,7 +202,7 @@ var Rules = []Rule{
 		{rDV, "destroy of an object the resource created"},
 	}},
 	{Cluster, "cert-manager.io", "clusterissuers", "get", []Use{
-		{rCSR, "plan, when `cert_manager.issuer_ref.kind` is ClusterIssuer"},
+		{rCSR, "plan of a create or replacement, when `cert_manager.issuer_ref.kind` is ClusterIssuer; refused, the plan warns and skips the check"},
 	}},
 	{Cluster, "rbac.authorization.k8s.io", "clusterroles", "list", []Use{{rCSR, istioCSROperands}}},
 	{Cluster, "rbac.authorization.k8s.io", "clusterroles", "delete", []Use{{rCSR, istioCSROperands}}},
@@ -243,11 +243,11 @@ var Rules = []Rule{
 	{IstioCSR, "", "serviceaccounts", "delete", []Use{{rCSR, istioCSROperands}}},
 	{IstioCSR, "networking.k8s.io", "networkpolicies", "list", []Use{{rCSR, istioCSROperands}}},
 	{IstioCSR, "networking.k8s.io", "networkpolicies", "delete", []Use{{rCSR, istioCSROperands}}},
-	{IstioCSR, "", "configmaps", "get", []Use{{rCSR, "plan, only with `istio_ca_certificate` (the CA ConfigMap must exist and hold a CA)"}}},
+	{IstioCSR, "", "configmaps", "get", []Use{{rCSR, "plan, only with `istio_ca_certificate` (the CA ConfigMap must exist and hold a CA); refused, the plan warns and skips the check"}}},
 	{IstioCSR, "", "configmaps", "list", []Use{{rCSR, istioCSROperands}}},
 	{IstioCSR, "", "configmaps", "delete", []Use{{rCSR, istioCSROperands}}},
-	{IstioCSR, "", "secrets", "get", []Use{{rCSR, "plan, when the issuer is a CA issuer: its CA Secret in `istio.namespace` must hold ca.crt (as the operator requires)"}}},
-	{IstioCSR, "cert-manager.io", "issuers", "get", []Use{{rCSR, "plan, when `cert_manager.issuer_ref.kind` is Issuer (in `istio.namespace`)"}}},
+	{IstioCSR, "", "secrets", "get", []Use{{rCSR, "plan of a create or replacement, when the issuer is a CA issuer: its CA Secret in `istio.namespace` must hold ca.crt (as the operator requires); refused, the plan warns and skips the check"}}},
+	{IstioCSR, "cert-manager.io", "issuers", "get", []Use{{rCSR, "plan of a create or replacement, when `cert_manager.issuer_ref.kind` is Issuer (in `istio.namespace`); refused, the plan warns and skips the check"}}},
 	{IstioCSR, "cert-manager.io", "certificates", "get", []Use{{rCSR, "apply (waits until istiod's Certificate is Ready)"}}},
 	{IstioCSR, "cert-manager.io", "certificates", "list", []Use{{rCSR, istioCSROperands}}},
 	{IstioCSR, "cert-manager.io", "certificates", "delete", []Use{{rCSR, istioCSROperands}}},

@@ -100,13 +100,31 @@ authenticated user. The provider never reads CustomResourceDefinitions except af
 to tell "CRD not installed" from "installed a moment ago"; when that read is forbidden it waits the short
 grace period instead, so no grant is needed for it either.
 
-A refused permission is never retried: the apply fails at once with "Forbidden by the Cluster's RBAC", naming
-the verb, the resource with its API group, the object and the cluster, for example:
+A refused request is never retried, and is sent at most once per Terraform graph walk however many
+resources, data sources and plan-time checks would make it. The apply fails at once with "Forbidden by the
+Cluster's RBAC", naming the verb RBAC checked, the resource with its API group, the object and the cluster,
+for example when ` + "`delete`" + ` on ClusterFederatedTrustDomains is missing:
 
 ` + "```" + `
-Could not delete the ClusterFederatedTrustDomain: the credentials used for cluster "east" may not "delete" the
-resource "clusterfederatedtrustdomains.spire.spiffe.io" (object: ClusterFederatedTrustDomain "peer").
+Error: Forbidden by the Cluster's RBAC
+
+Could not delete the ClusterFederatedTrustDomain peer: the credentials used
+for cluster "default" may not "delete" the resource
+"clusterfederatedtrustdomains.spire.spiffe.io" (object:
+ClusterFederatedTrustDomain "peer"). Grant that verb on that resource to the
+identity Terraform uses (a ClusterRole and binding), or use other
+credentials.
 ` + "```" + `
+
+Where the provider can go on without a permission it says so in a warning that names the same four things:
+plan-time checks ("Plan-Time Check Skipped"), the SPIRE check of refresh ("SPIRE Not Asked") and the cleanup
+after an IstioCSR's destroy ("Agent Objects Left Behind").
+
+A server-side apply that creates an object is authorized as ` + "`patch`" + ` and as ` + "`create`" + `, so a resource
+that creates its object needs both. Pod exec goes over WebSocket, which RBAC checks as ` + "`get`" + ` on
+` + "`pods/exec`" + ` (and, since Kubernetes 1.35, as ` + "`create`" + ` too); older API servers without WebSocket exec
+are asked over SPDY, which needs ` + "`create`" + `. Grant both; the provider does not fall back to SPDY after a
+refusal.
 
 ## Roles and where to bind them
 
