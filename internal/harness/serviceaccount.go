@@ -14,10 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -228,7 +228,7 @@ func (c *Cluster) serviceAccountToken(ctx context.Context, dyn dynamic.Interface
 		"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
 		// The dynamic client takes the subresource's parent from the name.
 		"metadata": map[string]any{"name": name},
-		"spec": map[string]any{"expirationSeconds": int64(serviceAccountTokenTTL / time.Second)},
+		"spec":     map[string]any{"expirationSeconds": int64(serviceAccountTokenTTL / time.Second)},
 	}}
 	out, err := dyn.Resource(serviceAccountGVR).Namespace(ns).Create(ctx, req, metav1.CreateOptions{}, "token")
 	if err != nil {

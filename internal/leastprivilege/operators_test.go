@@ -22,8 +22,8 @@ const (
 	// csrOtherIssuer is a second ClusterIssuer: naming it plans a
 	// replacement, which checks the issuer at plan time.
 	csrOtherIssuer = "lp-cluster-ca2"
-	csrCASecret      = "lp-root"
-	csrCAConfigMap   = "istio-ca-root"
+	csrCASecret    = "lp-root"
+	csrCAConfigMap = "istio-ca-root"
 )
 
 // istioCSRObjects creates, as cert-manager's users would, a CA Issuer (with
