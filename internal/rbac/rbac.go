@@ -133,7 +133,7 @@ var Rules = []Rule{
 		{rFTD, "refresh, import, create (an object of that name already there), destroy"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterfederatedtrustdomains", "list", []Use{
-		{rFTD, "plan and create: the duplicate trust-domain check; a refresh of many objects reads one list instead of one get each"},
+		{rFTD, "plan and create: the duplicate trust-domain check (refused, the plan warns and the create fails); a refresh of many objects reads one list instead of one get each"},
 		{lFTD, "always"},
 		{dFS, "always"},
 	}},
