@@ -185,11 +185,11 @@ var Rules = []Rule{
 	{Cluster, "kuadrant.dev", "domainverifications", "get", []Use{
 		{rDV, "plan, apply (waits for the controller's token), refresh, import, destroy"},
 		{dDV, "always"},
-		{aCheck, "always"},
+		{aCheck, "only with `name` (the token the controller issued)"},
 	}},
 	{Cluster, "kuadrant.dev", "domainverifications", "list", []Use{
 		{rDV, "plan with `adopt_existing` and no `name` (finds the object by domain; refused, the plan warns and the apply creates an object named after the domain)"},
-		{dDV, "always (a subdomain of a verified domain needs no check of its own)"},
+		{dDV, "always (a subdomain of a verified domain needs no check of its own; refused, it warns and `covered_by` stays null)"},
 		{lDV, "always"},
 	}},
 	{Cluster, "kuadrant.dev", "domainverifications", "create", []Use{
