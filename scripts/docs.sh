@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The least-privilege manifest and guide template are rendered from the
+# table in internal/rbac, so tfplugindocs embeds the current ones.
+go run ./internal/rbac/cmd/rbacgen
+
 tf=$(scripts/tool.sh terraform)
 tfplugindocs=$(scripts/tool.sh tfplugindocs)
 work=$(mktemp -d)

@@ -117,7 +117,9 @@ func startLab(work string) (*harness.Lab, error) {
 
 // WorkDir is a directory that lives as long as the test binary.
 func WorkDir(t *testing.T) string {
-	return Lab(t).Dir
+	t.Helper()
+	PreCheck(t)
+	return work
 }
 
 // Main runs the tests and then stops whatever they started. Nothing starts
@@ -227,9 +229,16 @@ func ExperimentalTerraform(t *testing.T) {
 	t.Setenv("TF_ACC_PROVIDER_HOST", "registry.terraform.io")
 }
 
-// Cluster returns a cluster of the shared lab.
+// Cluster returns a cluster of the shared lab, or one ExtraCluster or
+// AuditedCluster started (without starting the lab for it).
 func Cluster(t *testing.T, name string) *harness.Cluster {
 	t.Helper()
+	startedMu.Lock()
+	extra := startedExtra[name]
+	startedMu.Unlock()
+	if extra != nil {
+		return extra
+	}
 	c := Lab(t).Cluster(name)
 	if c == nil {
 		t.Fatalf("acctest: no cluster %q in the lab", name)

@@ -113,17 +113,51 @@ func ExtraCluster(t *testing.T, name string) *harness.Cluster {
 	return c
 }
 
+// AuditedCluster returns a cluster of its own with the test CRDs and the
+// apiserver's audit log (harness.Options.AuditLog), started on first use
+// without the shared lab and stopped at exit: for tests that count the
+// requests the provider sends. Names must not be those of the lab.
+func AuditedCluster(t *testing.T, name string) *harness.Cluster {
+	t.Helper()
+	PreCheck(t)
+	if name == East || name == West || name == Bare {
+		t.Fatalf("acctest: %q is a cluster of the shared lab", name)
+	}
+	c, err := extraClusters.get(name, func() (*harness.Cluster, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		l, err := harness.Start(ctx, harness.Options{Names: []string{name}, Dir: filepath.Join(work, "audited"), AuditLog: true})
+		if err != nil {
+			return nil, err
+		}
+		AtExit(func() {
+			if err := l.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "acctest: stopping audited cluster:", err)
+			}
+		})
+		startedMu.Lock()
+		startedExtra[name] = l.Clusters[0]
+		startedMu.Unlock()
+		return l.Clusters[0], nil
+	})
+	if err != nil {
+		t.Fatalf("acctest: cannot start audited cluster %s: %v", name, err)
+	}
+	return c
+}
+
 // anyCluster finds a cluster of the lab or one ExtraCluster started.
 func anyCluster(t *testing.T, name string) *harness.Cluster {
 	t.Helper()
-	if c := Lab(t).Cluster(name); c != nil {
-		return c
-	}
 	startedMu.Lock()
 	c := startedExtra[name]
 	startedMu.Unlock()
-	if c == nil {
-		t.Fatalf("acctest: no cluster %q: not in the lab, and not started with ExtraCluster", name)
+	if c != nil {
+		return c
 	}
-	return c
+	if c := Lab(t).Cluster(name); c != nil {
+		return c
+	}
+	t.Fatalf("acctest: no cluster %q: not in the lab, and not started with ExtraCluster or AuditedCluster", name)
+	return nil
 }

@@ -62,8 +62,8 @@ func (a *spireBundleRefreshAction) Schema(_ context.Context, _ action.SchemaRequ
 			"endpoint now (`spire-server federation refresh`), instead of at its next scheduled refresh (by default " +
 			"every 5 minutes, or as the bundle's refresh hint says), then waits until the server holds the bundle " +
 			"(`spire-server bundle list`). Use it after the peer rotated its keys, or right after federating.\n\n" +
-			"Both commands run in the SPIRE server pod through pod exec, so the provider's credentials need `create` " +
-			"on `pods/exec` there. Failures that may pass (the peer's endpoint unreachable, the pod restarting) are " +
+			"Both commands run in the SPIRE server pod through pod exec, so the provider's credentials need `get` on " +
+			"`pods` and `get` and `create` on `pods/exec` there (see the Least privilege guide). Failures that may pass (the peer's endpoint unreachable, the pod restarting) are " +
 			"retried until `timeout`; a SPIRE server without a federation relationship with the trust domain fails " +
 			"at once, and so does one whose bundle no longer authenticates the peer's https_spiffe endpoint (the peer's " +
 			"CA changed before SPIRE could follow: a forced rotation, a rebuilt peer). No refresh heals that; an apply " +
@@ -179,7 +179,7 @@ func refreshFailure(server spireexec.Server, td string, timeout time.Duration, e
 	case spireexec.IsPermanent(err):
 		return "Cannot Run spire-server in the Pod", fmt.Sprintf("Running `spire-server federation refresh` in %s "+
 			"failed, and retrying cannot help. Check spire_server (namespace, pod, container) and that the provider's "+
-			"credentials may create pods/exec in that namespace.\n\n%v", server, err)
+			"credentials may get pods and get and create pods/exec in that namespace.\n\n%v", server, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return "Bundle Refresh Timed Out", fmt.Sprintf("%s could not refresh the bundle of %q within %s. Check that "+
 			"the peer's bundle endpoint is reachable from the SPIRE server and serves the peer's bundle, and the SPIRE "+

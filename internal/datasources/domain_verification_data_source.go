@@ -104,7 +104,10 @@ type dvObservation struct {
 	dnsErr error
 	// coveredBy is the verified parent domain covering the domain, "" when none.
 	coveredBy string
-	complete  bool
+	// coverErr is why the parent domains could not be looked at (the list
+	// of DomainVerifications failed), nil when they were.
+	coverErr error
+	complete bool
 }
 
 func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -198,6 +201,9 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 	if o.dns == nil {
 		o.dns = &dnscheck.Result{} // no server was asked
 	}
+	if d, ok := kube.NotCheckedWarning(o.coverErr, "whether a verified parent domain covers "+domain+" (covered_by stays null)"); ok {
+		resp.Diagnostics.Append(d)
+	}
 
 	state := cfg
 	state.ID = types.StringValue(providerdata.ResourceID(cfg.Cluster, name))
@@ -239,6 +245,8 @@ func (d *domainVerificationDataSource) observe(ctx context.Context, client *kube
 	// nothing.
 	if items, err := client.List(ctx, kube.DomainVerificationV1, ""); err == nil {
 		o.coveredBy, _ = domainverification.CoveredBy(items, domain)
+	} else {
+		o.coverErr = err
 	}
 	if o.objErr != nil {
 		o.obj = nil

@@ -32,7 +32,7 @@ func federationStatusSchema() schema.Schema {
 					"Terraform does not know yet is skipped with a warning.",
 			},
 			"spire_server": spireexec.DataSourceAttribute("The SPIRE server pod asked through pod exec on every checked cluster (the credentials need " +
-				"`create` on `pods/exec` there). Unset, or `{}`, means the defaults."),
+				"`get` on `pods` and `get` and `create` on `pods/exec` there). Unset, or `{}`, means the defaults."),
 			"check_endpoints": schema.BoolAttribute{
 				Optional: true,
 				Computed: true,

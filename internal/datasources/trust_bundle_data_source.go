@@ -268,7 +268,7 @@ func tbReadFailure(err error, td spiffeid.TrustDomain, src bundlesource.Source, 
 		hint = "Check that the ConfigMap exists and that the SPIRE server (its k8sbundle notifier) or the operator writes " +
 			"the bundle into it."
 	case bundlesource.SpireServer:
-		hint = "Check that the SPIRE server pod is running and that the credentials may `create` `pods/exec` in its namespace."
+		hint = "Check that the SPIRE server pod is running and that the credentials may `get` `pods` and `get` and `create` `pods/exec` in its namespace."
 	}
 	var timeout *bundlesource.TimeoutError
 	var op *kube.OpError

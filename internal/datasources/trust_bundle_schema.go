@@ -106,7 +106,7 @@ func trustBundleSchema() schema.Schema {
 				},
 			},
 			"spire_server": spireexec.DataSourceAttribute("Ask the SPIRE server itself: pod exec of `spire-server bundle show -format spiffe` " +
-				"through the API server (the credentials need `create` on `pods/exec`). `spire_server = {}` reads the defaults."),
+				"through the API server (the credentials need `get` on `pods` and `get` and `create` on `pods/exec`). `spire_server = {}` reads the defaults."),
 			"spiffe_bundle": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "The bundle as SPIFFE bundle JSON, normalised (members sorted, keys ordered by use, key " +

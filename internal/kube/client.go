@@ -49,6 +49,31 @@ type Client struct {
 	// memos holds what Memo computed, by key; firsts the keys FirstTime saw.
 	memos  sync.Map
 	firsts sync.Map
+	// refusals holds the 403 answers of this client's life (one Terraform
+	// graph walk) by request (see refusedOnce): RBAC does not change because
+	// the provider asks again, so a refused request is sent once per walk,
+	// however many resources, data sources and plan-time checks make it.
+	refusals sync.Map
+}
+
+// refusedOnce runs call, the request key names ("get
+// /apis/group/version/resource ns/name"), unless the cluster's RBAC refused
+// that request before on this client: then it returns that answer again
+// without asking.
+func (c *Client) refusedOnce(key string, call func() error) error {
+	if v, ok := c.refusals.Load(key); ok {
+		err, _ := v.(error) // refusals holds nothing else
+		return err
+	}
+	err := call()
+	if apierrors.IsForbidden(err) {
+		c.refusals.Store(key, err)
+	}
+	return err
+}
+
+func requestKey(verb string, kind Kind, namespace, name string) string {
+	return verb + " " + kind.GVR().String() + " " + namespace + "/" + name
 }
 
 // FirstTime reports whether this is the first call with key on this client
@@ -129,13 +154,15 @@ func (c *Client) Apply(ctx context.Context, kind Kind, obj *unstructured.Unstruc
 	obj.SetAPIVersion(kind.APIVersion())
 	obj.SetKind(kind.Kind)
 	var out *unstructured.Unstructured
-	err := c.do(ctx, kind, func(ctx context.Context) error {
-		var err error
-		out, err = c.resource(kind, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
-			FieldManager: c.FieldManager,
-			Force:        force,
+	err := c.refusedOnce(requestKey("patch", kind, obj.GetNamespace(), obj.GetName()), func() error {
+		return c.do(ctx, kind, func(ctx context.Context) error {
+			var err error
+			out, err = c.resource(kind, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
+				FieldManager: c.FieldManager,
+				Force:        force,
+			})
+			return err
 		})
-		return err
 	})
 	if err != nil {
 		return nil, &OpError{Cluster: c.DisplayName(), Verb: "patch", Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Err: err}
@@ -153,10 +180,15 @@ func (c *Client) ApplyDryRun(ctx context.Context, kind Kind, obj *unstructured.U
 	obj = obj.DeepCopy()
 	obj.SetAPIVersion(kind.APIVersion())
 	obj.SetKind(kind.Kind)
-	out, err := c.resource(kind, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
-		FieldManager: c.FieldManager,
-		Force:        force,
-		DryRun:       []string{metav1.DryRunAll},
+	var out *unstructured.Unstructured
+	err := c.refusedOnce(requestKey("patch(dry run)", kind, obj.GetNamespace(), obj.GetName()), func() error {
+		var err error
+		out, err = c.resource(kind, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
+			FieldManager: c.FieldManager,
+			Force:        force,
+			DryRun:       []string{metav1.DryRunAll},
+		})
+		return err
 	})
 	if err != nil {
 		return nil, &OpError{Cluster: c.DisplayName(), Verb: "patch", Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Err: err}
@@ -167,10 +199,12 @@ func (c *Client) ApplyDryRun(ctx context.Context, kind Kind, obj *unstructured.U
 // Get reads one object. A missing object is an error for which IsNotFound is true.
 func (c *Client) Get(ctx context.Context, kind Kind, namespace, name string) (*unstructured.Unstructured, error) {
 	var out *unstructured.Unstructured
-	err := c.do(ctx, kind, func(ctx context.Context) error {
-		var err error
-		out, err = c.resource(kind, namespace).Get(ctx, name, metav1.GetOptions{})
-		return err
+	err := c.refusedOnce(requestKey("get", kind, namespace, name), func() error {
+		return c.do(ctx, kind, func(ctx context.Context) error {
+			var err error
+			out, err = c.resource(kind, namespace).Get(ctx, name, metav1.GetOptions{})
+			return err
+		})
 	})
 	if err != nil {
 		return nil, &OpError{Cluster: c.DisplayName(), Verb: "get", Kind: kind, Namespace: namespace, Name: name, Err: err}
@@ -187,10 +221,12 @@ func (c *Client) List(ctx context.Context, kind Kind, namespace string) ([]unstr
 // namespace "" lists a namespaced kind in every namespace.
 func (c *Client) ListSelected(ctx context.Context, kind Kind, namespace, labelSelector string) ([]unstructured.Unstructured, error) {
 	var out *unstructured.UnstructuredList
-	err := c.do(ctx, kind, func(ctx context.Context) error {
-		var err error
-		out, err = c.resource(kind, namespace).List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
-		return err
+	err := c.refusedOnce(requestKey("list", kind, namespace, ""), func() error {
+		return c.do(ctx, kind, func(ctx context.Context) error {
+			var err error
+			out, err = c.resource(kind, namespace).List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
+			return err
+		})
 	})
 	if err != nil {
 		return nil, &OpError{Cluster: c.DisplayName(), Verb: "list", Kind: kind, Namespace: namespace, Err: err}
@@ -200,8 +236,10 @@ func (c *Client) ListSelected(ctx context.Context, kind Kind, namespace, labelSe
 
 // Delete removes an object; an object already gone is not an error.
 func (c *Client) Delete(ctx context.Context, kind Kind, namespace, name string) error {
-	err := c.do(ctx, kind, func(ctx context.Context) error {
-		return c.resource(kind, namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	err := c.refusedOnce(requestKey("delete", kind, namespace, name), func() error {
+		return c.do(ctx, kind, func(ctx context.Context) error {
+			return c.resource(kind, namespace).Delete(ctx, name, metav1.DeleteOptions{})
+		})
 	})
 	if err != nil && !isObjectNotFound(err) {
 		return &OpError{Cluster: c.DisplayName(), Verb: "delete", Kind: kind, Namespace: namespace, Name: name, Err: err}

@@ -105,13 +105,47 @@ func ConflictWarning(err error) diag.Diagnostic {
 			"dry run; nothing was changed.", t.object, t.cluster, conflictList(err)))
 }
 
+// NotCheckedWarning is the warning for a plan-time check the cluster's RBAC
+// did not let the provider make (err a 403 answer; ok is false for other
+// errors, which plan-time checks leave to the apply): check reads like "that
+// the Issuer exists". The plan goes on without the check.
+func NotCheckedWarning(err error, check string) (diag.Diagnostic, bool) {
+	sentence, ok := Refused(err)
+	if !ok {
+		return nil, false
+	}
+	return diag.NewWarningDiagnostic("Plan-Time Check Skipped", fmt.Sprintf(
+		"Could not check %s: %s. The plan goes on without this check, so what it would have caught shows only when "+
+			"the apply or the operator fails. Grant that verb on that resource to the identity Terraform uses (see the "+
+			"Least privilege guide) to have the plan check it.\n\n%v", check, sentence, err)), true
+}
+
 // opTarget is what an OpError says about where a call went.
 type opTarget struct {
 	cluster, verb, resource, object string
 }
 
-func target(err error) opTarget {
-	t := opTarget{cluster: "default", object: "the object"}
+// refusal matches the authorizer's reason in a 403 answer: `User "u"
+// cannot create resource "pods/exec" in API group "" in the namespace "ns"`.
+// It names the verb RBAC checked, which is not always the request's: a
+// server-side apply of an object that does not exist yet is a PATCH that the
+// API server also authorizes as create.
+var refusal = regexp.MustCompile(`cannot (\S+) resource "([^"]+)" in API group "([^"]*)"`)
+
+func target(err error) (t opTarget) {
+	t = opTarget{cluster: "default", object: "the object"}
+	defer func() {
+		var status apierrors.APIStatus
+		if !apierrors.IsForbidden(err) || !errors.As(err, &status) {
+			return
+		}
+		if m := refusal.FindStringSubmatch(status.Status().Message); m != nil {
+			t.verb, t.resource = m[1], m[2]
+			if m[3] != "" {
+				t.resource += "." + m[3]
+			}
+		}
+	}()
 	var op *OpError
 	if errors.As(err, &op) {
 		t.cluster, t.verb = op.Cluster, op.Verb
@@ -129,6 +163,23 @@ func target(err error) opTarget {
 		}
 	}
 	return t
+}
+
+// refused names, in one sentence, what the cluster's RBAC refused: the
+// verb, the resource with its API group, the object and the cluster.
+func (t opTarget) refused() string {
+	return fmt.Sprintf("the credentials used for cluster %q may not %q the resource %q (object: %s)",
+		t.cluster, t.verb, t.resource, t.object)
+}
+
+// Refused is the sentence naming what the cluster's RBAC refused when err is
+// a 403 answer (see Diagnostic), for messages that go on without the answer
+// (a warning where the provider degrades); ok is false for other errors.
+func Refused(err error) (sentence string, ok bool) {
+	if !apierrors.IsForbidden(err) {
+		return "", false
+	}
+	return target(err).refused(), true
 }
 
 func explain(err error, action string) (string, string) {
@@ -169,10 +220,9 @@ func explain(err error, action string) (string, string) {
 				"message.\n\n%v", action, cluster, t.object, err)
 	case apierrors.IsForbidden(err):
 		return "Forbidden by the Cluster's RBAC", fmt.Sprintf(
-			"Could not %s: the credentials used for cluster %q may not %q the resource %q (object: %s). Grant that "+
-				"verb on that resource to the identity Terraform uses (a ClusterRole and binding), or use other "+
-				"credentials.\n\n%v",
-			action, cluster, t.verb, t.resource, t.object, err)
+			"Could not %s: %s. Grant that verb on that resource to the identity Terraform uses (a ClusterRole and "+
+				"binding), or use other credentials.\n\n%v",
+			action, t.refused(), err)
 	case apierrors.IsUnauthorized(err):
 		return "Cluster Rejected the Credentials", fmt.Sprintf(
 			"Could not %s: cluster %q did not accept the credentials (expired token, wrong client certificate, or "+

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -93,13 +94,26 @@ func (c *Client) ExecWithInput(ctx context.Context, namespace, pod, container st
 		return nil, nil, fmt.Errorf("building the SPDY executor: %w", err)
 	}
 	executor, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		// An API server that refused the request itself (RBAC, admission)
+		// refuses it over SPDY too: asking again only repeats the refusal.
+		if refusedUpgrade(err) != nil {
+			return false
+		}
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	var out, errOut bytes.Buffer
-	err = executor.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: &out, Stderr: &errOut})
+	err = c.refusedOnce(requestKey("create", podExec, namespace, pod), func() error {
+		err := executor.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: &out, Stderr: &errOut})
+		if status := refusedUpgrade(err); status != nil {
+			// The API server's answer (a 403 names the verb and resource
+			// RBAC checked), not the WebSocket wrapper that hides it.
+			return status
+		}
+		return err
+	})
 	if err != nil {
 		var exit utilexec.ExitError
 		if errors.As(err, &exit) && exit.Exited() {
@@ -133,4 +147,19 @@ func podHasContainer(pod map[string]any, container string) bool {
 		}
 	}
 	return false
+}
+
+// refusedUpgrade returns the API server's own answer when a WebSocket
+// upgrade failed because the server refused the request (403 Forbidden, 401
+// Unauthorized), nil otherwise. client-go decodes that answer into the
+// failure's Cause, which httpstream.UpgradeFailureError does not unwrap.
+func refusedUpgrade(err error) error {
+	var upgrade *httpstream.UpgradeFailureError
+	if !errors.As(err, &upgrade) {
+		return nil
+	}
+	if apierrors.IsForbidden(upgrade.Cause) || apierrors.IsUnauthorized(upgrade.Cause) {
+		return upgrade.Cause
+	}
+	return nil
 }

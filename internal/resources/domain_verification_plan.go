@@ -93,6 +93,9 @@ func (r *domainVerificationResource) planExisting(ctx context.Context, plan *dom
 	if adopt && config.Name.IsNull() {
 		items, err := client.List(ctx, kind, "")
 		if err != nil {
+			if d, ok := kube.NotCheckedWarning(err, "which DomainVerification of domain "+domain+" adopt_existing would adopt (the apply creates one named after the domain)"); ok {
+				diags.Append(d)
+			}
 			return
 		}
 		existing = adoptableByDomain(items, domain, client.FieldManager, diags)

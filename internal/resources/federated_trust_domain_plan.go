@@ -152,6 +152,9 @@ func (r *federatedTrustDomainResource) planCheckUnique(ctx context.Context, plan
 	}
 	items, err := client.ListOnce(ctx, kube.ClusterFederatedTrustDomain)
 	if err != nil {
+		if d, ok := kube.NotCheckedWarning(err, "that no other ClusterFederatedTrustDomain federates with "+plan.TrustDomain.ValueString()); ok {
+			diags.Append(d)
+		}
 		return
 	}
 	checkUniqueAmong(ctx, items, client, plan.Name.ValueString(), plan.TrustDomain.ValueString(), true, diags)

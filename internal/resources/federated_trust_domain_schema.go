@@ -173,7 +173,7 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 			},
 			"spire_server": spireexec.ResourceAttribute("The SPIRE server pod that `check_spire`, `wait_for_bundle` and " +
 				"`delete_bundle_on_destroy` ask through pod exec (`spire-server federation ...`, `bundle ...`). Needs " +
-				"`create` on `pods/exec` in that namespace."),
+				"`get` on `pods` and `get` and `create` on `pods/exec` in that namespace."),
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),

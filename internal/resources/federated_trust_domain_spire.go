@@ -103,11 +103,16 @@ func (u *spireUnreachable) addTo(client *kube.Client, diags *diag.Diagnostics) {
 	if !client.FirstTime(spireWarningSaidKey(u.Server)) {
 		return
 	}
+	why := ""
+	if sentence, ok := kube.Refused(u.Err); ok {
+		why = " (" + sentence + ")"
+	}
 	diags.AddWarning("SPIRE Not Asked",
-		fmt.Sprintf("Cannot ask the %s what it federates with, so the plan cannot show a federation that SPIRE lost "+
-			"(spire_trust stays unknown on every zerotrust_federated_trust_domain of the cluster). Allow `create` on "+
-			"`pods/exec` for the provider's credentials, point spire_server at the SPIRE server pod, or set "+
-			"check_spire = false where no SPIRE server is reachable.\n\n%v", u.Server, u.Err))
+		fmt.Sprintf("Cannot ask the %s what it federates with%s, so the plan cannot show a federation that SPIRE lost "+
+			"(spire_trust stays unknown on every zerotrust_federated_trust_domain of the cluster). Allow `get` on "+
+			"`pods` and `get` and `create` on `pods/exec` in its namespace for the provider's credentials, point "+
+			"spire_server at the SPIRE server pod, or set check_spire = false where no SPIRE server is reachable.\n\n%v",
+			u.Server, why, u.Err))
 }
 
 // checkSpireTrust sets state.SpireTrust from what the SPIRE server holds for

@@ -352,7 +352,8 @@ func cleanUpIstioCSROperands(ctx context.Context, client *kube.Client, ns, istio
 			case kube.IsCRDNotInstalled(err):
 				continue
 			case apierrors.IsForbidden(err):
-				forbidden = append(forbidden, fmt.Sprintf("%s %s (-l %s)", kind.Plural, where, s.selector))
+				sentence, _ := kube.Refused(err)
+				forbidden = append(forbidden, fmt.Sprintf("%s %s (-l %s): %s", kind.Plural, where, s.selector, sentence))
 				continue
 			case err != nil:
 				diags.Append(kube.Diagnostic(err, "list what the cert-manager Operator created for the IstioCSR "+ns+"/"+istioCSRName))
@@ -362,7 +363,8 @@ func cleanUpIstioCSROperands(ctx context.Context, client *kube.Client, ns, istio
 				err := client.Delete(ctx, kind, item.GetNamespace(), item.GetName())
 				switch {
 				case apierrors.IsForbidden(err):
-					forbidden = append(forbidden, fmt.Sprintf("%s %s", kind.Kind, objectName(&item)))
+					sentence, _ := kube.Refused(err)
+					forbidden = append(forbidden, fmt.Sprintf("%s %s: %s", kind.Kind, objectName(&item), sentence))
 				case err != nil:
 					diags.Append(kube.Diagnostic(err, "delete what the cert-manager Operator created for the IstioCSR "+ns+"/"+istioCSRName))
 					return diags
@@ -373,9 +375,9 @@ func cleanUpIstioCSROperands(ctx context.Context, client *kube.Client, ns, istio
 	if len(forbidden) > 0 {
 		diags.AddWarning("Agent Objects Left Behind", fmt.Sprintf(
 			"The IstioCSR %s/%s is deleted, but the cert-manager Operator does not remove what it created for it, and the "+
-				"provider's credentials may not remove these: %s. Delete them with credentials that may (they carry the "+
+				"provider's credentials may not remove these:\n  - %s\nDelete them with credentials that may (they carry the "+
 				"label app=%s), or the istio-csr agent keeps running.",
-			ns, istioCSRName, strings.Join(forbidden, "; "), istioCSRAgentName))
+			ns, istioCSRName, strings.Join(forbidden, "\n  - "), istioCSRAgentName))
 	}
 	return diags
 }

@@ -387,6 +387,9 @@ func replacedNamespace(ctx context.Context, req resource.ModifyPlanRequest) stri
 func refuseOtherIstioCSR(ctx context.Context, client *kube.Client, ns, priorNS string, diags *diag.Diagnostics) {
 	items, err := client.List(ctx, kube.IstioCSR, "")
 	if err != nil {
+		if d, ok := kube.NotCheckedWarning(err, "that no other IstioCSR exists on the cluster (the operator serves one)"); ok {
+			diags.Append(d)
+		}
 		return
 	}
 	for _, item := range items {
@@ -440,6 +443,9 @@ func checkIstioCSRIssuer(ctx context.Context, client *kube.Client, planned istio
 		diags.AddAttributeWarning(refPath.AtName("name"), "Issuer Not Found", detail)
 		return
 	case err != nil:
+		if d, ok := kube.NotCheckedWarning(err, "that the cert-manager "+what+" exists and is not an ACME issuer"); ok {
+			diags.Append(d)
+		}
 		return
 	}
 	spec, _ := objMap(issuer.Object, "spec")
@@ -461,6 +467,9 @@ func checkIstioCSRIssuer(ctx context.Context, client *kube.Client, planned istio
 	case kube.IsNotFound(err):
 		problem = "does not exist"
 	case err != nil:
+		if d, ok := kube.NotCheckedWarning(err, fmt.Sprintf("that the CA Secret %s/%s of the %s holds ca.crt", planned.istioNS, secretName, what)); ok {
+			diags.Append(d)
+		}
 		return
 	default:
 		if data, _ := objMap(secret.Object, "data"); objText(data["ca.crt"]) == "" {
@@ -507,6 +516,9 @@ func checkIstioCACertificate(ctx context.Context, client *kube.Client, planned i
 			ns, name, client.DisplayName(), planned.namespace))
 		return
 	case err != nil:
+		if d, ok := kube.NotCheckedWarning(err, fmt.Sprintf("that the ConfigMap %s/%s holds a CA certificate", ns, name)); ok {
+			diags.Append(d)
+		}
 		return
 	}
 	data, _ := objMap(cm.Object, "data")

@@ -1,0 +1,163 @@
+package leastprivilege_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/rbac"
+)
+
+// clusterName is the audited cluster the tests run on.
+const clusterName = "rbac"
+
+// Namespaces the configuration uses, each bound to the roles it needs.
+const (
+	csrNS   = "lp-csr"
+	istioNS = "lp-istio"
+	kymaNS  = "lp-kyma"
+	kumaNS  = "lp-kuma"
+)
+
+// env is what every exercise shares: one audited cluster with SPIRE (exec
+// reaches the real spire-server), a standalone peer SPIRE server to federate
+// with, the operator stand-ins (with their admin clients), and the
+// ServiceAccount whose token is the provider's only credential.
+type env struct {
+	c     *harness.Cluster
+	spire *harness.Spire
+	peer  *harness.Spire
+	// manifest is examples/rbac/zerotrust-rbac.yaml as committed.
+	manifest   []byte
+	kubeconfig string
+	token      string
+	reattach   string
+	peerBundle string
+	pems       []string
+}
+
+// saName is the ServiceAccount the provider runs as, as the manifest's
+// bindings name it.
+const saName = "terraform/zerotrust"
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	e := &env{}
+	e.c = acctest.AuditedCluster(t, clusterName)
+	e.spire = acctest.Spire(t, clusterName)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	peer, err := harness.StartSpire(ctx, nil, harness.SpireOptions{TrustDomain: "peer.zt.test", Standalone: true})
+	if err != nil {
+		t.Fatalf("cannot start the peer SPIRE server: %v", err)
+	}
+	acctest.AtExit(func() { _ = peer.Stop() })
+	e.peer = peer
+	b, err := peer.BundleShow(ctx, "spiffe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.peerBundle = string(b)
+
+	acctest.ZTWIMStandIn(t, e.c)
+	acctest.IstioCSRStandIn(t, clusterName)
+	acctest.DomainVerificationController(t, clusterName)
+
+	e.manifest, err = os.ReadFile(filepath.Join("..", "..", rbac.ManifestPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.kubeconfig, err = e.c.ServiceAccountKubeconfigPerRole(ctx, saName, e.manifest, map[string][]string{
+		rbac.Spire:    {harness.DefaultSpireNamespace},
+		rbac.IstioCSR: {csrNS, istioNS},
+		rbac.Mesh:     {kymaNS, kumaNS},
+	})
+	if err != nil {
+		t.Fatalf("ServiceAccountKubeconfig: %v", err)
+	}
+	if e.token, err = harness.ServiceAccountToken(e.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	e.reattach = acctest.ServeProvider(t)
+	return e
+}
+
+// provider is the provider block: the ServiceAccount's kubeconfig and
+// nothing else.
+func (e *env) provider() string {
+	return acctest.RequiredProviders + fmt.Sprintf(`
+provider "zerotrust" {
+  kubernetes = { config_path = %q }
+}
+`, e.kubeconfig)
+}
+
+// workdir is a terraform working directory holding main.tf (the provider
+// block plus config), initialised.
+func (e *env) workdir(t *testing.T, config string) string {
+	t.Helper()
+	dir := t.TempDir()
+	e.write(t, dir, "main.tf", config)
+	acctest.MustTerraform(t, "terraform", dir, e.reattach, "init")
+	return dir
+}
+
+func (e *env) write(t *testing.T, dir, name, config string) {
+	t.Helper()
+	if name == "main.tf" {
+		config = e.provider() + config
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tf runs terraform in dir and returns its output and exit code.
+func (e *env) tf(t *testing.T, dir string, args ...string) (string, int) {
+	t.Helper()
+	return acctest.Terraform(t, "terraform", dir, e.reattach, args...)
+}
+
+// degraded are what the provider says, as a warning and not an error, when
+// the credentials may not do something it would do: with the manifest's
+// grants none may appear.
+var degraded = []string{"forbidden", "left behind", "not asked", "may not"}
+
+// mustTF runs terraform in dir and fails the test unless it succeeds
+// without a word about missing permissions.
+func (e *env) mustTF(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out := acctest.MustTerraform(t, "terraform", dir, e.reattach, args...)
+	lower := strings.ToLower(strings.Join(strings.Fields(out), " "))
+	for _, d := range degraded {
+		if strings.Contains(lower, d) {
+			t.Errorf("terraform %s: the output says %q: the manifest lacks a permission:\n%s", strings.Join(args, " "), d, out)
+		}
+	}
+	return out
+}
+
+// emptyPlan fails the test unless a plan in dir has nothing to do.
+func (e *env) emptyPlan(t *testing.T, dir string) {
+	t.Helper()
+	if out, code := e.tf(t, dir, "plan", "-detailed-exitcode"); code != 0 {
+		t.Fatalf("plan exited %d, want 0 (no changes):\n%s", code, out)
+	}
+}
+
+// expect fails the test unless out contains every one of want.
+func expect(t *testing.T, what, out string, want ...string) {
+	t.Helper()
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, w := range want {
+		if !strings.Contains(flat, w) {
+			t.Errorf("%s: output lacks %q:\n%s", what, w, out)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package leastprivilege_test
+
+import (
+	"fmt"
+	"testing"
+)
+
+// spireConfig federates the cluster's SPIRE with the peer (the SpireServer's
+// static federates_with and a ClusterFederatedTrustDomain with every pod-exec
+// feature), and reads every SPIRE data source. extra is added to
+// federates_with (an update).
+func (e *env) spireConfig(extra string) string {
+	return fmt.Sprintf(`
+resource "zerotrust_spire_federation" "this" {
+  federates_with = {
+    %[1]q = {
+      bundle_endpoint_url     = %[2]q
+      bundle_endpoint_profile = "https_spiffe"
+      endpoint_spiffe_id      = %[3]q
+    }
+%[5]s
+  }
+}
+
+resource "zerotrust_federated_trust_domain" "peer" {
+  name                = "peer"
+  trust_domain        = %[1]q
+  bundle_endpoint_url = %[2]q
+  bundle_endpoint_profile = {
+    type               = "https_spiffe"
+    endpoint_spiffe_id = %[3]q
+  }
+  trust_domain_bundle      = %[4]q
+  wait_for_bundle          = true
+  check_spire              = true
+  delete_bundle_on_destroy = true
+
+  timeouts {
+    create = "2m"
+    delete = "2m"
+  }
+}
+
+data "zerotrust_spire_server" "this" {
+  depends_on = [zerotrust_spire_federation.this]
+}
+
+data "zerotrust_trust_bundle" "config_map" {
+  trust_domain = data.zerotrust_spire_server.this.trust_domain
+  config_map   = { name = "spire-bundle" }
+}
+
+data "zerotrust_trust_bundle" "spire_server" {
+  trust_domain = data.zerotrust_spire_server.this.trust_domain
+  spire_server = {}
+}
+
+data "zerotrust_federation_status" "this" {
+  depends_on = [zerotrust_federated_trust_domain.peer]
+}
+
+action "zerotrust_spire_bundle_refresh" "peer" {
+  config {
+    trust_domain = zerotrust_federated_trust_domain.peer.trust_domain
+    timeout      = "2m"
+  }
+}
+
+output "federation_ok" {
+  value = data.zerotrust_federation_status.this.ok
+}
+
+output "federation_problems" {
+  value = data.zerotrust_federation_status.this.problems
+}
+
+output "same_bundle" {
+  value = data.zerotrust_trust_bundle.config_map.trust_domain == data.zerotrust_trust_bundle.spire_server.trust_domain
+}
+`, e.peer.TrustDomain, e.peer.BundleEndpointURL, e.peer.EndpointSPIFFEID, e.peerBundle, extra)
+}
+
+const spireExtraPeer = `
+    "extra.zt.test" = {
+      bundle_endpoint_url     = "https://bundles.extra.zt.test"
+      bundle_endpoint_profile = "https_web"
+    }
+`
+
+// spireLifecycle runs create, refresh, update, import (by ID and by
+// identity) and the refresh action of the SPIRE resources and data sources
+// in dir, leaving the objects in place for the list and rule exercises.
+func (e *env) spireLifecycle(t *testing.T) string {
+	dir := e.workdir(t, e.spireConfig(""))
+	out := e.mustTF(t, dir, "apply", "-auto-approve")
+	expect(t, "SPIRE create", out, "Apply complete! Resources: 2 added", `federation_ok = true`, `same_bundle = true`)
+	e.emptyPlan(t, dir)
+	e.write(t, dir, "main.tf", e.spireConfig(spireExtraPeer))
+	expect(t, "SPIRE update", e.mustTF(t, dir, "apply", "-auto-approve"), "0 added, 1 changed, 0 destroyed")
+	e.emptyPlan(t, dir)
+
+	// Forget both, then import the SpireServer by ID and the
+	// ClusterFederatedTrustDomain by identity.
+	e.mustTF(t, dir, "state", "rm", "zerotrust_spire_federation.this", "zerotrust_federated_trust_domain.peer")
+	e.write(t, dir, "import.tf", `
+import {
+  to = zerotrust_spire_federation.this
+  id = "cluster"
+}
+
+import {
+  to       = zerotrust_federated_trust_domain.peer
+  identity = { name = "peer" }
+}
+`)
+	// wait_for_bundle and the timeouts are not on the cluster: the import
+	// stores their defaults and the apply sets them (an update of state only).
+	expect(t, "SPIRE import", e.mustTF(t, dir, "apply", "-auto-approve"), "2 imported, 0 added")
+	e.emptyPlan(t, dir)
+
+	out = e.mustTF(t, dir, "apply", "-auto-approve", "-invoke=action.zerotrust_spire_bundle_refresh.peer")
+	expect(t, "spire_bundle_refresh", out, "Action complete")
+	return dir
+}
