@@ -17,6 +17,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/rbac"
 )
 
 // The mesh run as one workspace per cluster (examples/workspace-per-cluster):
@@ -28,19 +29,35 @@ import (
 // workspace is one copy of examples/workspace-per-cluster with its own state,
 // its own cluster's credentials, and that cluster's SPIRE server and workload.
 type workspace struct {
-	name      string // the workspace name and its cluster's name
-	dir       string
-	cluster   *harness.Cluster
-	spire     *harness.Spire
-	workload  *harness.Workload
-	destroyed bool
+	name string // the workspace name and its cluster's name
+	dir  string
+	// kubeconfig holds the workspace's only credential (workspaceKubeconfig).
+	kubeconfig string
+	cluster    *harness.Cluster
+	spire      *harness.Spire
+	workload   *harness.Workload
+	destroyed  bool
 }
 
-// workspaceKubeconfig is the kubeconfig a workspace gets for cluster c: one
-// that reaches c and no other cluster.
+// workspaceKubeconfig is the kubeconfig a workspace gets for cluster c: the
+// token of a ServiceAccount bound only to the project's least-privilege
+// manifest (examples/rbac/zerotrust-rbac.yaml as committed: the cluster-wide
+// role, and the SPIRE role in the SPIRE namespace only), reaching c and no
+// other cluster.
 func workspaceKubeconfig(t *testing.T, c *harness.Cluster) string {
 	t.Helper()
-	path := c.Kubeconfig
+	manifest, err := os.ReadFile(filepath.Join(repoRoot(t), rbac.ManifestPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	path, err := c.ServiceAccountKubeconfigPerRole(ctx, "terraform/zerotrust", manifest, map[string][]string{
+		rbac.Spire: {harness.DefaultSpireNamespace},
+	})
+	if err != nil {
+		t.Fatalf("least-privilege kubeconfig of workspace %s: %v", c.Name, err)
+	}
 	cfg, err := clientcmd.LoadFromFile(path)
 	if err != nil {
 		t.Fatalf("kubeconfig of workspace %s: %v", c.Name, err)
@@ -48,6 +65,11 @@ func workspaceKubeconfig(t *testing.T, c *harness.Cluster) string {
 	for name, cl := range cfg.Clusters {
 		if cl.Server != c.Host {
 			t.Fatalf("the kubeconfig of workspace %s reaches cluster %s at %s, not only its own cluster at %s", c.Name, name, cl.Server, c.Host)
+		}
+	}
+	for name, u := range cfg.AuthInfos {
+		if u.Token == "" || u.Token == c.Token || u.ClientCertificate != "" || len(u.ClientCertificateData) > 0 {
+			t.Fatalf("the kubeconfig of workspace %s: user %s is not the least-privilege ServiceAccount's token", c.Name, name)
 		}
 	}
 	return path
@@ -60,6 +82,7 @@ func newWorkspace(t *testing.T, name string) *workspace {
 	t.Helper()
 	w := &workspace{name: name, cluster: acctest.ExtraCluster(t, name)}
 	w.spire = acctest.Spire(t, name)
+	w.kubeconfig = workspaceKubeconfig(t, w.cluster)
 	w.dir = filepath.Join(copyExamples(t, "modules", "workspace-per-cluster"), "workspace-per-cluster")
 	// `get` installs the local module without asking any registry for
 	// providers, which `init` would do even with dev_overrides.
@@ -84,7 +107,7 @@ func (w *workspace) setVars(t *testing.T, peers map[string]json.RawMessage) {
 	}
 	data, err := json.Marshal(map[string]any{
 		"workspace_name":      w.name,
-		"config_path":         workspaceKubeconfig(t, w.cluster),
+		"config_path":         w.kubeconfig,
 		"bundle_endpoint_url": w.spire.BundleEndpointURL,
 		"peers":               peers,
 	})
@@ -382,7 +405,8 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 
 	// 3. A second workspace declares, on ws-a's cluster, a peer ws-a
 	// already federates with.
-	dup := &workspace{name: "ws-a-second", cluster: wss[0].cluster, spire: wss[0].spire, destroyed: true}
+	// Same cluster, same least-privilege credentials, its own field manager.
+	dup := &workspace{name: "ws-a-second", cluster: wss[0].cluster, spire: wss[0].spire, kubeconfig: wss[0].kubeconfig, destroyed: true}
 	dup.dir = filepath.Join(copyExamples(t, "modules", "workspace-per-cluster"), "workspace-per-cluster")
 	mustTerraform(t, dup.dir, "get", "-no-color")
 	dup.setVars(t, map[string]json.RawMessage{wss[1].name: federation[wss[1]]})
