@@ -14,8 +14,8 @@ const (
 	// Client-side limits high enough never to be the bottleneck of a plan:
 	// Terraform's -parallelism (10 by default) already bounds the requests in
 	// flight, and API servers protect themselves (API Priority and Fairness).
-	// At 50/100 the refresh GETs of a 1000-object plan waited ~5 s on the
-	// limiter (bench/ANALYSIS.md).
+	// What the old 50/100 cost a large plan is measured in bench/ANALYSIS.md
+	// ("No client-side throttle").
 	defaultQPS            = 1000
 	defaultBurst          = 2000
 	defaultSpireNamespace = "zero-trust-workload-identity-manager"
