@@ -288,6 +288,12 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 		if !resp.Diagnostics.HasError() {
 			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("spire_trust"), planned)...)
 		}
+	} else if !resp.Diagnostics.HasError() {
+		var prior types.String
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("trust_domain_bundle"), &prior)...)
+		if prior.IsNull() && r.firstBundleSeeds(ctx, plan, found) {
+			r.seedFirstBundle(ctx, client, plan, &resp.Diagnostics)
+		}
 	}
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Update, &resp.Diagnostics)
 }
@@ -306,6 +312,35 @@ func (r *federatedTrustDomainResource) spireWithin(ctx context.Context, client *
 	}
 	ctx, cancel = context.WithTimeout(ctx, timeout)
 	return server, ctx, cancel, true
+}
+
+// firstBundleSeeds reports an update that gives an https_spiffe federation
+// its first trust_domain_bundle while SPIRE's side is not known to be broken
+// (a broken one is repaired as planned): the object was created without one,
+// as a workspace does before its peer published its bundle. The bundle is
+// bootstrap input that spire-controller-manager reads only when it creates
+// the relationship, which it did without; so the update gives it to SPIRE.
+func (r *federatedTrustDomainResource) firstBundleSeeds(ctx context.Context, plan federatedTrustDomainResourceModel, found types.String) bool {
+	return !spireTrustBroken(found) && !plan.TrustDomainBundle.IsNull() && !plan.TrustDomainBundle.IsUnknown() &&
+		plan.CheckSpire.ValueBool() && plan.ClassName.ValueString() == r.Data.SpireClassName &&
+		httpsSPIFFE(ctx, plan.BundleEndpointProfile)
+}
+
+// seedFirstBundle seeds SPIRE with the first trust_domain_bundle when it
+// holds no bundle of the peer, as the repair of a lost bundle does. SPIRE not
+// askable (no pod, no pods/exec) leaves it to the next refresh, which says
+// so; SPIRE already holding a bundle (fetched or seeded otherwise) is left
+// alone.
+func (r *federatedTrustDomainResource) seedFirstBundle(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
+	server, d := spireServer(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	if d.HasError() {
+		return
+	}
+	view, err := server.View(ctx)
+	if err != nil || view.Bundles[m.TrustDomain.ValueString()] != nil {
+		return
+	}
+	r.repairSpireTrust(ctx, client, m, m.TrustDomainBundle, spireTrustNoBundle, diags)
 }
 
 // repairSpireTrust runs the repair the plan showed (see spire_trust).

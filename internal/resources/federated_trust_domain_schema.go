@@ -103,7 +103,11 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 					"Bootstrap only: sent on create, ignored on later changes, removal from the configuration included " +
 					"(see above). Needed for `https_spiffe` unless SPIRE already holds the peer's bundle. Import reads " +
 					"the bundle the object still carries, if any; an object adopted without one whose configuration " +
-					"sets one plans an in-place update that records the value in state and sends nothing.",
+					"sets one plans an in-place update that records the value in state and sends nothing to the object. " +
+					"An update that gives an `https_spiffe` federation its first bundle (one created without, for " +
+					"example before the peer published its bundle) seeds the cluster's SPIRE server with it when SPIRE " +
+					"holds none, with `check_spire` (spire-controller-manager reads the bundle only when it creates the " +
+					"relationship).",
 				Validators:    []validator.String{validate.SPIFFEBundleFor(path.MatchRoot("trust_domain"))},
 				PlanModifiers: []planmodifier.String{bootstrapOnly{}},
 			},

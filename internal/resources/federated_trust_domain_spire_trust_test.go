@@ -247,3 +247,55 @@ func samePEM(a, b []byte) bool {
 	x, y := blocks(a), blocks(b)
 	return len(x) > 0 && slices.Equal(x, y)
 }
+
+// TestAccFederatedTrustDomainSpireTrust_firstBundleOnUpdate: a federation
+// created without trust_domain_bundle and without wait_for_bundle (as a
+// workspace does before its peer published its bundle) holds no bundle in
+// SPIRE: spire-controller-manager reads the bundle only when it creates the
+// relationship. The update that gives the bundle seeds SPIRE with it, in the
+// same apply, instead of only recording it in state.
+func TestAccFederatedTrustDomainSpireTrust_firstBundleOnUpdate(t *testing.T) {
+	peer := spireTrustPeer(t, "first")
+	bundleFile := filepath.Join(t.TempDir(), "bundle.json")
+	writePeerBundle(t, peer, bundleFile)
+	config := func(bundle string) string {
+		return acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "zerotrust_federated_trust_domain" "peer" {
+  cluster             = "east"
+  trust_domain        = %q
+  bundle_endpoint_url = %q
+  bundle_endpoint_profile = {
+    type               = "https_spiffe"
+    endpoint_spiffe_id = %q
+  }
+  trust_domain_bundle = %s
+}
+`, peer.TrustDomain, peer.BundleEndpointURL, peer.EndpointSPIFFEID, bundle)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkCFTDsGone(t, map[string]string{"east": peer.TrustDomain}),
+		Steps: []resource.TestStep{
+			{
+				Config:            config("null"),
+				ConfigStateChecks: []statecheck.StateCheck{eastHoldsPeer(t, peer, false)},
+			},
+			{
+				Config: config(fmt.Sprintf("file(%q)", bundleFile)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction("zerotrust_federated_trust_domain.peer", plancheck.ResourceActionUpdate),
+					},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{eastHoldsPeer(t, peer, true)},
+			},
+			{
+				// The refresh after the seed finds SPIRE federated.
+				Config: config(fmt.Sprintf("file(%q)", bundleFile)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("zerotrust_federated_trust_domain.peer", tfjsonpath.New("spire_trust"), knownvalue.StringExact("federated")),
+				},
+			},
+		},
+	})
+}
