@@ -76,6 +76,13 @@ func requestKey(verb string, kind Kind, namespace, name string) string {
 	return verb + " " + kind.GVR().String() + " " + namespace + "/" + name
 }
 
+// doOnce is do (retries by classify) for the request verb on
+// namespace/name of kind, sent not at all when RBAC refused it before on
+// this client (refusedOnce).
+func (c *Client) doOnce(ctx context.Context, verb string, kind Kind, namespace, name string, op func(context.Context) error) error {
+	return c.refusedOnce(requestKey(verb, kind, namespace, name), func() error { return c.do(ctx, kind, op) })
+}
+
 // FirstTime reports whether this is the first call with key on this client
 // (one Terraform graph walk): for what is said once per cluster, such as a
 // warning every object of the cluster would otherwise repeat.
@@ -154,15 +161,13 @@ func (c *Client) Apply(ctx context.Context, kind Kind, obj *unstructured.Unstruc
 	obj.SetAPIVersion(kind.APIVersion())
 	obj.SetKind(kind.Kind)
 	var out *unstructured.Unstructured
-	err := c.refusedOnce(requestKey("patch", kind, obj.GetNamespace(), obj.GetName()), func() error {
-		return c.do(ctx, kind, func(ctx context.Context) error {
-			var err error
-			out, err = c.resource(kind, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
-				FieldManager: c.FieldManager,
-				Force:        force,
-			})
-			return err
+	err := c.doOnce(ctx, "patch", kind, obj.GetNamespace(), obj.GetName(), func(ctx context.Context) error {
+		var err error
+		out, err = c.resource(kind, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
+			FieldManager: c.FieldManager,
+			Force:        force,
 		})
+		return err
 	})
 	if err != nil {
 		return nil, &OpError{Cluster: c.DisplayName(), Verb: "patch", Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Err: err}
@@ -199,12 +204,10 @@ func (c *Client) ApplyDryRun(ctx context.Context, kind Kind, obj *unstructured.U
 // Get reads one object. A missing object is an error for which IsNotFound is true.
 func (c *Client) Get(ctx context.Context, kind Kind, namespace, name string) (*unstructured.Unstructured, error) {
 	var out *unstructured.Unstructured
-	err := c.refusedOnce(requestKey("get", kind, namespace, name), func() error {
-		return c.do(ctx, kind, func(ctx context.Context) error {
-			var err error
-			out, err = c.resource(kind, namespace).Get(ctx, name, metav1.GetOptions{})
-			return err
-		})
+	err := c.doOnce(ctx, "get", kind, namespace, name, func(ctx context.Context) error {
+		var err error
+		out, err = c.resource(kind, namespace).Get(ctx, name, metav1.GetOptions{})
+		return err
 	})
 	if err != nil {
 		return nil, &OpError{Cluster: c.DisplayName(), Verb: "get", Kind: kind, Namespace: namespace, Name: name, Err: err}
@@ -221,12 +224,10 @@ func (c *Client) List(ctx context.Context, kind Kind, namespace string) ([]unstr
 // namespace "" lists a namespaced kind in every namespace.
 func (c *Client) ListSelected(ctx context.Context, kind Kind, namespace, labelSelector string) ([]unstructured.Unstructured, error) {
 	var out *unstructured.UnstructuredList
-	err := c.refusedOnce(requestKey("list", kind, namespace, ""), func() error {
-		return c.do(ctx, kind, func(ctx context.Context) error {
-			var err error
-			out, err = c.resource(kind, namespace).List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
-			return err
-		})
+	err := c.doOnce(ctx, "list", kind, namespace, "", func(ctx context.Context) error {
+		var err error
+		out, err = c.resource(kind, namespace).List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
+		return err
 	})
 	if err != nil {
 		return nil, &OpError{Cluster: c.DisplayName(), Verb: "list", Kind: kind, Namespace: namespace, Err: err}
@@ -236,10 +237,8 @@ func (c *Client) ListSelected(ctx context.Context, kind Kind, namespace, labelSe
 
 // Delete removes an object; an object already gone is not an error.
 func (c *Client) Delete(ctx context.Context, kind Kind, namespace, name string) error {
-	err := c.refusedOnce(requestKey("delete", kind, namespace, name), func() error {
-		return c.do(ctx, kind, func(ctx context.Context) error {
-			return c.resource(kind, namespace).Delete(ctx, name, metav1.DeleteOptions{})
-		})
+	err := c.doOnce(ctx, "delete", kind, namespace, name, func(ctx context.Context) error {
+		return c.resource(kind, namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	})
 	if err != nil && !isObjectNotFound(err) {
 		return &OpError{Cluster: c.DisplayName(), Verb: "delete", Kind: kind, Namespace: namespace, Name: name, Err: err}

@@ -132,20 +132,8 @@ type opTarget struct {
 // API server also authorizes as create.
 var refusal = regexp.MustCompile(`cannot (\S+) resource "([^"]+)" in API group "([^"]*)"`)
 
-func target(err error) (t opTarget) {
-	t = opTarget{cluster: "default", object: "the object"}
-	defer func() {
-		var status apierrors.APIStatus
-		if !apierrors.IsForbidden(err) || !errors.As(err, &status) {
-			return
-		}
-		if m := refusal.FindStringSubmatch(status.Status().Message); m != nil {
-			t.verb, t.resource = m[1], m[2]
-			if m[3] != "" {
-				t.resource += "." + m[3]
-			}
-		}
-	}()
+func target(err error) opTarget {
+	t := opTarget{cluster: "default", object: "the object"}
 	var op *OpError
 	if errors.As(err, &op) {
 		t.cluster, t.verb = op.Cluster, op.Verb
@@ -160,6 +148,16 @@ func target(err error) (t opTarget) {
 			t.object = fmt.Sprintf("%s %q", op.Kind.Kind, op.Namespace+"/"+op.Name)
 		case op.Name != "":
 			t.object = fmt.Sprintf("%s %q", op.Kind.Kind, op.Name)
+		}
+	}
+	// What RBAC checked, from its refusal, over what the provider asked.
+	var status apierrors.APIStatus
+	if apierrors.IsForbidden(err) && errors.As(err, &status) {
+		if m := refusal.FindStringSubmatch(status.Status().Message); m != nil {
+			t.verb, t.resource = m[1], m[2]
+			if m[3] != "" {
+				t.resource += "." + m[3]
+			}
 		}
 	}
 	return t

@@ -89,16 +89,14 @@ func (c *Client) listRaw(ctx context.Context, kind Kind) (map[string]json.RawMes
 	cont := ""
 	for {
 		var body []byte
-		err := c.refusedOnce(requestKey("list", kind, "", ""), func() error {
-			return c.do(ctx, kind, func(ctx context.Context) error {
-				req := c.raw.Get().AbsPath(path).Param("limit", strconv.Itoa(snapshotPageSize))
-				if cont != "" {
-					req = req.Param("continue", cont)
-				}
-				var err error
-				body, err = req.Do(ctx).Raw()
-				return err
-			})
+		err := c.doOnce(ctx, "list", kind, "", "", func(ctx context.Context) error {
+			req := c.raw.Get().AbsPath(path).Param("limit", strconv.Itoa(snapshotPageSize))
+			if cont != "" {
+				req = req.Param("continue", cont)
+			}
+			var err error
+			body, err = req.Do(ctx).Raw()
+			return err
 		})
 		if err != nil {
 			return nil, &OpError{Cluster: c.DisplayName(), Verb: "list", Kind: kind, Err: err}
