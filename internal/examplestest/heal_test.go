@@ -39,12 +39,7 @@ func startHealMesh(ctx context.Context, t *testing.T, names []string) *healMesh 
 	// lacks, so the workloads come after the apply, as a platform team's
 	// ClusterSPIFFEIDs would be applied after the federation.
 	for i, s := range m.spires {
-		if err := s.ApplyClusterSPIFFEID(ctx, harness.ClusterSPIFFEIDOptions{
-			Name: "web", SPIFFEIDTemplate: healTemplate, PodLabels: map[string]string{"app": "web"},
-			FederatesWith: peerTrustDomains(m.spires, i),
-		}); err != nil {
-			t.Fatal(err)
-		}
+		applyWebClusterSPIFFEID(ctx, t, s, peerTrustDomains(m.spires, i))
 		m.workloads = append(m.workloads, m.startWorkload(ctx, i, "node", "web-0"))
 	}
 	m.expectAllPairs(ctx, "after the apply")
@@ -54,40 +49,14 @@ func startHealMesh(ctx context.Context, t *testing.T, names []string) *healMesh 
 // startWorkload starts a k8s_psat agent named agent on cluster i and a pod
 // workload pod on it that accepts every peer trust domain's workloads.
 func (m *healMesh) startWorkload(ctx context.Context, i int, agent, pod string) *harness.Workload {
-	t := m.t
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	a := startAgent(ctx, t, m.spires[i], harness.SpireAgentOptions{Name: agent, K8sPSAT: true})
-	var allow []string
-	for _, td := range peerTrustDomains(m.spires, i) {
-		allow = append(allow, "spiffe://"+td)
-	}
-	w, err := harness.StartPodWorkload(ctx, a, harness.PodWorkloadOptions{
-		Namespace: "apps", Pod: pod, ServiceAccount: "web", Labels: map[string]string{"app": "web"}, Allow: allow,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := w.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return w
+	m.t.Helper()
+	return startWebWorkload(ctx, m.t, m.spires[i], agent, pod, peerTrustDomains(m.spires, i))
 }
 
 // expectAllPairs fails the test unless every ordered pair handshakes.
 func (m *healMesh) expectAllPairs(ctx context.Context, when string) {
 	m.t.Helper()
-	for _, r := range everyPair(ctx, m.workloads, true, mtlsTimeout) {
-		if r.err != nil {
-			m.t.Errorf("%s: %v", when, r.err)
-		}
-	}
-	if m.t.Failed() {
-		m.t.FailNow()
-	}
+	expectEveryPair(ctx, m.t, m.workloads, when)
 }
 
 // timeToHeal runs `terraform apply` and measures from its start until every

@@ -115,6 +115,64 @@ func startAgent(ctx context.Context, t *testing.T, s *harness.Spire, opts harnes
 	return a
 }
 
+// applyWebClusterSPIFFEID has s's spire-controller-manager register the
+// pods labelled app=web (healTemplate), their entries federating with peers,
+// as a cluster's administrator would once the federation is in place (SPIRE
+// refuses entries federating with a trust domain whose bundle it lacks).
+func applyWebClusterSPIFFEID(ctx context.Context, t *testing.T, s *harness.Spire, peers []string) {
+	t.Helper()
+	if err := s.ApplyClusterSPIFFEID(ctx, harness.ClusterSPIFFEIDOptions{
+		Name: "web", SPIFFEIDTemplate: healTemplate, PodLabels: map[string]string{"app": "web"},
+		FederatesWith: peers,
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startWebWorkload starts a k8s_psat agent named agent on s's cluster and a
+// pod workload pod (app=web) on it whose server accepts the workloads of
+// every trust domain in accept but s's own; both stop at the end of the test.
+func startWebWorkload(ctx context.Context, t *testing.T, s *harness.Spire, agent, pod string, accept []string) *harness.Workload {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	a := startAgent(ctx, t, s, harness.SpireAgentOptions{Name: agent, K8sPSAT: true})
+	var allow []string
+	for _, td := range accept {
+		if td != s.TrustDomain {
+			allow = append(allow, "spiffe://"+td)
+		}
+	}
+	w, err := harness.StartPodWorkload(ctx, a, harness.PodWorkloadOptions{
+		Namespace: "apps", Pod: pod, ServiceAccount: "web", Labels: map[string]string{"app": "web"}, Allow: allow,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := w.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return w
+}
+
+// expectEveryPair fails the test unless every ordered pair of workloads
+// handshakes, naming each pair that does not.
+func expectEveryPair(ctx context.Context, t *testing.T, workloads []*harness.Workload, when string) {
+	t.Helper()
+	failed := false
+	for _, r := range everyPair(ctx, workloads, true, mtlsTimeout) {
+		if r.err != nil {
+			t.Errorf("%s: %v", when, r.err)
+			failed = true
+		}
+	}
+	if failed {
+		t.FailNow()
+	}
+}
+
 type pairResult struct {
 	from, to *harness.Workload
 	detail   string

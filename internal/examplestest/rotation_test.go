@@ -94,14 +94,7 @@ func startRotationMesh(t *testing.T, refreshHint time.Duration, names ...string)
 	m.example = applyMeshExample(t, m.clusters, spires)
 	m.status = m.writeStatusConfig(t)
 	federateWorkloads(ctx, t, m.workloads, spires)
-	for _, r := range everyPair(ctx, m.workloads, true, mtlsTimeout) {
-		if r.err != nil {
-			t.Error(r.err)
-		}
-	}
-	if t.Failed() {
-		t.FailNow()
-	}
+	expectEveryPair(ctx, t, m.workloads, "after the apply")
 	t.Logf("mesh of %v up, every pair handshakes: %v", names, time.Since(began).Round(time.Second))
 	return m
 }

@@ -251,44 +251,17 @@ func expectSpireHolds(ctx context.Context, t *testing.T, when string, wss []*wor
 	}
 }
 
-// applyClusterSPIFFEID makes w's workloads' entries federate with peers, as
-// the cluster's administrator would once the federation is in place (SPIRE
-// refuses entries federating with a trust domain whose bundle it lacks).
+// applyClusterSPIFFEID makes w's workloads' entries federate with peers.
 func (w *workspace) applyClusterSPIFFEID(ctx context.Context, t *testing.T, peers []*workspace) {
 	t.Helper()
-	if err := w.spire.ApplyClusterSPIFFEID(ctx, harness.ClusterSPIFFEIDOptions{
-		Name: "web", SPIFFEIDTemplate: healTemplate, PodLabels: map[string]string{"app": "web"},
-		FederatesWith: trustDomains(peers),
-	}); err != nil {
-		t.Fatal(err)
-	}
+	applyWebClusterSPIFFEID(ctx, t, w.spire, trustDomains(peers))
 }
 
 // startWorkload starts a k8s_psat agent on w's cluster and a pod workload on
 // it whose server accepts workloads of every trust domain in accept.
 func (w *workspace) startWorkload(ctx context.Context, t *testing.T, accept []string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	a := startAgent(ctx, t, w.spire, harness.SpireAgentOptions{Name: "node", K8sPSAT: true})
-	var allow []string
-	for _, td := range accept {
-		if td != w.spire.TrustDomain {
-			allow = append(allow, "spiffe://"+td)
-		}
-	}
-	wl, err := harness.StartPodWorkload(ctx, a, harness.PodWorkloadOptions{
-		Namespace: "apps", Pod: "web-0", ServiceAccount: "web", Labels: map[string]string{"app": "web"}, Allow: allow,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := wl.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	w.workload = wl
+	w.workload = startWebWorkload(ctx, t, w.spire, "node", "web-0", accept)
 }
 
 // expectHandshakes fails the test unless every ordered pair of the
@@ -299,16 +272,7 @@ func expectHandshakes(ctx context.Context, t *testing.T, wss []*workspace, when 
 	for _, w := range wss {
 		workloads = append(workloads, w.workload)
 	}
-	failed := false
-	for _, r := range everyPair(ctx, workloads, true, mtlsTimeout) {
-		if r.err != nil {
-			t.Errorf("%s: %v", when, r.err)
-			failed = true
-		}
-	}
-	if failed {
-		t.FailNow()
-	}
+	expectEveryPair(ctx, t, workloads, when)
 	t.Logf("%s: all %d ordered pairs of %v handshake", when, len(wss)*(len(wss)-1), wsNames(wss))
 }
 

@@ -54,7 +54,22 @@ func writePeerBundle(t *testing.T, peer *harness.Spire, file string) {
 	}
 }
 
+// spireTrustConfig federates east with peer, bootstrapped from bundleFile
+// (none when ""), and waits for SPIRE to hold the bundle.
 func spireTrustConfig(t *testing.T, peer *harness.Spire, bundleFile string) string {
+	return spirePeerConfig(t, peer, bundleFile, `
+  wait_for_bundle = true
+
+  timeouts {
+    create = "2m"
+    update = "2m"
+    delete = "2m"
+  }`)
+}
+
+// spirePeerConfig is east's https_spiffe federation with peer, bootstrapped
+// from bundleFile (none when ""), with extra in the resource block.
+func spirePeerConfig(t *testing.T, peer *harness.Spire, bundleFile, extra string) string {
 	bundle := "null"
 	if bundleFile != "" {
 		bundle = fmt.Sprintf("file(%q)", bundleFile)
@@ -69,15 +84,9 @@ resource "zerotrust_federated_trust_domain" "peer" {
     endpoint_spiffe_id = %q
   }
   trust_domain_bundle = %s
-  wait_for_bundle     = true
-
-  timeouts {
-    create = "2m"
-    update = "2m"
-    delete = "2m"
-  }
+%s
 }
-`, peer.TrustDomain, peer.BundleEndpointURL, peer.EndpointSPIFFEID, bundle)
+`, peer.TrustDomain, peer.BundleEndpointURL, peer.EndpointSPIFFEID, bundle, extra)
 }
 
 // expectSpireTrustBefore checks what the plan's refresh found (the change's
@@ -258,30 +267,16 @@ func TestAccFederatedTrustDomainSpireTrust_firstBundleOnUpdate(t *testing.T) {
 	peer := spireTrustPeer(t, "first")
 	bundleFile := filepath.Join(t.TempDir(), "bundle.json")
 	writePeerBundle(t, peer, bundleFile)
-	config := func(bundle string) string {
-		return acctest.ProviderConfig(t) + fmt.Sprintf(`
-resource "zerotrust_federated_trust_domain" "peer" {
-  cluster             = "east"
-  trust_domain        = %q
-  bundle_endpoint_url = %q
-  bundle_endpoint_profile = {
-    type               = "https_spiffe"
-    endpoint_spiffe_id = %q
-  }
-  trust_domain_bundle = %s
-}
-`, peer.TrustDomain, peer.BundleEndpointURL, peer.EndpointSPIFFEID, bundle)
-	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy:             checkCFTDsGone(t, map[string]string{"east": peer.TrustDomain}),
 		Steps: []resource.TestStep{
 			{
-				Config:            config("null"),
+				Config:            spirePeerConfig(t, peer, "", ""),
 				ConfigStateChecks: []statecheck.StateCheck{eastHoldsPeer(t, peer, false)},
 			},
 			{
-				Config: config(fmt.Sprintf("file(%q)", bundleFile)),
+				Config: spirePeerConfig(t, peer, bundleFile, ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction("zerotrust_federated_trust_domain.peer", plancheck.ResourceActionUpdate),
@@ -291,7 +286,7 @@ resource "zerotrust_federated_trust_domain" "peer" {
 			},
 			{
 				// The refresh after the seed finds SPIRE federated.
-				Config: config(fmt.Sprintf("file(%q)", bundleFile)),
+				Config: spirePeerConfig(t, peer, bundleFile, ""),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("zerotrust_federated_trust_domain.peer", tfjsonpath.New("spire_trust"), knownvalue.StringExact("federated")),
 				},
