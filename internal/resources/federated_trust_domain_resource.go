@@ -330,13 +330,14 @@ func (r *federatedTrustDomainResource) firstBundleSeeds(ctx context.Context, pla
 // holds no bundle of the peer, as the repair of a lost bundle does. SPIRE not
 // askable (no pod, no pods/exec) leaves it to the next refresh, which says
 // so; SPIRE already holding a bundle (fetched or seeded otherwise) is left
-// alone.
+// alone. What SPIRE holds is asked once per walk (spireViewOf), however many
+// federations of the cluster get their first bundle in it.
 func (r *federatedTrustDomainResource) seedFirstBundle(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
 	server, d := spireServer(ctx, client, r.Data.SpireNamespace, m.SpireServer)
 	if d.HasError() {
 		return
 	}
-	view, err := server.View(ctx)
+	view, err := spireViewOf(ctx, client, server)
 	if err != nil || view.Bundles[m.TrustDomain.ValueString()] != nil {
 		return
 	}
