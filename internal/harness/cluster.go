@@ -382,12 +382,19 @@ func (c *Cluster) stopProcs() error {
 	return errors.Join(errs...)
 }
 
-// writeKubeconfig writes one context per cluster, each named after its cluster.
+// writeKubeconfig writes one context per cluster, each named after its
+// cluster, with the admin token.
 func writeKubeconfig(path string, clusters []*Cluster) error {
+	return writeKubeconfigWith(path, clusters, func(c *Cluster) string { return c.Token })
+}
+
+// writeKubeconfigWith writes one context per cluster, each named after its
+// cluster and authenticating with token(cluster); the first is current.
+func writeKubeconfigWith(path string, clusters []*Cluster, token func(*Cluster) string) error {
 	cfg := clientcmdapi.NewConfig()
 	for _, c := range clusters {
 		cfg.Clusters[c.Name] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CACertPEM}
-		cfg.AuthInfos[c.Name] = &clientcmdapi.AuthInfo{Token: c.Token}
+		cfg.AuthInfos[c.Name] = &clientcmdapi.AuthInfo{Token: token(c)}
 		cfg.Contexts[c.Name] = &clientcmdapi.Context{Cluster: c.Name, AuthInfo: c.Name}
 		if cfg.CurrentContext == "" {
 			cfg.CurrentContext = c.Name

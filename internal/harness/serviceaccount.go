@@ -20,7 +20,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 var (
@@ -120,7 +119,7 @@ func (c *Cluster) serviceAccountKubeconfig(ctx context.Context, name string, man
 		}
 		binding["kind"] = "RoleBinding"
 		for _, ns := range namespacesOf(role.GetName()) {
-			b := runtimeCopy(binding)
+			b := runtime.DeepCopyJSON(binding)
 			b["metadata"] = map[string]any{"name": saNS + "-" + saName + "-" + role.GetName(), "namespace": ns}
 			if err := applyObject(ctx, dyn, roleBindingGVR, ns, b); err != nil {
 				return "", err
@@ -150,12 +149,7 @@ func (c *Cluster) serviceAccountKubeconfig(ctx context.Context, name string, man
 	}
 
 	path := filepath.Join(c.Dir, "sa-"+saNS+"-"+saName+".kubeconfig")
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[c.Name] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: c.CACertPEM}
-	cfg.AuthInfos[c.Name] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts[c.Name] = &clientcmdapi.Context{Cluster: c.Name, AuthInfo: c.Name}
-	cfg.CurrentContext = c.Name
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	if err := writeKubeconfigWith(path, []*Cluster{c}, func(*Cluster) string { return token }); err != nil {
 		return "", err
 	}
 	return path, nil
@@ -311,8 +305,4 @@ func applyObject(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVer
 		return fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	return nil
-}
-
-func runtimeCopy(m map[string]any) map[string]any {
-	return runtime.DeepCopyJSON(m)
 }
