@@ -15,7 +15,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 )
 
-// A wait retries about once a second; progress says so when the answer changes
+// A wait retries once a second; progress says so when the answer changes
 // and otherwise every progressEvery, not every second.
 func TestProgressThrottlesRetries(t *testing.T) {
 	var sent []string

@@ -19,20 +19,8 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// PollInterval is how often the waits ask again once they have waited a
-// while (see pollBackoff).
+// PollInterval is how often the waits ask again.
 const PollInterval = time.Second
-
-// pollBackoff paces a wait's asks: again after 250 ms, then 500 ms, then
-// every PollInterval. What the waits wait for (spire-controller-manager
-// creating a relationship from a new object, SPIRE storing its bootstrap
-// bundle) usually lands a moment after the first ask, which comes right
-// after the object's write; a first retry a whole PollInterval later kept
-// one federation in six of the 3-cluster demo's apply waiting 984 ms for a
-// bundle SPIRE held within a few hundred. Each ask is a pod exec, so later
-// ones stay a second apart. DelayFunc, unlike ExponentialBackoff, goes on at
-// the cap once the steps are spent.
-var pollBackoff = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Cap: PollInterval, Steps: 3}
 
 // Server is a SPIRE server pod (see bundlesource.DefaultServerPod and
 // bundlesource.DefaultServerContainer for the usual names).
@@ -141,12 +129,12 @@ func (r retryable) Unwrap() error { return r.err }
 
 func retry(err error) error { return retryable{err} }
 
-// poll runs try at once and then as pollBackoff paces it until it is done,
-// fails with an error not marked retryable, or ctx ends; then timedOut turns
-// ctx's error and the last retryable failure into the error returned.
+// poll runs try every PollInterval until it is done, fails with an error
+// not marked retryable, or ctx ends; then timedOut turns ctx's error and the
+// last retryable failure into the error returned.
 func (s Server) poll(ctx context.Context, try func(context.Context) (bool, error), timedOut func(ctxErr, last error) error) error {
 	var last error
-	err := pollBackoff.DelayFunc().Until(ctx, true, false, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, PollInterval, true, func(ctx context.Context) (bool, error) {
 		done, err := try(ctx)
 		var r retryable
 		if errors.As(err, &r) {
