@@ -19,7 +19,10 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// PollInterval is how often the waits ask again.
+// PollInterval is how often the waits ask again. Asking sooner does not
+// end them sooner: spire-controller-manager stores a new object's bundle
+// most of a second after the write, and a backoff from 250 ms was measured
+// to end later than this (bench/ANALYSIS.md, "Scale in clusters").
 const PollInterval = time.Second
 
 // Server is a SPIRE server pod (see bundlesource.DefaultServerPod and
