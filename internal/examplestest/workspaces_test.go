@@ -346,8 +346,10 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 	for _, w := range wss {
 		federation[w] = w.output(t, "federation")
 	}
+	// published is what a peer's workspace published: its federation output.
+	published := func(p *workspace) json.RawMessage { return federation[p] }
 	for _, w := range wss {
-		w.setVars(t, peersOf(w, wss, func(p *workspace) json.RawMessage { return federation[p] }))
+		w.setVars(t, peersOf(w, wss, published))
 	}
 	pass2 := runConcurrently(t, "pass 2 (peers' federation outputs)", wss, "apply", "-auto-approve", "-no-color")
 	for _, w := range wss {
@@ -390,14 +392,14 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 
 	// 4. A fifth cluster joins.
 	e := newWorkspace(t, "ws-e")
-	e.setVars(t, peersOf(e, wss, func(p *workspace) json.RawMessage { return federation[p] }))
+	e.setVars(t, peersOf(e, wss, published))
 	start := time.Now()
 	mustTerraform(t, e.dir, "apply", "-auto-approve", "-no-color")
 	t.Logf("join: the new workspace's apply took %s", time.Since(start).Round(100*time.Millisecond))
 	federation[e] = e.output(t, "federation")
 	wss = append(wss, e)
 	for _, w := range wss[:4] {
-		w.setVars(t, peersOf(w, wss, func(p *workspace) json.RawMessage { return federation[p] }))
+		w.setVars(t, peersOf(w, wss, published))
 	}
 	runConcurrently(t, "join (the four others add the fifth)", wss[:4], "apply", "-auto-approve", "-no-color")
 	expectSpireHolds(ctx, t, "after the join", wss, func(w *workspace) []*workspace { return others(w, wss) })
@@ -415,7 +417,7 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 	leaver := wss[3]
 	stay := slices.DeleteFunc(slices.Clone(wss), func(w *workspace) bool { return w == leaver })
 	for _, w := range stay {
-		w.setVars(t, peersOf(w, stay, func(p *workspace) json.RawMessage { return federation[p] }))
+		w.setVars(t, peersOf(w, stay, published))
 	}
 	runConcurrently(t, "leave (the peers drop "+leaver.name+")", stay, "apply", "-auto-approve", "-no-color")
 	expectSpireHolds(ctx, t, "after "+leaver.name+" left", stay, func(w *workspace) []*workspace { return others(w, stay) })

@@ -328,8 +328,8 @@ var throttled = regexp.MustCompile(`(?i)\b429\b|too many requests|rate limit`)
 // applyProblems returns the lines of an apply's output that show an error,
 // a warning other than the dev_overrides notice, or throttling. The suite's
 // own directory (work) is taken out of each line first: the notice prints
-// the provider's path, and a temporary directory named ...-1842917... once
-// made a clean run look throttled.
+// the provider's path, and a temporary directory whose random name held
+// "429" once made a clean CI run look throttled.
 func applyProblems(out, work string) []string {
 	var problems []string
 	for _, line := range strings.Split(out, "\n") {
