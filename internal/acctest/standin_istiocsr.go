@@ -60,8 +60,8 @@ import (
 //
 // cert-manager's Issuer, ClusterIssuer and Certificate CRDs are installed in
 // a minimal form (schema preserved, no validation): cert-manager publishes
-// its CRDs, but they are not among the project's recorded upstream CRDs
-// (/work/shared/upstream-crds), and only the fields read here matter.
+// its CRDs, but they are not among the released upstream CRDs the harness
+// installs (internal/harness/crds.go), and only the fields read here matter.
 
 const (
 	istioCSRStandInTick    = 200 * time.Millisecond

@@ -35,7 +35,8 @@ func createAsWebhook(t *testing.T, cluster, name, domain string) {
 }
 
 // TestAccDomainVerificationDataSource_coveredSubdomain: a verified domain
-// covers its subdomains (seed 004: they need no verification of their own).
+// covers its subdomains (Kuadrant's custom-domain design: they need no
+// verification of their own).
 // A subdomain without an object of its own reads as verified and covered,
 // with no token and no DNS server asked, and `wait` ends at once; one with an
 // unverified object of its own is covered too; a domain beside the verified

@@ -18,7 +18,8 @@ import (
 var _ datasource.DataSourceWithConfigure = (*meshServiceDataSource)(nil)
 
 // NewMeshServiceDataSource reads one Kuma MeshService: its identities
-// (seed 003), ports, selector, state and status.
+// (spec.identities, what a client verifies in the SAN of the service's
+// certificates), ports, selector, state and status.
 func NewMeshServiceDataSource() datasource.DataSource {
 	return &meshServiceDataSource{}
 }

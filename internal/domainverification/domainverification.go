@@ -131,7 +131,7 @@ func Verified(obj *unstructured.Unstructured) bool {
 }
 
 // CoveredBy is the verified domain among objs that covers domain, a proper
-// parent of it (seed 004: subdomains of a verified domain need no
+// parent of it (Kuadrant's custom-domain design: subdomains of a verified domain need no
 // verification of their own), and the object verifying it: the nearest such
 // parent, "" and nil when none.
 func CoveredBy(objs []unstructured.Unstructured, domain string) (string, *unstructured.Unstructured) {

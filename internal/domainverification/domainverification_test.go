@@ -28,7 +28,8 @@ func verifiedCond(domain, status, next string) map[string]any {
 }
 
 func TestStatusFor_v1alpha1PicksTheConditionOfTheDomain(t *testing.T) {
-	// The seed's example: the first Verified condition is for another domain.
+	// The status example of Kuadrant's custom-domain design: the first
+	// Verified condition is for another domain.
 	obj := withStatus("mydomain.com", map[string]any{"token": "t", "conditions": []any{
 		verifiedCond("myotherdomain.com", "True", "2026-01-02T04:00:00Z"),
 		verifiedCond("mydomain.com", "False", "2026-01-02T03:10:00Z"),

@@ -14,8 +14,8 @@ import (
 // outcome: the agents pass entry and bundle changes on within seconds.
 const mtlsTimeout = 90 * time.Second
 
-// TestAccExampleWorkloadsTrust is the proof #15 asks for: "SPIRE holds the
-// bundle" made into "workloads trust each other". Three clusters of its own,
+// TestAccExampleWorkloadsTrust proves that federation works end to end:
+// "SPIRE holds the bundle" made into "workloads trust each other". Three clusters of its own,
 // each with a real SPIRE server, spire-controller-manager, spire-agent and a
 // go-spiffe workload whose server accepts only the other clusters' workloads
 // by SPIFFE ID. Before the apply of examples/n-cluster-mesh no workload

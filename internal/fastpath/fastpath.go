@@ -9,9 +9,11 @@
 // write-only passes, defaults and plan modifiers run through reflection) was
 // most of the provider's CPU (bench/ANALYSIS.md). The upstream causes are open
 // framework issues: the semantic-equality walk over every attribute of every
-// request (hashicorp/terraform-plugin-framework#1314, PR #1315), log lines
-// formatted whether or not anyone reads them (#1269), and a regular
-// expression compiled per model field (#725, see internal/tfmodel). When a
+// request (hashicorp/terraform-plugin-framework#1314, with a proposed fix in
+// hashicorp/terraform-plugin-framework#1315), log lines formatted whether or
+// not anyone reads them (hashicorp/terraform-plugin-framework#1269), and a
+// regular expression compiled per model field
+// (hashicorp/terraform-plugin-framework#725, see internal/tfmodel). When a
 // framework release fixes them, bench/ decides whether this package still
 // earns its place (CHANGELOG, NOTES). terraform-plugin-go is the
 // library the framework itself serves with; the fast path decodes and
@@ -27,7 +29,7 @@
 // features it does not model. The resources' tests compare both answers on
 // a real API server.
 //
-// Leashes (STYLE.md habit 14): Enabled switches every fast path off on
+// Leashes, as for any answer that goes around the framework: Enabled switches every fast path off on
 // framework or terraform-plugin-go versions other than the verified ones
 // (gate.go) and when ZEROTRUST_FASTPATH=off; then the framework answers
 // everything, exactly as without this package.

@@ -59,7 +59,8 @@ const (
 	// status write and the Route: the operator renders the ServiceAccount,
 	// Services, RBAC, webhook, three ConfigMaps and the StatefulSet first
 	// (controller.go Reconcile), and the Route appeared about 1 to 5 s after
-	// the apply in the recorded runs (operator-traces, Z9).
+	// the apply when the operator ran against the provider (operator
+	// contracts guide: "The Route appears after the reconcile").
 	ZTWIMStandInRouteDelay = 1500 * time.Millisecond
 	// ztwimStandInRequeue paces a reconcile that returned an error (the Route
 	// could not be created): controller-runtime requeues it with backoff.

@@ -1,4 +1,4 @@
-// Package reliability is the reliability and security suite (issue 7): bad
+// Package reliability is the reliability and security suite: bad
 // input refused at plan with zero writes, apiserver kills mid-apply, 429
 // throttling, secrets kept out of logs and state, and wide parallel applies.
 // It runs its own lab with the apiserver audit log on, so the write counts

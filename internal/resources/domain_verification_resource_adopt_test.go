@@ -60,7 +60,8 @@ func checkLeftInPlace(t *testing.T, cluster string, gvr schema.GroupVersionResou
 	}
 }
 
-// TestAccDomainVerification_adoptWebhookCreated is the seed's flow: the
+// TestAccDomainVerification_adoptWebhookCreated is the flow of Kuadrant's
+// custom-domain design: the
 // ingress webhook created the object (under a name of its own) and only the
 // controller may change it. Without adopt_existing the plan refuses it; with
 // it, the plan shows the object adopted under its own name, the apply writes
@@ -163,7 +164,8 @@ func TestAccDomainVerification_adoptExistingCreatesWhenAbsent(t *testing.T) {
 }
 
 // prependVerifiedCondition puts a Verified condition for another domain in
-// front of the object's conditions, as the seed's v1alpha1 example lists
+// front of the object's conditions, as the v1alpha1 example of Kuadrant's
+// custom-domain design lists
 // one per domain; the stand-in controller keeps it (it only rewrites the
 // condition of spec.domain).
 func prependVerifiedCondition(t *testing.T, cluster, name, domain string) {

@@ -407,7 +407,8 @@ var istioCSRReserialised = []string{
 // istioCSRConflictForced reports whether a field conflict names only fields
 // the operator owns by re-serialising them: the apply then takes them over
 // (force), since the operator never sets them itself (it writes no spec
-// defaults, findings I11), and otherwise every change of a duration after
+// defaults: "The first Update re-serialises the spec" in the operator
+// contracts guide), and otherwise every change of a duration after
 // the operator first saw the object would need force_conflicts.
 func istioCSRConflictForced(err error) bool {
 	fields := kube.ConflictFields(err)

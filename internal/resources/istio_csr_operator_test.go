@@ -21,9 +21,11 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 )
 
-// The tests of this file prove one row each of the cert-manager Operator's
-// IstioCSR contract (OPERATORS.md I1..I11), against the stand-in operator
-// (acctest.IstioCSRStandIn), which follows the operator's controller.
+// The tests of this file prove one rule each of the cert-manager Operator's
+// IstioCSR contract (the sections of "cert-manager Operator: IstioCSR" in
+// docs/guides/operator-contracts.md, named in each test's comment), against
+// the stand-in operator (acctest.IstioCSRStandIn), which follows the
+// operator's controller.
 
 // istioCSROperandObjects lists what the operator created for the IstioCSR
 // of ns ("<resource> <namespace>/<name>"), by the operator's labels.
@@ -76,13 +78,13 @@ func checkOperands(t *testing.T, ns string, want bool) resource.TestCheckFunc {
 	}
 }
 
-// TestAccIstioCSROperator_secondInstance (I1): the operator serves only the
-// oldest IstioCSR of a cluster (utils.go disallowMultipleIstioCSRInstances).
-// The plan refuses a second one when it can see the first. When it cannot
-// (two created by the same apply: neither exists at plan), the operator
-// rejects the newer one (or both, created in the same second) for good, and
-// the apply fails at once on the rejection, not at its timeout, saying the
-// object must be recreated.
+// TestAccIstioCSROperator_secondInstance ("One IstioCSR per cluster"): the
+// operator serves only the oldest IstioCSR of a cluster (utils.go
+// disallowMultipleIstioCSRInstances). The plan refuses a second one when it
+// can see the first. When it cannot (two created by the same apply: neither
+// exists at plan), the operator rejects the newer one (or both, created in
+// the same second) for good, and the apply fails at once on the rejection,
+// not at its timeout, saying the object must be recreated.
 func TestAccIstioCSROperator_secondInstance(t *testing.T) {
 	istioCSRAlone(t)
 	first, _ := brownfieldIstioCSR(t, nil)
@@ -149,12 +151,13 @@ resource "zerotrust_istio_csr" "other" {
 	})
 }
 
-// TestAccIstioCSROperator_acmeIssuer (I2): an ACME issuer is an error the
-// operator does not retry (deployments.go assertIssuerRefExists), so the
-// plan refuses it. An issuer that becomes ACME after the create (the plan
-// looks at the issuer only when it creates the object: the reference is
-// immutable) shows at the next apply, which fails at once on the operator's
-// Degraded condition instead of waiting out its timeout.
+// TestAccIstioCSROperator_acmeIssuer ("An ACME issuer is refused for good"):
+// an ACME issuer is an error the operator does not retry (deployments.go
+// assertIssuerRefExists), so the plan refuses it. An issuer that becomes ACME
+// after the create (the plan looks at the issuer only when it creates the
+// object: the reference is immutable) shows at the next apply, which fails at
+// once on the operator's Degraded condition instead of waiting out its
+// timeout.
 func TestAccIstioCSROperator_acmeIssuer(t *testing.T) {
 	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csracme")
@@ -194,9 +197,10 @@ func TestAccIstioCSROperator_acmeIssuer(t *testing.T) {
 	})
 }
 
-// TestAccIstioCSROperator_issuerSpelling (I4): issuer_ref's kind and group
-// reach istiod's Certificate verbatim, where cert-manager accepts only the
-// exact spelling: the plan refuses any other, with no cluster involved.
+// TestAccIstioCSROperator_issuerSpelling ("Issuer kind and group must be
+// spelled exactly"): issuer_ref's kind and group reach istiod's Certificate
+// verbatim, where cert-manager accepts only the exact spelling: the plan
+// refuses any other, with no cluster involved.
 func TestAccIstioCSROperator_issuerSpelling(t *testing.T) {
 	valid := map[string]string{
 		"cluster": `"east"`, "namespace": `"cert-manager"`,
@@ -213,10 +217,11 @@ func TestAccIstioCSROperator_issuerSpelling(t *testing.T) {
 	})
 }
 
-// TestAccIstioCSROperator_certificateDurations (I7): cert-manager's webhook
-// refuses istiod's Certificate with a duration under 1h or a renew-before
-// under 5m (ValidateDuration), and the operator then reports Degraded: the
-// plan refuses both, with no cluster involved.
+// TestAccIstioCSROperator_certificateDurations ("Certificate durations have
+// minimums"): cert-manager's webhook refuses istiod's Certificate with a
+// duration under 1h or a renew-before under 5m (ValidateDuration), and the
+// operator then reports Degraded: the plan refuses both, with no cluster
+// involved.
 func TestAccIstioCSROperator_certificateDurations(t *testing.T) {
 	valid := map[string]string{
 		"cluster": `"east"`, "namespace": `"cert-manager"`,
@@ -234,12 +239,13 @@ func TestAccIstioCSROperator_certificateDurations(t *testing.T) {
 	})
 }
 
-// TestAccIstioCSROperator_caIssuerSecret (I5): the operator reads a CA
-// issuer's secret in istio.namespace, for a ClusterIssuer too, and retries
-// forever without a ca.crt there (deployments.go
-// createCAConfigMapFromIssuerSecret). The plan refuses both cases (the
-// operator's retries are shown by TestAccIstioCSROperator_missingIssuerRetried);
-// with istio_ca_certificate set the issuer's secret is not read.
+// TestAccIstioCSROperator_caIssuerSecret ("A CA issuer's secret is read in
+// istio.namespace"): the operator reads a CA issuer's secret in
+// istio.namespace, for a ClusterIssuer too, and retries forever without a
+// ca.crt there (deployments.go createCAConfigMapFromIssuerSecret). The plan
+// refuses both cases (the operator's retries are shown by
+// TestAccIstioCSROperator_missingIssuerRetried); with istio_ca_certificate
+// set the issuer's secret is not read.
 func TestAccIstioCSROperator_caIssuerSecret(t *testing.T) {
 	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csrca")
@@ -286,14 +292,14 @@ func TestAccIstioCSROperator_caIssuerSecret(t *testing.T) {
 	})
 }
 
-// TestAccIstioCSROperator_caConfigMap (I6): with istio_ca_certificate set,
-// the operator reads the ConfigMap once (in the IstioCSR's namespace when
-// namespace is unset) and gives up for good when it is missing, lacks the
-// key or holds no CA certificate (deployments.go handleUserProvidedCA): the
-// plan refuses each; a ConfigMap that disappears later fails the next apply
-// at once on Degraded, a change that does not fix it fails after the settle
-// window (the Degraded condition was there before), and a fix plus a spec
-// change clears it.
+// TestAccIstioCSROperator_caConfigMap ("A missing CA ConfigMap is refused for
+// good"): with istio_ca_certificate set, the operator reads the ConfigMap
+// once (in the IstioCSR's namespace when namespace is unset) and gives up for
+// good when it is missing, lacks the key or holds no CA certificate
+// (deployments.go handleUserProvidedCA): the plan refuses each; a ConfigMap
+// that disappears later fails the next apply at once on Degraded, a change
+// that does not fix it fails after the settle window (the Degraded condition
+// was there before), and a fix plus a spec change clears it.
 func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
 	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csrcm")
@@ -386,11 +392,12 @@ func istiodCertificate(t *testing.T) (*unstructured.Unstructured, error) {
 		Get(context.Background(), "istiod", metav1.GetOptions{})
 }
 
-// TestAccIstioCSROperator_updateWaitsForCertificate (I8): the operator
-// never sets observedGeneration and leaves Ready=True untouched after an
-// update, so an update must not return on that old Ready: with the agent
-// and istiod's certificate held back, the apply waits until they are
-// released, and returns with the Certificate carrying the new duration.
+// TestAccIstioCSROperator_updateWaitsForCertificate ("Conditions carry no
+// observedGeneration"): the operator never sets observedGeneration and leaves
+// Ready=True untouched after an update, so an update must not return on that
+// old Ready: with the agent and istiod's certificate held back, the apply
+// waits until they are released, and returns with the Certificate carrying
+// the new duration.
 func TestAccIstioCSROperator_updateWaitsForCertificate(t *testing.T) {
 	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csrupd")
@@ -453,10 +460,10 @@ func TestAccIstioCSROperator_updateWaitsForCertificate(t *testing.T) {
 	})
 }
 
-// TestAccIstioCSROperator_readyWaitsForAgent (I9): the operator says
-// Ready=True once its objects are applied; the apply also waits for the
-// agent's Deployment and istiod's Certificate, and on timeout says what it
-// still waits for.
+// TestAccIstioCSROperator_readyWaitsForAgent ("Ready does not mean the agent
+// runs"): the operator says Ready=True once its objects are applied; the
+// apply also waits for the agent's Deployment and istiod's Certificate, and
+// on timeout says what it still waits for.
 func TestAccIstioCSROperator_readyWaitsForAgent(t *testing.T) {
 	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csrhold")
@@ -496,10 +503,11 @@ func TestAccIstioCSROperator_readyWaitsForAgent(t *testing.T) {
 	})
 }
 
-// TestAccIstioCSROperator_destroyRemovesAgent (I10): the operator removes
-// nothing it created, so destroy does, by the operator's labels: a
-// namespace change leaves one agent, and after destroy the API server
-// holds none of the objects; cert-manager's Secret and the issuer stay.
+// TestAccIstioCSROperator_destroyRemovesAgent ("Nothing is cleaned up"): the
+// operator removes nothing it created, so destroy does, by the operator's
+// labels: a namespace change leaves one agent, and after destroy the API
+// server holds none of the objects; cert-manager's Secret and the issuer
+// stay.
 func TestAccIstioCSROperator_destroyRemovesAgent(t *testing.T) {
 	istioCSRAlone(t)
 	ns1 := meshTestNamespace(t, acctest.East, "csrdel")
@@ -538,11 +546,11 @@ func TestAccIstioCSROperator_destroyRemovesAgent(t *testing.T) {
 	})
 }
 
-// TestAccIstioCSROperator_reserialisedSpec (I11): the operator's first
-// Updates write the spec back in its Go types' form (1h30m -> 1h30m0s,
-// 0.5 -> 500m, resources: {}); the create applies and then plans nothing,
-// later updates apply without a field conflict with the operator, and a
-// changed duration is taken over from it.
+// TestAccIstioCSROperator_reserialisedSpec ("The first Update re-serialises
+// the spec"): the operator's first Updates write the spec back in its Go
+// types' form (1h30m -> 1h30m0s, 0.5 -> 500m, resources: {}); the create
+// applies and then plans nothing, later updates apply without a field
+// conflict with the operator, and a changed duration is taken over from it.
 func TestAccIstioCSROperator_reserialisedSpec(t *testing.T) {
 	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csrser")

@@ -253,7 +253,7 @@ func TestAccIstioCSR_defaults(t *testing.T) {
 			"private_key_size": knownvalue.Int64Exact(2048), "common_name": knownvalue.Null(),
 		})),
 		at(tfjsonpath.New("tolerations"), knownvalue.Null()),
-		// The operator's first Update wrote `resources: {}` (I11): null.
+		// The operator's first Update wrote `resources: {}`: null.
 		at(tfjsonpath.New("resources"), knownvalue.Null()),
 	}
 	create.Check = resource.ComposeAggregateTestCheckFunc(
@@ -392,13 +392,13 @@ func TestAccIstioCSR_immutableReplaces(t *testing.T) {
 	l.test(t, l.minimal(t), replace)
 }
 
-// TestAccIstioCSROperator_missingIssuerRetried (I3): an issuer that does not
-// exist where the operator looks (an Issuer of that name in the IstioCSR's
-// own namespace does not count) is retried by the operator
-// (deployments.go getIssuer: Ready=False Progressing, never Degraded): the
-// plan warns, the apply waits until its timeout and quotes the operator, and
-// once the issuer exists in istio.namespace the next apply replaces the
-// tainted object and succeeds.
+// TestAccIstioCSROperator_missingIssuerRetried ("A missing issuer is
+// retried"): an issuer that does not exist where the operator looks (an
+// Issuer of that name in the IstioCSR's own namespace does not count) is
+// retried by the operator (deployments.go getIssuer: Ready=False Progressing,
+// never Degraded): the plan warns, the apply waits until its timeout and
+// quotes the operator, and once the issuer exists in istio.namespace the next
+// apply replaces the tainted object and succeeds.
 func TestAccIstioCSROperator_missingIssuerRetried(t *testing.T) {
 	istioCSRAlone(t)
 	ns := meshTestNamespace(t, acctest.East, "csrmiss")

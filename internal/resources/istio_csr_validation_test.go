@@ -160,7 +160,7 @@ func TestAccIstioCSR_invalidInputFailsAtPlan(t *testing.T) {
 		{"duplicate resource claim", map[string]string{"resources": `{ claims = [{ name = "gpu" }, { name = "gpu" }] }`}, `Duplicate Resource Claim`, "resources.claims[1].name"},
 		{"resource quantity", map[string]string{"resources": `{ requests = { memory = "64MB" } }`}, `Invalid Resource Quantity`, `resources.requests["memory"]`},
 		// The operator checks the agent's resources as Kubernetes does and
-		// retries forever (findings A8).
+		// retries forever ("The agent's resources are checked").
 		{"request above limit", map[string]string{"resources": `{ requests = { memory = "256Mi" }, limits = { memory = "0.125Gi" } }`},
 			`Request Above Limit`, `resources.requests["memory"]`},
 		{"namespace", map[string]string{"namespace": `"Cert_Manager"`}, `Invalid DNS Label`, "namespace"},

@@ -34,7 +34,7 @@ func meshServiceIdentitiesObjectIdentity(m meshServiceIdentitiesResourceModel) o
 }
 
 // NewMeshServiceIdentitiesResource manages spec.identities of a Kuma
-// MeshService (seed 003: the SPIFFE IDs a client verifies in the SAN of the
+// MeshService (Kuma's MeshService identity design: the SPIFFE IDs a client verifies in the SAN of the
 // service's certificates).
 func NewMeshServiceIdentitiesResource() resource.Resource {
 	return &meshServiceIdentitiesResource{}

@@ -36,8 +36,8 @@ const (
 	// status flips, so a reconcile that ends where the previous one did (the
 	// Ready=False of managed_route = false, or the same refusal again) leaves
 	// nothing to tell it happened once its transient Ready=False/Progressing
-	// has been missed. Its reconciles take about 1 to 5 seconds
-	// (operator-traces), so 15 s without any sign means it has reconciled; if
+	// has been missed. Its reconciles took about 1 to 5 seconds when it ran
+	// against the provider, so 15 s without any sign means it has reconciled; if
 	// it is not running at all, the conditions it left cannot pass for a
 	// verdict and the timeout reports that.
 	federationSettleWindow = 15 * time.Second

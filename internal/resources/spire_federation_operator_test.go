@@ -22,9 +22,10 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// These tests follow the rows Z1..Z9 of what the Zero Trust Workload
-// Identity Manager operator does with the SpireServer's spec.federation
-// (pkg/controller/spire-server): the plan refuses what its controller
+// These tests follow the rules of what the Zero Trust Workload Identity
+// Manager operator's controller (pkg/controller/spire-server) does with the
+// SpireServer's spec.federation, one section each of
+// docs/guides/operator-contracts.md, named in the test's comment: the plan refuses what its controller
 // refuses, warns about what leaves it unready, and an apply ends on its
 // verdict. The operator is acctest.ZTWIMStandIn.
 
@@ -69,8 +70,9 @@ func acmeHCL(directoryURL, domain, tos string) string {
 `, directoryURL, domain, tos)
 }
 
-// Z1: ACME without tos_accepted = true is refused at plan (the operator's
-// validateAcmeConfig would refuse it and stop reconciling), unset or false.
+// "ACME needs tosAccepted": ACME without tos_accepted = true is refused at
+// plan (the operator's validateAcmeConfig would refuse it and stop
+// reconciling), unset or false.
 func TestAccSpireFederationOperator_acmeWithoutTOS(t *testing.T) {
 	for name, tos := range map[string]string{"unset": "", "false": "tos_accepted = false"} {
 		t.Run(name, func(t *testing.T) {
@@ -80,8 +82,9 @@ func TestAccSpireFederationOperator_acmeWithoutTOS(t *testing.T) {
 	}
 }
 
-// Z4: more than 50 peers are refused at plan whatever the provider's limit
-// says, and the provider's limit cannot be raised above the operator's.
+// "At most 50 peers": more than 50 peers are refused at plan whatever the
+// provider's limit says, and the provider's limit cannot be raised above the
+// operator's.
 func TestAccSpireFederationOperator_moreThan50Peers(t *testing.T) {
 	t.Run("51 peers", func(t *testing.T) {
 		refusedWithoutCluster(t, "", peersHCL(51),
@@ -93,8 +96,9 @@ func TestAccSpireFederationOperator_moreThan50Peers(t *testing.T) {
 	})
 }
 
-// Z5: the CRD's ^https:// and the operator's prefix checks are
-// case-sensitive: HTTPS:// is refused at plan, with the spelling shown.
+// "https:// is case-sensitive": the CRD's ^https:// and the operator's prefix
+// checks are case-sensitive: HTTPS:// is refused at plan, with the spelling
+// shown.
 func TestAccSpireFederationOperator_upperCaseHTTPS(t *testing.T) {
 	t.Run("peer bundle_endpoint_url", func(t *testing.T) {
 		refusedWithoutCluster(t, "", `  federates_with = {
@@ -169,10 +173,10 @@ func checkRoute(t *testing.T, c *harness.Cluster, host, termination, externalCer
 	}
 }
 
-// Z2: managed_route = false is accepted; the plan warns
-// (TestFederationChoiceWarnings), the apply ends on the operator's
-// Ready=False/Failed "RouteAvailable: Federation managed route disabled"
-// (a warning, not an error), and the next plan is empty.
+// "An unmanaged Route leaves the SpireServer unready": managed_route = false
+// is accepted; the plan warns (TestFederationChoiceWarnings), the apply ends
+// on the operator's Ready=False/Failed "RouteAvailable: Federation managed
+// route disabled" (a warning, not an error), and the next plan is empty.
 func TestAccSpireFederationOperator_managedRouteFalse(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		operatorCluster(t, c, "noroute", nil)
@@ -209,10 +213,10 @@ func TestAccSpireFederationOperator_managedRouteFalse(t *testing.T) {
 	})
 }
 
-// Z3: the operator never deletes its Route when managedRoute goes
-// true -> false; the provider deletes it (only when it carries the
-// operator's label) and bundle_endpoint_url becomes null. A Route of the
-// user's own under that name is left alone and read.
+// "The operator never deletes its Route": the operator never deletes its
+// Route when managedRoute goes true -> false; the provider deletes it (only
+// when it carries the operator's label) and bundle_endpoint_url becomes null.
+// A Route of the user's own under that name is left alone and read.
 func TestAccSpireFederationOperator_routeDeletedWhenUnmanaged(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		td := operatorCluster(t, c, "unmanaged", nil)
@@ -267,9 +271,10 @@ func TestAccSpireFederationOperator_routeDeletedWhenUnmanaged(t *testing.T) {
 	})
 }
 
-// Z6: an ACME domain_name other than federation.<trust domain> is accepted
-// with a warning (TestFederationChoiceWarnings); the operator's Route is
-// passthrough for federation.<trust domain> whatever domain_name says.
+// "The Route's host is federation.<trust domain>": an ACME domain_name other
+// than federation.<trust domain> is accepted with a warning
+// (TestFederationChoiceWarnings); the operator's Route is passthrough for
+// federation.<trust domain> whatever domain_name says.
 func TestAccSpireFederationOperator_acmeDomainName(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		td := operatorCluster(t, c, "acme", nil)
@@ -292,7 +297,8 @@ func TestAccSpireFederationOperator_acmeDomainName(t *testing.T) {
 	})
 }
 
-// Z7: serving_cert without external_secret_ref is accepted with a warning
+// "A serving certificate reaches the Route only through externalSecretRef":
+// serving_cert without external_secret_ref is accepted with a warning
 // (TestFederationChoiceWarnings): the operator's Route re-encrypts with no
 // certificate of the user's; external_secret_ref reaches the Route only.
 func TestAccSpireFederationOperator_servingCertWithoutSecret(t *testing.T) {
@@ -320,8 +326,9 @@ func TestAccSpireFederationOperator_servingCertWithoutSecret(t *testing.T) {
 	})
 }
 
-// Z8: the Route is read in the operator's constant namespace, whatever the
-// provider's spire.namespace says, by the resource and the data source.
+// "The Route lives in a constant namespace": the Route is read in the
+// operator's constant namespace, whatever the provider's spire.namespace
+// says, by the resource and the data source.
 func TestAccSpireFederationOperator_routeNamespaceConstant(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		td := operatorCluster(t, c, "constns", nil)
@@ -353,10 +360,11 @@ data "zerotrust_spire_server" "this" {
 	})
 }
 
-// Z9: the Route appears only after the operator's reconcile (the stand-in
-// takes acctest.ZTWIMStandInRouteDelay after the apply), and create waits
-// for it: bundle_endpoint_url is known when create returns, so a peer wired
-// to it in the same apply gets the URL, not null.
+// "The Route appears after the reconcile": the Route appears only after the
+// operator's reconcile (the stand-in takes acctest.ZTWIMStandInRouteDelay
+// after the apply), and create waits for it: bundle_endpoint_url is known
+// when create returns, so a peer wired to it in the same apply gets the URL,
+// not null.
 func TestAccSpireFederationOperator_bundleEndpointURLAtCreate(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		td := operatorCluster(t, c, "atcreate", nil)

@@ -45,9 +45,9 @@ func acmeValues(domain string) map[string]attr.Value {
 	}
 }
 
-// TestFederationChoiceWarnings: the plan warns about managed_route = false
-// (Z2), serving_cert without external_secret_ref (Z7) and an ACME domain
-// name other than the Route's host (Z6, only when the trust domain is known),
+// TestFederationChoiceWarnings: the plan warns about managed_route = false,
+// serving_cert without external_secret_ref and an ACME domain name other
+// than the Route's host (only when the trust domain is known),
 // naming the attribute and the operator's function; the sound choices plan
 // without a warning.
 func TestFederationChoiceWarnings(t *testing.T) {
@@ -60,15 +60,15 @@ func TestFederationChoiceWarnings(t *testing.T) {
 		trustDomain string
 		want        []string // summary, attribute path, operator function; none: no warning
 	}{
-		"Z2 managed_route false": {federationPlanModel(t, types.BoolValue(false), nil, nil), "east.test",
+		"managed_route false": {federationPlanModel(t, types.BoolValue(false), nil, nil), "east.test",
 			[]string{"SpireServer Will Not Become Ready", "managed_route", "routes.go reconcileRoute", "SetReadyCondition", "Federation managed route"}},
 		"managed_route true":    {federationPlanModel(t, types.BoolValue(true), nil, nil), "east.test", nil},
 		"managed_route unknown": {federationPlanModel(t, types.BoolUnknown(), nil, nil), "east.test", nil},
-		"Z7 serving_cert without external_secret_ref": {federationPlanModel(t, types.BoolValue(true), nil, cert(types.StringNull())), "east.test",
+		"serving_cert without external_secret_ref": {federationPlanModel(t, types.BoolValue(true), nil, cert(types.StringNull())), "east.test",
 			[]string{"https_web Peers Will See the Router's Certificate", "bundle_endpoint.https_web.serving_cert.external_secret_ref",
 				"spire-server-serving-cert", "router's default certificate"}},
 		"serving_cert with external_secret_ref": {federationPlanModel(t, types.BoolValue(true), nil, cert(types.StringValue("tls"))), "east.test", nil},
-		"Z6 acme domain other than the Route's host": {federationPlanModel(t, types.BoolValue(true), acmeValues("bundles.east.test"), nil), "east.test",
+		"acme domain other than the Route's host": {federationPlanModel(t, types.BoolValue(true), acmeValues("bundles.east.test"), nil), "east.test",
 			[]string{"ACME Domain Name Not the Route's Host", "bundle_endpoint.https_web.acme.domain_name", `"federation.east.test"`,
 				"generateFederationRoute"}},
 		"acme domain the Route's host":    {federationPlanModel(t, types.BoolValue(true), acmeValues("federation.east.test"), nil), "east.test", nil},

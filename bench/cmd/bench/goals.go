@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// Goal is one target from the benchmark issue, checked against this run.
+// Goal is one of the provider's performance targets (goals), checked against
+// this run.
 type Goal struct {
 	Goal     string `json:"goal"`
 	Measured string `json:"measured"`

@@ -406,7 +406,7 @@ func benchN(ctx context.Context, env *tfEnv, lab *harness.Lab, audit *auditReade
 // Up to opts.fullCyclesMaxN every run is a full apply, plan, destroy cycle.
 // Above it (N=1000 by default) Terraform core alone needs minutes per cycle
 // (terraform_data: ~2 min at N=1000 here), so each target applies once,
-// plans in every run (the comparison the targets are about) and
+// plans in every run (the comparison the targets in goals.go are about) and
 // destroys in its last run.
 //
 // kubernetes_manifest is bound by client-go's default rate limit (5

@@ -64,7 +64,7 @@ func markdown(r *Results, plots []string, analysis string) string {
 		r.Machine.CPUs, r.Machine.CPUModel, r.Machine.MemTotal, r.Machine.Kernel, r.Machine.LoadAvg, orDash(r.Machine.LoadAvgEnd), r.Machine.Go, r.Machine.Terraform)
 	p("The three kube-apiservers and their etcds run on the same cores as Terraform and the providers. Wall times are sensitive to anything else running on the machine (see the load averages); CPU times (rusage) are reported next to them and are less so.\n\n")
 
-	p("## Targets from the issue\n\n| target | measured | status | note |\n|---|---|---|---|\n")
+	p("## Targets\n\n| target | measured | status | note |\n|---|---|---|---|\n")
 	for _, g := range r.Goals {
 		m := g.Measured
 		if m == "" {
