@@ -22,6 +22,11 @@
 //     cluster's SPIRE server does with the object (relationship, peer
 //     bundle), asked of SPIRE through spire_exec.go, and its repair.
 //
+// Test files say which make target runs them: <file>_test.go holds
+// acceptance tests (TestAcc*, `make testacc`, package resources_test) and
+// their helpers, <file>_unit_test.go unit tests (every other name, `make
+// unit`, mostly package resources). internal/conventions checks the suffixes.
+//
 // One naming scheme, <thing> being the resource's name in camel case:
 // <thing>Resource and New<Thing>Resource; <thing>ResourceModel;
 // <thing>Identity, the identity's shape, and <thing>ObjectIdentity, the

@@ -17,7 +17,7 @@ import (
 // This file stays apart from istio_csr_plan.go: it is one self-contained
 // mechanism (the plan modifier of every unset Optional+Computed attribute,
 // fed by the field ownership recorded in private state), used by the schema
-// and the CRUD methods alike and tested on its own (istio_csr_unset_test.go).
+// and the CRUD methods alike and tested on its own (istio_csr_unset_unit_test.go).
 //
 // Attributes whose IstioCSR field the CRD defaults (or, for server, that
 // another field manager may have set) are Optional+Computed without a

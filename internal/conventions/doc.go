@@ -1,0 +1,18 @@
+// Package conventions has no production code. Its tests hold two rules of
+// the repository's own text that no compiler or linter checks:
+//
+//   - Comments and documentation are self-contained: they state a fact
+//     instead of pointing at where it was discussed (planning notes outside
+//     the repository, their row IDs, issue or seed numbers, numbered style
+//     habits) or at a path on one developer's machine. An upstream issue is
+//     named with its repository (owner/name#number), and the operators'
+//     rules the code follows are in docs/guides/operator-contracts.md,
+//     rendered from templates/guides/operator-contracts.md.tmpl.
+//   - Test file names say which make target runs the tests: in a package
+//     with acceptance tests (TestAcc*, `make testacc`), a file holding only
+//     unit tests (`make unit`) ends in _unit_test.go; _test.go files hold
+//     acceptance tests and shared test helpers; a package without
+//     acceptance tests names its test files _test.go.
+//
+// CHANGELOG.md keeps its history entries as they were written.
+package conventions
