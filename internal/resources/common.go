@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -147,19 +146,6 @@ func writtenBy(obj *unstructured.Unstructured, manager string) string {
 	return fmt.Sprintf("It was written by field manager %s, not by this configuration's field manager %q: another "+
 		"Terraform workspace (each sets its own provider field_manager) or another tool manages it.",
 		strings.Join(quoted, ", "), manager)
-}
-
-// clusterScopedImportFormat is what parseClusterScopedID reads.
-const clusterScopedImportFormat = `"<name>" (default connection) or "<cluster>/<name>"`
-
-// parseClusterScopedID parses the import ID of a cluster-scoped object:
-// "<name>" on the default connection, "<cluster>/<name>" otherwise.
-func parseClusterScopedID(id string) (objectIdentity, error) {
-	cluster, name := parseImportID(id)
-	if name == "" {
-		return objectIdentity{}, errors.New("the name is empty")
-	}
-	return objectIdentity{Cluster: cluster.ValueString(), Name: name}, nil
 }
 
 // schemaTypes gives the attribute types of the object at an attribute path of

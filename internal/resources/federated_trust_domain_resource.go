@@ -30,25 +30,21 @@ var (
 // peer's endpoint may take a refresh interval.
 const defaultFederationTimeout = 5 * time.Minute
 
-// federatedTrustDomainIdentity is cluster and name: ClusterFederatedTrustDomains
-// are cluster-scoped.
-var federatedTrustDomainIdentity = identityShape{}
+// federatedTrustDomainType: ClusterFederatedTrustDomains are cluster-scoped,
+// so the identity is cluster and name.
+var federatedTrustDomainType = &typeInfo{
+	name:  "federated_trust_domain",
+	kinds: []kube.Kind{kube.ClusterFederatedTrustDomain},
+}
 
 // NewFederatedTrustDomainResource manages a SPIRE ClusterFederatedTrustDomain.
 func NewFederatedTrustDomainResource() resource.Resource {
-	return &federatedTrustDomainResource{}
+	return &federatedTrustDomainResource{typeInfo: federatedTrustDomainType}
 }
 
 type federatedTrustDomainResource struct {
 	providerdata.ResourceBase
-}
-
-func (r *federatedTrustDomainResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_federated_trust_domain"
-}
-
-func (r *federatedTrustDomainResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	federatedTrustDomainIdentity.respond(resp)
+	*typeInfo
 }
 
 // federatedTrustDomainObjectIdentity is the identity of the object m describes.
@@ -86,7 +82,7 @@ func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.
 	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, out, client.FieldManager)...)
 	// The object exists from here on: state records it even if the wait fails.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainType.shape, resp.Identity)...)
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Create, &resp.Diagnostics)
 	// What SPIRE does with the new object: known after a successful wait,
 	// else for the next refresh to find.
@@ -192,7 +188,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12); Read
 	// never changes it (cluster and name replace the resource).
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).setIfMissing(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).setIfMissing(ctx, federatedTrustDomainType.shape, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -282,7 +278,7 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 		plan.SpireTrust = found
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainType.shape, resp.Identity)...)
 	if repair && !resp.Diagnostics.HasError() {
 		r.repairSpireTrust(ctx, client, plan, config.TrustDomainBundle, found.ValueString(), &resp.Diagnostics)
 		if !resp.Diagnostics.HasError() {
@@ -413,8 +409,7 @@ func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.
 }
 
 func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := importTarget(ctx, r.Data, federatedTrustDomainIdentity, req, &resp.Diagnostics,
-		clusterScopedImportFormat, parseClusterScopedID)
+	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -427,5 +422,5 @@ func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req reso
 	state, diags := federatedTrustDomainStateFromObject(ctx, cluster, obj)
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).set(ctx, federatedTrustDomainType.shape, resp.Identity)...)
 }

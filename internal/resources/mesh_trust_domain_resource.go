@@ -28,9 +28,19 @@ var (
 	_ resource.ResourceWithIdentity       = (*meshTrustDomainResource)(nil)
 )
 
-// meshTrustDomainIdentity is the resource identity: cluster, mesh kind, namespace
-// ("" for the cluster-scoped istio_sail) and name.
-var meshTrustDomainIdentity = identityShape{kind: true, namespaced: true}
+// meshTrustDomainType: the identity is cluster, mesh kind, namespace ("" for
+// the cluster-scoped istio_sail) and name; the import ID names the mesh
+// object by its key (parseMeshKey).
+var meshTrustDomainType = &typeInfo{
+	name:  "mesh_trust_domain",
+	kinds: meshKubeKinds(),
+	shape: identityShape{kind: true, namespaced: true},
+	importID: importIDForm{
+		key: meshKeyIdentity,
+		format: "[<cluster>/]<kind>[:<namespace>]:<name> or [<cluster>/]<kind> for the kind's default object, " +
+			"e.g. \"istio_sail:default\", \"east/istio_kyma:kyma-system:default\" or \"kuma:kuma-system:west-example-com\"",
+	},
+}
 
 // meshTrustDomainObjectIdentity is the identity of the object a model's mesh names; the
 // namespace is the one the object has, also when the configuration left it
@@ -45,19 +55,12 @@ func meshTrustDomainObjectIdentity(cluster types.String, mesh meshModel) objectI
 // NewMeshTrustDomainResource manages the trust domain of an Istio (Kyma or
 // Sail) mesh, or a Kuma MeshTrust.
 func NewMeshTrustDomainResource() resource.Resource {
-	return &meshTrustDomainResource{}
+	return &meshTrustDomainResource{typeInfo: meshTrustDomainType}
 }
 
 type meshTrustDomainResource struct {
 	providerdata.ResourceBase
-}
-
-func (r *meshTrustDomainResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	meshTrustDomainIdentity.respond(resp)
-}
-
-func (r *meshTrustDomainResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_mesh_trust_domain"
+	*typeInfo
 }
 
 func (r *meshTrustDomainResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -102,7 +105,7 @@ func (r *meshTrustDomainResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	resp.Diagnostics.Append(objectIdentity{Cluster: providerdata.ClusterKey(state.Cluster), Kind: m.Kind.ValueString(),
-		Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}.setIfMissing(ctx, meshTrustDomainIdentity, resp.Identity)...)
+		Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}.setIfMissing(ctx, meshTrustDomainType.shape, resp.Identity)...)
 	if r.Data.Clusters.IsUnknown(providerdata.ClusterKey(state.Cluster)) {
 		return
 	}
@@ -131,7 +134,7 @@ func storeMesh(ctx context.Context, m *meshTrustDomainResourceModel, kind meshKi
 	recordMeshOwnership(ctx, private, kind, manager, obj, diags)
 	diags.Append(state.Set(ctx, m)...)
 	id := objectIdentity{Cluster: providerdata.ClusterKey(m.Cluster), Kind: kind.name, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	diags.Append(id.set(ctx, meshTrustDomainIdentity, identity)...)
+	diags.Append(id.set(ctx, meshTrustDomainType.shape, identity)...)
 }
 
 func (r *meshTrustDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -296,24 +299,27 @@ func meshWrittenPaths(kind meshKind) [][]string {
 	return [][]string{kind.trustDomainPath}
 }
 
-// parseMeshTrustDomainImportID reads the import ID string, "[<cluster>/]<kind>[:<namespace>]:<name>"
-// or "[<cluster>/]<kind>" for the kind's default object.
-func parseMeshTrustDomainImportID(id string) (objectIdentity, error) {
-	cluster, key := parseImportID(id)
+// meshKeyIdentity is the identity (without the cluster) of the mesh object an
+// import ID's key, "<kind>[:<namespace>]:<name>" or "<kind>", names.
+func meshKeyIdentity(key string) (objectIdentity, error) {
 	mesh, err := parseMeshKey(key)
 	if err != nil {
 		return objectIdentity{}, err
 	}
-	return meshTrustDomainObjectIdentity(cluster, mesh), nil
+	return meshTrustDomainObjectIdentity(types.StringNull(), mesh), nil
 }
 
-// meshTrustDomainImportFormat is what the import ID string may be, for the error
-// that rejects one.
-const meshTrustDomainImportFormat = "[<cluster>/]<kind>[:<namespace>]:<name> or [<cluster>/]<kind> for the kind's default object, " +
-	"e.g. \"istio_sail:default\", \"east/istio_kyma:kyma-system:default\" or \"kuma:kuma-system:west-example-com\""
+// meshKubeKinds are the Kubernetes kinds of every mesh kind.
+func meshKubeKinds() []kube.Kind {
+	var out []kube.Kind
+	for _, name := range meshKindNames() {
+		out = append(out, meshKinds[name].kube)
+	}
+	return out
+}
 
 func (r *meshTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := importTarget(ctx, r.Data, meshTrustDomainIdentity, req, &resp.Diagnostics, meshTrustDomainImportFormat, parseMeshTrustDomainImportID)
+	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -332,7 +338,7 @@ func (r *meshTrustDomainResource) ImportState(ctx context.Context, req resource.
 	resp.Diagnostics.Append(diags...)
 	recordMeshOwnership(ctx, resp.Private, kind, client.FieldManager, obj, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(meshTrustDomainObjectIdentity(cluster, mesh).set(ctx, meshTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(meshTrustDomainObjectIdentity(cluster, mesh).set(ctx, meshTrustDomainType.shape, resp.Identity)...)
 }
 
 // target resolves the mesh object and the cluster client of a model.
