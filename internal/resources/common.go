@@ -95,18 +95,6 @@ func parseImportID(id string) (types.String, string) {
 	return types.StringValue(id[:i]), id[i+1:]
 }
 
-// ownedBy reports whether manager applied fields of obj: the object was made
-// by an earlier apply of this provider whose result never reached the state
-// (a lost response), so creating it again is a harmless re-apply.
-func ownedBy(obj *unstructured.Unstructured, manager string) bool {
-	for _, f := range obj.GetManagedFields() {
-		if f.Manager == manager && f.Operation == "Apply" {
-			return true
-		}
-	}
-	return false
-}
-
 // adoptGuard is the check Create makes against an object that already exists
 // under the name it is about to apply: applying over an object another
 // manager made would silently take it over, so such an object is refused
@@ -120,7 +108,7 @@ func ownedBy(obj *unstructured.Unstructured, manager string) bool {
 // Terraform workspace (the guide "One workspace per cluster"), another
 // workspace's manager there says which workspace already declares it.
 func adoptGuard(obj *unstructured.Unstructured, manager string, at path.Path, detail string, diags *diag.Diagnostics) bool {
-	if obj == nil || ownedBy(obj, manager) {
+	if obj == nil || applier(manager).wrote(obj) {
 		return true
 	}
 	diags.AddAttributeError(at, "Object Already Exists", detail+" "+writtenBy(obj, manager))

@@ -83,7 +83,7 @@ func (r *domainVerificationResource) Create(ctx context.Context, req resource.Cr
 		resp.Diagnostics.Append(kube.Diagnostic(err, "check for an existing DomainVerification "+name))
 		return
 	}
-	adopted := err == nil && !ownedBy(out, client.FieldManager)
+	adopted := err == nil && !applier(client.FieldManager).wrote(out)
 	if !plan.Adopted.IsUnknown() && plan.Adopted.ValueBool() != adopted {
 		planned, found := "creating", "exists, made by another manager"
 		if plan.Adopted.ValueBool() {
@@ -226,7 +226,7 @@ func releaseAdoptedDV(ctx context.Context, client *kube.Client, kind kube.Kind, 
 		diags.Append(kube.Diagnostic(err, "release the DomainVerification "+name))
 		return
 	}
-	if !ownedBy(obj, client.FieldManager) {
+	if !applier(client.FieldManager).wrote(obj) {
 		return
 	}
 	release := &unstructured.Unstructured{Object: map[string]any{}}

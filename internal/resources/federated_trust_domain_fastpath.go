@@ -73,7 +73,7 @@ func (f federatedTrustDomainFastPath) ReadResource(ctx context.Context, req *tfp
 		// silence once per cluster, see spireUnreachable).
 		return nil, false
 	}
-	newPrivate, err := private.With(classNameWrittenKey, classNameWrittenValue(written))
+	newPrivate, err := private.With(ownershipKey, classNameOwnership(written).value())
 	if err != nil {
 		return nil, false
 	}

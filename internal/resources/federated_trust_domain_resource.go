@@ -133,7 +133,7 @@ func checkUniqueAmong(ctx context.Context, items []unstructured.Unstructured, cl
 		item := &items[i]
 		other, _, _ := unstructured.NestedString(item.Object, "spec", "trustDomain")
 		switch {
-		case othersOnly && item.GetName() != name && ownedBy(item, client.FieldManager):
+		case othersOnly && item.GetName() != name && applier(client.FieldManager).wrote(item):
 			continue
 		case item.GetName() == name && !adoptGuard(item, client.FieldManager, path.Root("name"),
 			fmt.Sprintf("A ClusterFederatedTrustDomain named %q already exists on cluster %q and was not created by "+
@@ -142,7 +142,7 @@ func checkUniqueAmong(ctx context.Context, items []unstructured.Unstructured, cl
 			return false
 		case item.GetName() != name && other == td && stillFederates(ctx, client, item.GetName(), td):
 			owner := ""
-			if !ownedBy(item, client.FieldManager) {
+			if !applier(client.FieldManager).wrote(item) {
 				owner = " " + writtenBy(item, client.FieldManager)
 			}
 			diags.AddAttributeError(path.Root("trust_domain"), "Duplicate Trust Domain",
@@ -203,7 +203,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, classNameWrittenKey, classNameWrittenValue(written))...)
+	resp.Diagnostics.Append(writeOwnership(ctx, resp.Private, classNameOwnership(written))...)
 	raw, diags := codec.Value(ctx, &state)
 	resp.Diagnostics.Append(diags...)
 	if !resp.Diagnostics.HasError() {
@@ -230,7 +230,7 @@ func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, data 
 	diags.Append(setFederatedTrustDomainFromObject(ctx, state, obj)...)
 	unreachable, d := checkSpireTrust(ctx, client, data, state, obj)
 	diags.Append(d...)
-	return true, appliesField(obj, client.FieldManager, "spec", "className"), unreachable, diags
+	return true, appliesClassName(obj, client.FieldManager), unreachable, diags
 }
 
 func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {

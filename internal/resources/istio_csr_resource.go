@@ -125,7 +125,7 @@ func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateReques
 // fails, so Terraform knows the object exists (a failed create is tainted
 // and replaced by the next apply).
 func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan, config *istioCSRResourceModel, timeout time.Duration,
-	verb string, live *unstructured.Unstructured, state *tfsdk.State, identity *tfsdk.ResourceIdentity, private istioCSRPrivateSetter, diags *diag.Diagnostics) {
+	verb string, live *unstructured.Unstructured, state *tfsdk.State, identity *tfsdk.ResourceIdentity, private privateSetter, diags *diag.Diagnostics) {
 	ns := plan.Namespace.ValueString()
 	obj, d := istioCSRObjectFromModel(ctx, config, plan.issuerGroup(ctx, diags))
 	diags.Append(d...)

@@ -3,15 +3,12 @@ package resources
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
@@ -89,7 +86,7 @@ func (r *meshServiceIdentitiesResource) write(ctx context.Context, planned tfsdk
 	}
 	obj.SetUID(existing.GetUID())
 	if _, err := client.Apply(ctx, kube.KumaMeshService, obj, plan.ForceConflicts.ValueBool()); err != nil {
-		if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
+		if kube.IsUIDMismatch(err) {
 			diags.Append(meshServiceNotFound(plan, client.DisplayName(), "Could not "+action+" (it was deleted meanwhile)"))
 			return
 		}
@@ -160,20 +157,7 @@ func (r *meshServiceIdentitiesResource) Delete(ctx context.Context, req resource
 		resp.Diagnostics.Append(kube.Diagnostic(err, action))
 		return
 	}
-	if !managesAny(obj, client.FieldManager) {
-		// Imported and never written: nothing to give back, and an empty
-		// apply to an object without managed fields would record every
-		// field as "before-first-apply".
-		return
-	}
-	release := &unstructured.Unstructured{Object: map[string]any{}}
-	release.SetName(obj.GetName())
-	release.SetNamespace(obj.GetNamespace())
-	release.SetUID(obj.GetUID())
-	if _, err := client.Apply(ctx, kube.KumaMeshService, release, false); err != nil {
-		if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
-			return // deleted meanwhile: nothing left to release
-		}
+	if err := releaseFields(ctx, client, kube.KumaMeshService, obj); err != nil {
 		resp.Diagnostics.Append(kube.Diagnostic(err, action))
 	}
 }

@@ -2,7 +2,7 @@ package resources
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,8 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -129,7 +127,7 @@ func (r *meshTrustDomainResource) Read(ctx context.Context, req resource.ReadReq
 // resource identity (absent on clients without identities) and the record of
 // the fields the resource holds.
 func storeMesh(ctx context.Context, m *meshTrustDomainResourceModel, kind meshKind, manager string, obj *unstructured.Unstructured,
-	private meshPrivateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
+	private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	diags.Append(setMeshTrustDomainFromObject(ctx, m, kind, obj)...)
 	recordMeshOwnership(ctx, private, kind, manager, obj, diags)
 	diags.Append(state.Set(ctx, m)...)
@@ -183,10 +181,8 @@ func (r *meshTrustDomainResource) Delete(ctx context.Context, req resource.Delet
 		return
 	}
 	keptManager := client.FieldManager + meshKeptManagerSuffix
-	others := func(e metav1.ManagedFieldsEntry) bool {
-		return e.Manager != client.FieldManager && e.Manager != keptManager
-	}
-	if kind.createsObject && !fieldsOwned(obj, others, []string{"spec", "trustDomain"}, kumaCABundlesPath) {
+	others := managerOf(client.FieldManager, keptManager).others()
+	if kind.createsObject && !others.holds(obj, []string{"spec", "trustDomain"}, kumaCABundlesPath) {
 		if err := client.Delete(ctx, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString()); err != nil {
 			resp.Diagnostics.Append(kube.Diagnostic(err, "delete "+mesh.describe(kind)))
 		}
@@ -195,7 +191,7 @@ func (r *meshTrustDomainResource) Delete(ctx context.Context, req resource.Delet
 	releaseMeshFields(ctx, client, kind, mesh, obj, &resp.Diagnostics)
 	// Values an earlier destroy kept, which this resource took over (it
 	// manages the same object), go back too: the destroy plan said so.
-	if managesAny(obj, keptManager) && !resp.Diagnostics.HasError() {
+	if managerOf(keptManager).wrote(obj) && !resp.Diagnostics.HasError() {
 		if keeper := keptMeshClient(client, &resp.Diagnostics); keeper != nil {
 			releaseMeshFields(ctx, keeper, kind, mesh, obj, &resp.Diagnostics)
 		}
@@ -205,21 +201,7 @@ func (r *meshTrustDomainResource) Delete(ctx context.Context, req resource.Delet
 // releaseMeshFields gives back every field the client's field manager holds
 // on obj: a field no other manager holds is removed.
 func releaseMeshFields(ctx context.Context, client *kube.Client, kind meshKind, mesh meshModel, obj *unstructured.Unstructured, diags *diag.Diagnostics) {
-	if !managesAny(obj, client.FieldManager) {
-		// Nothing to give back (an imported object the resource never
-		// wrote). An empty apply is not a no-op on an object without
-		// managed fields: the API server would record them all as
-		// "before-first-apply".
-		return
-	}
-	release := &unstructured.Unstructured{Object: map[string]any{}}
-	release.SetName(obj.GetName())
-	release.SetNamespace(obj.GetNamespace())
-	release.SetUID(obj.GetUID())
-	if _, err := client.Apply(ctx, kind.kube, release, false); err != nil {
-		if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
-			return // deleted meanwhile: nothing left to release
-		}
+	if err := releaseFields(ctx, client, kind.kube, obj); err != nil {
 		diags.Append(kube.Diagnostic(err, "release the trust domain fields of "+mesh.describe(kind)))
 	}
 }
@@ -241,9 +223,7 @@ const meshKeptManagerSuffix = "-kept"
 // apply would drop them.
 func keepMeshFields(ctx context.Context, client *kube.Client, kind meshKind, mesh meshModel, obj *unstructured.Unstructured, diags *diag.Diagnostics) {
 	keptManager := client.FieldManager + meshKeptManagerSuffix
-	holds := func(e metav1.ManagedFieldsEntry) bool {
-		return e.Manager == client.FieldManager || e.Manager == keptManager
-	}
+	holds := managerOf(client.FieldManager, keptManager)
 	kept := &unstructured.Unstructured{Object: map[string]any{}}
 	kept.SetName(obj.GetName())
 	kept.SetNamespace(obj.GetNamespace())
@@ -251,7 +231,7 @@ func keepMeshFields(ctx context.Context, client *kube.Client, kind meshKind, mes
 	keeps := false
 	for _, p := range meshWrittenPaths(kind) {
 		value, found, err := unstructured.NestedFieldCopy(obj.Object, p...)
-		if err != nil || !found || !fieldsOwned(obj, holds, p) {
+		if err != nil || !found || !holds.holds(obj, p) {
 			continue
 		}
 		if err := unstructured.SetNestedField(kept.Object, value, p...); err != nil {
@@ -266,7 +246,7 @@ func keepMeshFields(ctx context.Context, client *kube.Client, kind meshKind, mes
 			return
 		}
 		if _, err := keeper.Apply(ctx, kind.kube, kept, false); err != nil {
-			if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
+			if kube.IsUIDMismatch(err) {
 				return // deleted meanwhile: nothing left to keep
 			}
 			diags.Append(kube.Diagnostic(err, "hand the trust fields of "+mesh.describe(kind)+" to the field manager "+keptManager))
@@ -402,79 +382,46 @@ func (r *meshTrustDomainResource) apply(ctx context.Context, client *kube.Client
 }
 
 func meshApplyDiagnostic(err error, kind meshKind, action string) diag.Diagnostic {
-	if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
+	if kube.IsUIDMismatch(err) {
 		return diag.NewAttributeErrorDiagnostic(path.Root("mesh"), "Mesh Object Deleted", fmt.Sprintf(
 			"Could not %s: the object was deleted while Terraform was working on it. %s\n\n%v", action, kind.missingHint, err))
 	}
 	return kube.Diagnostic(err, action)
 }
 
-// othersOwnAny reports whether a field manager other than manager owns any
-// of the fields at paths.
-func othersOwnAny(obj *unstructured.Unstructured, manager string, paths ...[]string) bool {
-	return fieldsOwned(obj, func(e metav1.ManagedFieldsEntry) bool { return e.Manager != manager }, paths...)
-}
+// Names of the optional fields in the ownership record of a mesh object:
+// the resource writes each only when its attribute is configured. An
+// attribute removed from the configuration releases a held field (its value
+// after the apply is the operator's or absent), while a field never held
+// only mirrors what another manager set and stays as it is.
+const (
+	meshFieldTrustDomain = "trust_domain"
+	meshFieldKumaMesh    = "kuma_mesh"
+)
 
-// managesAny reports whether manager holds any field of obj.
-func managesAny(obj *unstructured.Unstructured, manager string) bool {
-	for _, entry := range obj.GetManagedFields() {
-		if entry.Manager == manager {
-			return true
-		}
-	}
-	return false
-}
-
-// meshOwnershipKey names the private state entry that records which optional
-// fields this resource's field manager held at the last read or apply.
-const meshOwnershipKey = "owned_fields"
-
-// meshOwnership tells, for each field the resource writes only when its
-// attribute is configured, whether the resource holds it. An attribute
-// removed from the configuration releases a held field (its value after the
-// apply is the operator's or absent), while a field never held only mirrors
-// what another manager set and stays as it is.
-type meshOwnership struct {
-	TrustDomain bool `json:"trust_domain"`
-	KumaMesh    bool `json:"kuma_mesh"`
-}
-
-type meshPrivateGetter interface {
-	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
-}
-
-type meshPrivateSetter interface {
-	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
-}
-
-func readMeshOwnership(ctx context.Context, private meshPrivateGetter, diags *diag.Diagnostics) meshOwnership {
-	var owned meshOwnership
+// readMeshOwnership reads the ownership record; one that does not decode
+// reads as holding nothing, with a warning.
+func readMeshOwnership(ctx context.Context, private privateGetter, diags *diag.Diagnostics) ownershipRecord {
 	if private == nil {
-		return owned
+		return ownershipRecord{}
 	}
-	raw, d := private.GetKey(ctx, meshOwnershipKey)
+	owned, err, d := readOwnership(ctx, private)
 	diags.Append(d...)
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &owned); err != nil {
-			diags.AddWarning("Unreadable Private State", fmt.Sprintf(
-				"The record of which mesh fields this resource holds could not be read (%v); the next apply rewrites it.", err))
-		}
+	if err != nil && !errors.Is(err, errNoOwnershipRecord) {
+		diags.AddWarning("Unreadable Private State", fmt.Sprintf(
+			"The record of which mesh fields this resource holds could not be read (%v); the next apply rewrites it.", err))
 	}
 	return owned
 }
 
 // recordMeshOwnership stores which optional fields manager holds on obj.
-func recordMeshOwnership(ctx context.Context, private meshPrivateSetter, kind meshKind, manager string,
+func recordMeshOwnership(ctx context.Context, private privateSetter, kind meshKind, manager string,
 	obj *unstructured.Unstructured, diags *diag.Diagnostics) {
-	mine := func(e metav1.ManagedFieldsEntry) bool { return e.Manager == manager }
-	owned := meshOwnership{TrustDomain: fieldsOwned(obj, mine, kind.trustDomainPath)}
+	names := []string{meshFieldTrustDomain}
 	if kind.name == meshKindKuma {
-		owned.KumaMesh = fieldsOwned(obj, mine, kumaMeshLabelPath)
+		names = append(names, meshFieldKumaMesh)
 	}
-	raw, err := json.Marshal(owned)
-	if err != nil {
-		diags.AddError("Cannot Record Field Ownership", fmt.Sprintf("%v. This is a bug in the provider.", err))
-		return
-	}
-	diags.Append(private.SetKey(ctx, meshOwnershipKey, raw)...)
+	owned := recordOwnership(obj, managerOf(manager), names,
+		map[string][]string{meshFieldTrustDomain: kind.trustDomainPath, meshFieldKumaMesh: kumaMeshLabelPath})
+	diags.Append(writeOwnership(ctx, private, owned)...)
 }

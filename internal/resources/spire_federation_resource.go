@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -325,20 +324,7 @@ func (r *spireFederationResource) ImportState(ctx context.Context, req resource.
 func ownedFederationFields(obj *unstructured.Unstructured, manager string) map[string]any {
 	fed, _, _ := unstructured.NestedMap(obj.Object, "spec", "federation")
 	delete(fed, "federatesWith")
-	var sets []map[string]any
-	for entry, set := range managedFieldSets(obj) {
-		if entry.Manager == manager && entry.Operation == metav1.ManagedFieldsOperationApply {
-			sets = append(sets, set)
-		}
-	}
-	owned := func(fieldPath []string) bool {
-		for _, set := range sets {
-			if holdsField(set, fieldPath...) {
-				return true
-			}
-		}
-		return false
-	}
+	mine := applier(manager)
 	var prune func(live map[string]any, at []string) map[string]any
 	prune = func(live map[string]any, at []string) map[string]any {
 		out := map[string]any{}
@@ -350,7 +336,7 @@ func ownedFederationFields(obj *unstructured.Unstructured, manager string) map[s
 				}
 				continue
 			}
-			if owned(p) {
+			if mine.holds(obj, p) {
 				out[k] = v
 			}
 		}
