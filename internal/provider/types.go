@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
@@ -22,26 +23,32 @@ func Types() []string {
 	ctx := context.Background()
 	var p provider.MetadataResponse
 	(&zerotrustProvider{}).Metadata(ctx, provider.MetadataRequest{}, &p)
-	var out []string
-	for _, f := range resources.All() {
+	typeName := func(m interface {
+		Metadata(context.Context, resource.MetadataRequest, *resource.MetadataResponse)
+	}) string {
 		var resp resource.MetadataResponse
-		f().Metadata(ctx, resource.MetadataRequest{ProviderTypeName: p.TypeName}, &resp)
-		out = append(out, "resource "+resp.TypeName)
+		m.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: p.TypeName}, &resp)
+		return resp.TypeName
 	}
-	for _, f := range datasources.All() {
+	out := typeNames("resource", resources.All(), func(r resource.Resource) string { return typeName(r) })
+	out = append(out, typeNames("data source", datasources.All(), func(d datasource.DataSource) string {
 		var resp datasource.MetadataResponse
-		f().Metadata(ctx, datasource.MetadataRequest{ProviderTypeName: p.TypeName}, &resp)
-		out = append(out, "data source "+resp.TypeName)
-	}
-	for _, f := range resources.Lists() {
-		var resp resource.MetadataResponse
-		f().Metadata(ctx, resource.MetadataRequest{ProviderTypeName: p.TypeName}, &resp)
-		out = append(out, "list "+resp.TypeName)
-	}
-	for _, f := range actions.All() {
+		d.Metadata(ctx, datasource.MetadataRequest{ProviderTypeName: p.TypeName}, &resp)
+		return resp.TypeName
+	})...)
+	out = append(out, typeNames("list", resources.Lists(), func(l list.ListResource) string { return typeName(l) })...)
+	return append(out, typeNames("action", actions.All(), func(a action.Action) string {
 		var resp action.MetadataResponse
-		f().Metadata(ctx, action.MetadataRequest{ProviderTypeName: p.TypeName}, &resp)
-		out = append(out, "action "+resp.TypeName)
+		a.Metadata(ctx, action.MetadataRequest{ProviderTypeName: p.TypeName}, &resp)
+		return resp.TypeName
+	})...)
+}
+
+// typeNames is "<kind> <type name>" of each registered constructor.
+func typeNames[T any](kind string, registry []func() T, name func(T) string) []string {
+	out := make([]string, 0, len(registry))
+	for _, f := range registry {
+		out = append(out, kind+" "+name(f()))
 	}
 	return out
 }
