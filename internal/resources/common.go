@@ -87,14 +87,6 @@ var (
 	resourceID     = providerdata.ResourceID
 )
 
-func parseImportID(id string) (types.String, string) {
-	i := strings.LastIndex(id, "/")
-	if i < 0 {
-		return types.StringNull(), id
-	}
-	return types.StringValue(id[:i]), id[i+1:]
-}
-
 // adoptGuard is the check Create makes against an object that already exists
 // under the name it is about to apply: applying over an object another
 // manager made would silently take it over, so such an object is refused
