@@ -131,7 +131,7 @@ const federatedTrustDomainFieldClassName = "className"
 // classNameWritten reads from the ownership record whether this provider's
 // field manager applied spec.className.
 func classNameWritten(ctx context.Context, private privateGetter) (bool, diag.Diagnostics) {
-	rec, _, diags := readOwnership(ctx, private)
+	rec, diags, _ := readOwnership(ctx, private)
 	return rec.held(federatedTrustDomainFieldClassName), diags
 }
 

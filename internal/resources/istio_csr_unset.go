@@ -119,7 +119,7 @@ func (u unsetIstioCSRField) decide(ctx context.Context, configNull bool, state a
 	if u.field == "" || (u.def != nil && state.Equal(u.def)) {
 		return unsetState, nil
 	}
-	owned, err, diags := readOwnership(ctx, private)
+	owned, diags, err := readOwnership(ctx, private)
 	if err != nil {
 		// Written by an older provider and not refreshed since: whether the
 		// apply releases the field is not known, so neither is the value.

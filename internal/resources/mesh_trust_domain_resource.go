@@ -405,7 +405,7 @@ func readMeshOwnership(ctx context.Context, private privateGetter, diags *diag.D
 	if private == nil {
 		return ownershipRecord{}
 	}
-	owned, err, d := readOwnership(ctx, private)
+	owned, d, err := readOwnership(ctx, private)
 	diags.Append(d...)
 	if err != nil && !errors.Is(err, errNoOwnershipRecord) {
 		diags.AddWarning("Unreadable Private State", fmt.Sprintf(

@@ -164,7 +164,7 @@ type (
 // readOwnership reads the record, under ownershipKey or one of the legacy
 // keys. err is errNoOwnershipRecord when there is none, or says why the one
 // there does not decode; the record is then empty.
-func readOwnership(ctx context.Context, private privateGetter) (ownershipRecord, error, diag.Diagnostics) {
+func readOwnership(ctx context.Context, private privateGetter) (ownershipRecord, diag.Diagnostics, error) {
 	var diags diag.Diagnostics
 	get := func(key string) []byte {
 		v, d := private.GetKey(ctx, key)
@@ -174,16 +174,16 @@ func readOwnership(ctx context.Context, private privateGetter) (ownershipRecord,
 	var rec ownershipRecord
 	if raw := get(ownershipKey); len(raw) > 0 {
 		if err := json.Unmarshal(raw, &rec); err != nil {
-			return ownershipRecord{}, err, diags
+			return ownershipRecord{}, diags, err
 		}
-		return rec, nil, diags
+		return rec, diags, nil
 	}
 	if raw := get(legacyIstioCSROwnershipKey); len(raw) > 0 {
 		var old struct{ Sole, Shared []string }
 		if err := json.Unmarshal(raw, &old); err != nil {
-			return ownershipRecord{}, err, diags
+			return ownershipRecord{}, diags, err
 		}
-		return ownershipRecord{Held: append(old.Sole, old.Shared...), Shared: old.Shared}, nil, diags
+		return ownershipRecord{Held: append(old.Sole, old.Shared...), Shared: old.Shared}, diags, nil
 	}
 	if raw := get(legacyMeshOwnershipKey); len(raw) > 0 {
 		var old struct {
@@ -191,7 +191,7 @@ func readOwnership(ctx context.Context, private privateGetter) (ownershipRecord,
 			KumaMesh    bool `json:"kuma_mesh"`
 		}
 		if err := json.Unmarshal(raw, &old); err != nil {
-			return ownershipRecord{}, err, diags
+			return ownershipRecord{}, diags, err
 		}
 		rec.Held = []string{}
 		if old.TrustDomain {
@@ -200,16 +200,16 @@ func readOwnership(ctx context.Context, private privateGetter) (ownershipRecord,
 		if old.KumaMesh {
 			rec.Held = append(rec.Held, meshFieldKumaMesh)
 		}
-		return rec, nil, diags
+		return rec, diags, nil
 	}
 	if raw := get(legacyClassNameWrittenKey); len(raw) > 0 {
 		rec.Held = []string{}
 		if string(raw) == "true" {
 			rec.Held = append(rec.Held, federatedTrustDomainFieldClassName)
 		}
-		return rec, nil, diags
+		return rec, diags, nil
 	}
-	return ownershipRecord{}, errNoOwnershipRecord, diags
+	return ownershipRecord{}, diags, errNoOwnershipRecord
 }
 
 // writeOwnership stores the record under ownershipKey.

@@ -47,13 +47,13 @@ func TestReadOwnershipOldKeys(t *testing.T) {
 			ownershipRecord{Held: []string{}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err, diags := readOwnership(context.Background(), tc.private)
+			got, diags, err := readOwnership(context.Background(), tc.private)
 			if diags.HasError() || !errors.Is(err, tc.wantErr) || !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("readOwnership = %+v, %v, %v; want %+v, %v", got, err, diags, tc.want, tc.wantErr)
 			}
 		})
 	}
-	if _, err, _ := readOwnership(context.Background(), fakePrivateState{"owned_fields": []byte("{")}); err == nil ||
+	if _, _, err := readOwnership(context.Background(), fakePrivateState{"owned_fields": []byte("{")}); err == nil ||
 		errors.Is(err, errNoOwnershipRecord) {
 		t.Errorf("an undecodable record read as %v, want a decoding error", err)
 	}
@@ -62,7 +62,7 @@ func TestReadOwnershipOldKeys(t *testing.T) {
 	if d := writeOwnership(context.Background(), private, rec); d.HasError() {
 		t.Fatal(d)
 	}
-	if got, err, _ := readOwnership(context.Background(), private); err != nil || !reflect.DeepEqual(got, rec) {
+	if got, _, err := readOwnership(context.Background(), private); err != nil || !reflect.DeepEqual(got, rec) {
 		t.Errorf("written %+v, read back %+v, %v", rec, got, err)
 	}
 	if !rec.releases("a") || rec.releases("b") || rec.releases("c") || !rec.held("b") {
