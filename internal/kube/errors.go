@@ -76,6 +76,14 @@ func IsFieldConflict(err error) bool {
 	return apierrors.IsConflict(err) && len(conflicts(err)) > 0
 }
 
+// IsUIDMismatch reports whether err is the API server refusing a write whose
+// metadata.uid precondition no longer holds: the object of that name was
+// deleted (and maybe created again) since it was read. The API server says
+// so only in the message of a 409 Conflict.
+func IsUIDMismatch(err error) bool {
+	return apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch")
+}
+
 // IsRejected reports whether the API server refused the object itself: a
 // field its schema does not declare or a value of the wrong type, a value
 // outside the schema's limits, a CEL rule (422 Invalid), or a malformed

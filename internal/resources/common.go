@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -88,26 +87,6 @@ var (
 	resourceID     = providerdata.ResourceID
 )
 
-func parseImportID(id string) (types.String, string) {
-	i := strings.LastIndex(id, "/")
-	if i < 0 {
-		return types.StringNull(), id
-	}
-	return types.StringValue(id[:i]), id[i+1:]
-}
-
-// ownedBy reports whether manager applied fields of obj: the object was made
-// by an earlier apply of this provider whose result never reached the state
-// (a lost response), so creating it again is a harmless re-apply.
-func ownedBy(obj *unstructured.Unstructured, manager string) bool {
-	for _, f := range obj.GetManagedFields() {
-		if f.Manager == manager && f.Operation == "Apply" {
-			return true
-		}
-	}
-	return false
-}
-
 // adoptGuard is the check Create makes against an object that already exists
 // under the name it is about to apply: applying over an object another
 // manager made would silently take it over, so such an object is refused
@@ -121,7 +100,7 @@ func ownedBy(obj *unstructured.Unstructured, manager string) bool {
 // Terraform workspace (the guide "One workspace per cluster"), another
 // workspace's manager there says which workspace already declares it.
 func adoptGuard(obj *unstructured.Unstructured, manager string, at path.Path, detail string, diags *diag.Diagnostics) bool {
-	if obj == nil || ownedBy(obj, manager) {
+	if obj == nil || applier(manager).wrote(obj) {
 		return true
 	}
 	diags.AddAttributeError(at, "Object Already Exists", detail+" "+writtenBy(obj, manager))
@@ -147,19 +126,6 @@ func writtenBy(obj *unstructured.Unstructured, manager string) string {
 	return fmt.Sprintf("It was written by field manager %s, not by this configuration's field manager %q: another "+
 		"Terraform workspace (each sets its own provider field_manager) or another tool manages it.",
 		strings.Join(quoted, ", "), manager)
-}
-
-// clusterScopedImportFormat is what parseClusterScopedID reads.
-const clusterScopedImportFormat = `"<name>" (default connection) or "<cluster>/<name>"`
-
-// parseClusterScopedID parses the import ID of a cluster-scoped object:
-// "<name>" on the default connection, "<cluster>/<name>" otherwise.
-func parseClusterScopedID(id string) (objectIdentity, error) {
-	cluster, name := parseImportID(id)
-	if name == "" {
-		return objectIdentity{}, errors.New("the name is empty")
-	}
-	return objectIdentity{Cluster: cluster.ValueString(), Name: name}, nil
 }
 
 // schemaTypes gives the attribute types of the object at an attribute path of

@@ -23,9 +23,9 @@ func TestResourceIDRoundTrip(t *testing.T) {
 		if got := resourceID(tc.cluster, tc.name); got != tc.id {
 			t.Errorf("resourceID(%v, %q) = %q, want %q", tc.cluster, tc.name, got, tc.id)
 		}
-		cluster, name := parseImportID(tc.id)
-		if !cluster.Equal(tc.cluster) || name != tc.name {
-			t.Errorf("parseImportID(%q) = %v, %q", tc.id, cluster, name)
+		got, err := federatedTrustDomainType.importID.parse(tc.id)
+		if err != nil || !clusterValue(got.Cluster).Equal(tc.cluster) || got.Name != tc.name {
+			t.Errorf("parse(%q) = %+v, %v", tc.id, got, err)
 		}
 	}
 }

@@ -29,12 +29,11 @@
 //
 // One naming scheme, <thing> being the resource's name in camel case:
 // <thing>Resource and New<Thing>Resource; <thing>ResourceModel;
-// <thing>Identity, the identity's shape, and <thing>ObjectIdentity, the
-// objectIdentity of the object (built from the model, or from the cluster
-// and name parts where import and list have no model), both in
-// _resource.go; the import ID string's <thing>ImportFormat and
-// parse<Thing>ImportID beside ImportState (cluster-scoped objects named by
-// their name alone share parseClusterScopedID). No helper returns the id
+// <thing>Type, the resource type's typeInfo (its type name, Kubernetes
+// kinds, identity shape and import ID form: the one place the type name is
+// spelled), and <thing>ObjectIdentity, the objectIdentity of the object
+// (built from the model, or from the cluster and name parts where import and
+// list have no model), both in _resource.go. No helper returns the id
 // attribute as a string: it is resourceID(cluster, key) where it is set.
 // <thing>ObjectFromModel (what an apply sends), <thing>StateFromObject (the
 // state import and list store) and set<Thing>FromObject (a refresh into an
@@ -43,13 +42,16 @@
 // federation is one field of an object this provider does not own.
 //
 // Shared pieces live once: registry.go (All and Lists, the one list of what
-// the provider serves), common.go (attributes and helpers every resource
-// uses), identity.go (resource identity and the import prologue), list.go
-// (cluster scope and result streaming), managed_fields.go (who owns a
-// field), object_fields.go (reading fields of unstructured objects),
-// values.go (framework collections and nested objects to Go values and back),
-// plan_apply_check.go (the plan-time dry-run apply), spire_exec.go (the
-// SPIRE server pod a resource asks).
+// the provider serves), typeinfo.go (the per-type descriptor, Metadata,
+// IdentitySchema and the one import ID parser), common.go (attributes and
+// helpers every resource uses), identity.go (resource identity and the
+// import prologue), list.go (the list resource shell, cluster scope and
+// result streaming), ownership.go (who wrote an object or field, the
+// private-state record of held fields, releasing them), managed_fields.go
+// (decoding managedFields), object_fields.go (reading fields of unstructured
+// objects), values.go (framework collections and nested objects to Go values
+// and back), plan_apply_check.go (the plan-time dry-run apply),
+// spire_exec.go (the SPIRE server pod a resource asks).
 //
 // One model idiom: a model is a struct of framework value types (types.String,
 // types.List, types.Object, ...) with tfsdk tags, and a nested object is a

@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/querycheck"
 	"github.com/hashicorp/terraform-plugin-testing/querycheck/queryfilter"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,11 +24,7 @@ const dvType = "zerotrust_domain_verification"
 // dvIdentity is the identity a DomainVerification on cluster ("" for the
 // default connection) named name has.
 func dvIdentity(cluster, name string) map[string]knownvalue.Check {
-	var c knownvalue.Check = knownvalue.Null()
-	if cluster != "" {
-		c = knownvalue.StringExact(cluster)
-	}
-	return map[string]knownvalue.Check{"cluster": c, "name": knownvalue.StringExact(name)}
+	return wantIdentity(cluster, "name", name)
 }
 
 // TestAccDomainVerification_identityImport imports by resource identity
@@ -58,38 +53,9 @@ resource %[1]q "dflt" {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
 			checkDVGone(t, acctest.West, onWest), checkDVGone(t, acctest.East, onDefault)),
-		Steps: []resource.TestStep{
-			{
-				Config: config,
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectIdentity(dvType+".west", dvIdentity(acctest.West, onWest)),
-					statecheck.ExpectIdentity(dvType+".dflt", dvIdentity("", onDefault)),
-					statecheck.ExpectIdentityValueMatchesState(dvType+".west", tfjsonpath.New("name")),
-					statecheck.ExpectIdentityValueMatchesState(dvType+".west", tfjsonpath.New("cluster")),
-				},
-			},
-			{
-				Config:          config,
-				ResourceName:    dvType + ".west",
-				ImportState:     true,
-				ImportStateKind: resource.ImportBlockWithResourceIdentity,
-			},
-			{
-				Config:          config,
-				ResourceName:    dvType + ".dflt",
-				ImportState:     true,
-				ImportStateKind: resource.ImportBlockWithResourceIdentity,
-			},
-			{
-				// terraform plan -generate-config-out: the written
-				// configuration imports with no change.
-				Config:          config,
-				ResourceName:    dvType + ".west",
-				ImportState:     true,
-				ImportStateKind: resource.ImportBlockWithResourceIdentity,
-				GenerateConfig:  true,
-			},
-		},
+		Steps: identityImportSteps(config,
+			identityImport{addr: dvType + ".west", identity: dvIdentity(acctest.West, onWest), matchesState: []string{"name", "cluster"}, generate: true},
+			identityImport{addr: dvType + ".dflt", identity: dvIdentity("", onDefault)}),
 	})
 }
 

@@ -6,61 +6,32 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
-var _ list.ListResourceWithConfigure = (*domainVerificationListResource)(nil)
-
 // NewDomainVerificationListResource lists zerotrust_domain_verification objects.
 func NewDomainVerificationListResource() list.ListResource {
-	return &domainVerificationListResource{}
-}
-
-type domainVerificationListResource struct {
-	providerdata.ResourceBase
+	return newListShell(domainVerificationType,
+		"Lists the Kuadrant `DomainVerification` objects of the provider's clusters that "+
+			"`zerotrust_domain_verification` can manage, for `terraform query` and import. They are read in API "+
+			"version `v1`, as import reads them; `api_version` of each result is the version its spec was written "+
+			"in. Objects whose `spec.domain` the resource would refuse, and objects being deleted, are left out.",
+		map[string]listschema.Attribute{"domain": listschema.StringAttribute{
+			Optional:            true,
+			MarkdownDescription: "Only the objects that verify this domain (`spec.domain`), such as `apps.example.com`.",
+			Validators:          []validator.String{validate.DomainName()},
+		}},
+		func(f domainVerificationListModel) listConverter { return f.convert })
 }
 
 type domainVerificationListModel struct {
 	listScope
 	Domain types.String `tfsdk:"domain"`
-}
-
-func (l *domainVerificationListResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_domain_verification"
-}
-
-func (l *domainVerificationListResource) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
-	attrs := listScopeAttributes()
-	attrs["domain"] = listschema.StringAttribute{
-		Optional:            true,
-		MarkdownDescription: "Only the objects that verify this domain (`spec.domain`), such as `apps.example.com`.",
-		Validators:          []validator.String{validate.DomainName()},
-	}
-	resp.Schema = listschema.Schema{
-		MarkdownDescription: "Lists the Kuadrant `DomainVerification` objects of the provider's clusters that " +
-			"`zerotrust_domain_verification` can manage, for `terraform query` and import. They are read in API " +
-			"version `v1`, as import reads them; `api_version` of each result is the version its spec was written " +
-			"in. Objects whose `spec.domain` the resource would refuse, and objects being deleted, are left out.",
-		Attributes: attrs,
-	}
-}
-
-func (l *domainVerificationListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
-	var filter domainVerificationListModel
-	if diags := req.Config.Get(ctx, &filter); diags.HasError() {
-		stream.Results = list.ListResultsStreamDiagnostics(diags)
-		return
-	}
-	streamObjects(ctx, req, stream, l.Data, domainVerificationIdentity, filter.listScope,
-		[]kube.Kind{kube.DomainVerificationV1}, filter.convert)
 }
 
 // convert makes a list result of obj: the identity, a display name naming

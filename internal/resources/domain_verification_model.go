@@ -41,7 +41,7 @@ func domainVerificationStateFromObject(cluster types.String, obj *unstructured.U
 		APIVersion:     types.StringValue(domainverification.CreatedWith(obj)),
 		ForceConflicts: types.BoolValue(false),
 		AdoptExisting:  types.BoolValue(false),
-		Adopted:        types.BoolValue(!ownedBy(obj, manager)),
+		Adopted:        types.BoolValue(!applier(manager).wrote(obj)),
 		Timeouts:       timeouts.Value{Object: types.ObjectNull(domainVerificationObjectAttrTypes("timeouts"))},
 	}
 	setDomainVerificationFromObject(&state, obj)

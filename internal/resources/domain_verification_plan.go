@@ -105,7 +105,7 @@ func (r *domainVerificationResource) planExisting(ctx context.Context, plan *dom
 	if existing == nil || diags.HasError() {
 		return
 	}
-	if ownedBy(existing, client.FieldManager) {
+	if applier(client.FieldManager).wrote(existing) {
 		// This provider's own object may be about to go in the same apply (a
 		// replacement destroys it first): Create judges it.
 		plan.Adopted = types.BoolValue(false)
@@ -125,7 +125,7 @@ func adoptableByDomain(items []unstructured.Unstructured, domain, manager string
 	var found *unstructured.Unstructured
 	for i := range items {
 		obj := &items[i]
-		if domainverification.Domain(obj) != domain || obj.GetDeletionTimestamp() != nil || ownedBy(obj, manager) {
+		if domainverification.Domain(obj) != domain || obj.GetDeletionTimestamp() != nil || applier(manager).wrote(obj) {
 			continue
 		}
 		if found != nil {

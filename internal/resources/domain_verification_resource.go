@@ -23,9 +23,12 @@ var (
 	_ resource.ResourceWithIdentity    = (*domainVerificationResource)(nil)
 )
 
-// domainVerificationIdentity: DomainVerifications are cluster-scoped, so
+// domainVerificationType: DomainVerifications are cluster-scoped, so
 // cluster and name identify one.
-var domainVerificationIdentity = identityShape{}
+var domainVerificationType = &typeInfo{
+	name:  "domain_verification",
+	kinds: []kube.Kind{kube.DomainVerificationV1},
+}
 
 // domainVerificationObjectIdentity is the identity of the object m describes.
 func domainVerificationObjectIdentity(m domainVerificationResourceModel) objectIdentity {
@@ -39,23 +42,16 @@ const (
 
 // NewDomainVerificationResource manages a Kuadrant DomainVerification.
 func NewDomainVerificationResource() resource.Resource {
-	return &domainVerificationResource{}
+	return &domainVerificationResource{typeInfo: domainVerificationType}
 }
 
 type domainVerificationResource struct {
 	providerdata.ResourceBase
-}
-
-func (r *domainVerificationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_domain_verification"
+	*typeInfo
 }
 
 func (r *domainVerificationResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = domainVerificationSchema(ctx)
-}
-
-func (r *domainVerificationResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	domainVerificationIdentity.respond(resp)
 }
 
 func (r *domainVerificationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -87,7 +83,7 @@ func (r *domainVerificationResource) Create(ctx context.Context, req resource.Cr
 		resp.Diagnostics.Append(kube.Diagnostic(err, "check for an existing DomainVerification "+name))
 		return
 	}
-	adopted := err == nil && !ownedBy(out, client.FieldManager)
+	adopted := err == nil && !applier(client.FieldManager).wrote(out)
 	if !plan.Adopted.IsUnknown() && plan.Adopted.ValueBool() != adopted {
 		planned, found := "creating", "exists, made by another manager"
 		if plan.Adopted.ValueBool() {
@@ -122,7 +118,7 @@ func (r *domainVerificationResource) Create(ctx context.Context, req resource.Cr
 	// Saved even on failure: the object exists, and Terraform marks the
 	// resource tainted so the next apply replaces it.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(domainVerificationObjectIdentity(plan).set(ctx, domainVerificationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(domainVerificationObjectIdentity(plan).set(ctx, domainVerificationType.shape, resp.Identity)...)
 	if err != nil {
 		// A request the client's rate limiter refused because it would end
 		// after the deadline is the wait running out too.
@@ -149,7 +145,7 @@ func (r *domainVerificationResource) Read(ctx context.Context, req resource.Read
 	// The identity is known from state: the framework requires one from
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12).
-	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).setIfMissing(ctx, domainVerificationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).setIfMissing(ctx, domainVerificationType.shape, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -165,7 +161,7 @@ func (r *domainVerificationResource) Read(ctx context.Context, req resource.Read
 	}
 	setDomainVerificationFromObject(&state, obj)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).set(ctx, domainVerificationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).set(ctx, domainVerificationType.shape, resp.Identity)...)
 }
 
 func (r *domainVerificationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -193,7 +189,7 @@ func (r *domainVerificationResource) Update(ctx context.Context, req resource.Up
 	}
 	setDomainVerificationFromObject(&plan, out)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(domainVerificationObjectIdentity(plan).set(ctx, domainVerificationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(domainVerificationObjectIdentity(plan).set(ctx, domainVerificationType.shape, resp.Identity)...)
 }
 
 func (r *domainVerificationResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -230,7 +226,7 @@ func releaseAdoptedDV(ctx context.Context, client *kube.Client, kind kube.Kind, 
 		diags.Append(kube.Diagnostic(err, "release the DomainVerification "+name))
 		return
 	}
-	if !ownedBy(obj, client.FieldManager) {
+	if !applier(client.FieldManager).wrote(obj) {
 		return
 	}
 	release := &unstructured.Unstructured{Object: map[string]any{}}
@@ -244,8 +240,7 @@ func releaseAdoptedDV(ctx context.Context, client *kube.Client, kind kube.Kind, 
 // ImportState takes `[<cluster>/]<name>` or an identity; Read then
 // refreshes what the import stored.
 func (r *domainVerificationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := importTarget(ctx, r.Data, domainVerificationIdentity, req, &resp.Diagnostics,
-		clusterScopedImportFormat, parseClusterScopedID)
+	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -257,5 +252,5 @@ func (r *domainVerificationResource) ImportState(ctx context.Context, req resour
 	}
 	state := domainVerificationStateFromObject(cluster, obj, client.FieldManager)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).set(ctx, domainVerificationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).set(ctx, domainVerificationType.shape, resp.Identity)...)
 }

@@ -19,7 +19,7 @@ var federatedTrustDomainShortcut = sync.OnceValue(func() *fastpath.Shortcut {
 
 var federatedTrustDomainIdentityType = sync.OnceValue(func() tftypes.Type {
 	ctx := context.Background()
-	return federatedTrustDomainIdentity.schema().Type().TerraformType(ctx)
+	return federatedTrustDomainType.shape.schema().Type().TerraformType(ctx)
 })
 
 // NewFederatedTrustDomainFastPath serves the refreshes and unchanged plans of
@@ -73,7 +73,7 @@ func (f federatedTrustDomainFastPath) ReadResource(ctx context.Context, req *tfp
 		// silence once per cluster, see spireUnreachable).
 		return nil, false
 	}
-	newPrivate, err := private.With(classNameWrittenKey, classNameWrittenValue(written))
+	newPrivate, err := private.With(ownershipKey, classNameOwnership(written).value())
 	if err != nil {
 		return nil, false
 	}
@@ -102,7 +102,7 @@ func federatedTrustDomainReadIdentity(ctx context.Context, prior *tfprotov6.Reso
 			return prior, true
 		}
 	}
-	v, err := federatedTrustDomainObjectIdentity(state).terraformValue(ctx, federatedTrustDomainIdentity, typ)
+	v, err := federatedTrustDomainObjectIdentity(state).terraformValue(ctx, federatedTrustDomainType.shape, typ)
 	if err != nil {
 		return nil, false
 	}

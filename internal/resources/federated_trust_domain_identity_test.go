@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/querycheck"
 	"github.com/hashicorp/terraform-plugin-testing/querycheck/queryfilter"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,33 +48,9 @@ func TestAccFederatedTrustDomain_identityImport(t *testing.T) {
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy:             checkCFTDsGone(t, map[string]string{acctest.West: nameWest, acctest.East: nameDefault}),
-		Steps: []resource.TestStep{
-			{
-				Config: config,
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectIdentity(ftdAddr+".west", map[string]knownvalue.Check{
-						"cluster": knownvalue.StringExact(acctest.West), "name": knownvalue.StringExact(nameWest),
-					}),
-					statecheck.ExpectIdentity(ftdAddr+".dflt", map[string]knownvalue.Check{
-						"cluster": knownvalue.Null(), "name": knownvalue.StringExact(nameDefault),
-					}),
-					statecheck.ExpectIdentityValueMatchesState(ftdAddr+".west", tfjsonpath.New("name")),
-					statecheck.ExpectIdentityValueMatchesState(ftdAddr+".west", tfjsonpath.New("cluster")),
-				},
-			},
-			{
-				Config:          config,
-				ResourceName:    ftdAddr + ".west",
-				ImportState:     true,
-				ImportStateKind: resource.ImportBlockWithResourceIdentity,
-			},
-			{
-				Config:          config,
-				ResourceName:    ftdAddr + ".dflt",
-				ImportState:     true,
-				ImportStateKind: resource.ImportBlockWithResourceIdentity,
-			},
-		},
+		Steps: identityImportSteps(config,
+			identityImport{addr: ftdAddr + ".west", identity: wantIdentity(acctest.West, "name", nameWest), matchesState: []string{"name", "cluster"}},
+			identityImport{addr: ftdAddr + ".dflt", identity: wantIdentity("", "name", nameDefault)}),
 	})
 }
 

@@ -14,62 +14,33 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
-)
-
-var (
-	_ list.ListResourceWithConfigure = (*federatedTrustDomainListResource)(nil)
 )
 
 // NewFederatedTrustDomainListResource lists zerotrust_federated_trust_domain objects.
 func NewFederatedTrustDomainListResource() list.ListResource {
-	return &federatedTrustDomainListResource{}
-}
-
-type federatedTrustDomainListResource struct {
-	providerdata.ResourceBase
+	return newListShell(federatedTrustDomainType,
+		"Lists the `ClusterFederatedTrustDomain` objects of the provider's clusters that "+
+			"`zerotrust_federated_trust_domain` can manage, for `terraform query` and import. Objects the resource "+
+			"would refuse as configuration (an invalid trust domain, endpoint or bundle, a profile the controller "+
+			"skips) and objects being deleted are left out.",
+		map[string]listschema.Attribute{
+			"trust_domain": listschema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Only the object that federates with this peer trust domain (`spec.trustDomain`).",
+			},
+			"class_name": listschema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Only objects of this spire-controller-manager class (`spec.className`). `\"\"` lists the " +
+					"objects without a class, as `class_name = \"\"` of the resource means no class; unset lists every class.",
+			},
+		},
+		func(f federatedTrustDomainListModel) listConverter { return f.convert })
 }
 
 type federatedTrustDomainListModel struct {
 	listScope
 	TrustDomain types.String `tfsdk:"trust_domain"`
 	ClassName   types.String `tfsdk:"class_name"`
-}
-
-func (l *federatedTrustDomainListResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_federated_trust_domain"
-}
-
-func (l *federatedTrustDomainListResource) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
-	attrs := listScopeAttributes()
-	attrs["trust_domain"] = listschema.StringAttribute{
-		Optional:            true,
-		MarkdownDescription: "Only the object that federates with this peer trust domain (`spec.trustDomain`).",
-	}
-	attrs["class_name"] = listschema.StringAttribute{
-		Optional: true,
-		MarkdownDescription: "Only objects of this spire-controller-manager class (`spec.className`). `\"\"` lists the " +
-			"objects without a class, as `class_name = \"\"` of the resource means no class; unset lists every class.",
-	}
-	resp.Schema = listschema.Schema{
-		MarkdownDescription: "Lists the `ClusterFederatedTrustDomain` objects of the provider's clusters that " +
-			"`zerotrust_federated_trust_domain` can manage, for `terraform query` and import. Objects the resource " +
-			"would refuse as configuration (an invalid trust domain, endpoint or bundle, a profile the controller " +
-			"skips) and objects being deleted are left out.",
-		Attributes: attrs,
-	}
-}
-
-func (l *federatedTrustDomainListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
-	var filter federatedTrustDomainListModel
-	if diags := req.Config.Get(ctx, &filter); diags.HasError() {
-		stream.Results = list.ListResultsStreamDiagnostics(diags)
-		return
-	}
-	streamObjects(ctx, req, stream, l.Data, federatedTrustDomainIdentity, filter.listScope,
-		[]kube.Kind{kube.ClusterFederatedTrustDomain}, filter.convert)
 }
 
 // convert makes a list result of obj: the identity, a display name naming the

@@ -2,14 +2,12 @@ package resources
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -123,50 +121,47 @@ func setFederatedTrustDomainFromObject(_ context.Context, m *federatedTrustDomai
 	return diags
 }
 
-// classNameWrittenKey is the private state key recording whether this
-// provider's field manager applied spec.className. An unset class_name means
-// "the provider's spire.class_name" only on objects whose class the provider
-// wrote (it created them, or class_name was set before); an object adopted
-// with its own class, or with none, keeps it, so importing plans no change.
-const classNameWrittenKey = "class_name_written"
+// federatedTrustDomainFieldClassName names spec.className in the
+// ownership record. An unset class_name means "the provider's
+// spire.class_name" only on objects whose class the provider wrote (it
+// created them, or class_name was set before); an object adopted with its
+// own class, or with none, keeps it, so importing plans no change.
+const federatedTrustDomainFieldClassName = "className"
 
-// privateState is the part of the framework's private state data that
-// Create, Read and Update set (its type is internal to the framework).
-type privateState interface {
-	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
-}
-
-type privateStateReader interface {
-	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
-}
-
-func classNameWritten(ctx context.Context, private privateStateReader) (bool, diag.Diagnostics) {
-	v, diags := private.GetKey(ctx, classNameWrittenKey)
-	return string(v) == "true", diags
+// classNameWritten reads from the ownership record whether this provider's
+// field manager applied spec.className.
+func classNameWritten(ctx context.Context, private privateGetter) (bool, diag.Diagnostics) {
+	rec, diags, _ := readOwnership(ctx, private)
+	return rec.held(federatedTrustDomainFieldClassName), diags
 }
 
 // recordClassNameWritten reads from the object's managed fields whether
 // manager applied spec.className, and keeps the answer in private state.
-func recordClassNameWritten(ctx context.Context, private privateState, obj *unstructured.Unstructured, manager string) diag.Diagnostics {
-	return private.SetKey(ctx, classNameWrittenKey, classNameWrittenValue(appliesField(obj, manager, "spec", "className")))
+func recordClassNameWritten(ctx context.Context, private privateSetter, obj *unstructured.Unstructured, manager string) diag.Diagnostics {
+	return writeOwnership(ctx, private, classNameOwnership(appliesClassName(obj, manager)))
 }
 
-// classNameWrittenValue is the private state value under classNameWrittenKey.
-func classNameWrittenValue(written bool) []byte {
-	return []byte(strconv.FormatBool(written))
+// classNameOwnership is the ownership record of an object whose
+// spec.className the provider did or did not write.
+func classNameOwnership(written bool) ownershipRecord {
+	if written {
+		return ownershipRecord{Held: []string{federatedTrustDomainFieldClassName}}
+	}
+	return ownershipRecord{Held: []string{}}
 }
 
-// appliesField reports whether manager's server-side apply owns the field at
-// fieldPath of obj (managed fields, not values: a field another manager
-// changed since then is theirs).
-func appliesField(obj *unstructured.Unstructured, manager string, fieldPath ...string) bool {
+// appliesClassName reports whether manager's server-side apply owns
+// spec.className of obj (managed fields, not values: a className another
+// manager changed since then is theirs).
+func appliesClassName(obj *unstructured.Unstructured, manager string) bool {
 	// A field the object does not hold has no owner. Checked first because
 	// decoding managedFields is the dearest part of a Read (run per object
 	// on every refresh).
-	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, fieldPath...); !found {
+	classNamePath := []string{"spec", "className"}
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, classNamePath...); !found {
 		return false
 	}
-	return fieldsOwned(obj, func(e metav1.ManagedFieldsEntry) bool {
-		return e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
-	}, fieldPath)
+	o := applier(manager)
+	o.objectOnly = true
+	return o.holds(obj, classNamePath)
 }

@@ -89,7 +89,7 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 // state (nil when creating) and the private state. The API calls it makes
 // are the plan-time duplicate checks of a create.
 func (r *federatedTrustDomainResource) planModel(ctx context.Context, plan *federatedTrustDomainResourceModel, config federatedTrustDomainResourceModel,
-	state *federatedTrustDomainResourceModel, private privateStateReader) diag.Diagnostics {
+	state *federatedTrustDomainResourceModel, private privateGetter) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &diags) {
 		return diags

@@ -30,25 +30,21 @@ var (
 // peer's endpoint may take a refresh interval.
 const defaultFederationTimeout = 5 * time.Minute
 
-// federatedTrustDomainIdentity is cluster and name: ClusterFederatedTrustDomains
-// are cluster-scoped.
-var federatedTrustDomainIdentity = identityShape{}
+// federatedTrustDomainType: ClusterFederatedTrustDomains are cluster-scoped,
+// so the identity is cluster and name.
+var federatedTrustDomainType = &typeInfo{
+	name:  "federated_trust_domain",
+	kinds: []kube.Kind{kube.ClusterFederatedTrustDomain},
+}
 
 // NewFederatedTrustDomainResource manages a SPIRE ClusterFederatedTrustDomain.
 func NewFederatedTrustDomainResource() resource.Resource {
-	return &federatedTrustDomainResource{}
+	return &federatedTrustDomainResource{typeInfo: federatedTrustDomainType}
 }
 
 type federatedTrustDomainResource struct {
 	providerdata.ResourceBase
-}
-
-func (r *federatedTrustDomainResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_federated_trust_domain"
-}
-
-func (r *federatedTrustDomainResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	federatedTrustDomainIdentity.respond(resp)
+	*typeInfo
 }
 
 // federatedTrustDomainObjectIdentity is the identity of the object m describes.
@@ -86,7 +82,7 @@ func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.
 	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, out, client.FieldManager)...)
 	// The object exists from here on: state records it even if the wait fails.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainType.shape, resp.Identity)...)
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Create, &resp.Diagnostics)
 	// What SPIRE does with the new object: known after a successful wait,
 	// else for the next refresh to find.
@@ -137,7 +133,7 @@ func checkUniqueAmong(ctx context.Context, items []unstructured.Unstructured, cl
 		item := &items[i]
 		other, _, _ := unstructured.NestedString(item.Object, "spec", "trustDomain")
 		switch {
-		case othersOnly && item.GetName() != name && ownedBy(item, client.FieldManager):
+		case othersOnly && item.GetName() != name && applier(client.FieldManager).wrote(item):
 			continue
 		case item.GetName() == name && !adoptGuard(item, client.FieldManager, path.Root("name"),
 			fmt.Sprintf("A ClusterFederatedTrustDomain named %q already exists on cluster %q and was not created by "+
@@ -146,7 +142,7 @@ func checkUniqueAmong(ctx context.Context, items []unstructured.Unstructured, cl
 			return false
 		case item.GetName() != name && other == td && stillFederates(ctx, client, item.GetName(), td):
 			owner := ""
-			if !ownedBy(item, client.FieldManager) {
+			if !applier(client.FieldManager).wrote(item) {
 				owner = " " + writtenBy(item, client.FieldManager)
 			}
 			diags.AddAttributeError(path.Root("trust_domain"), "Duplicate Trust Domain",
@@ -192,7 +188,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12); Read
 	// never changes it (cluster and name replace the resource).
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).setIfMissing(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).setIfMissing(ctx, federatedTrustDomainType.shape, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -207,7 +203,7 @@ func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.Re
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, classNameWrittenKey, classNameWrittenValue(written))...)
+	resp.Diagnostics.Append(writeOwnership(ctx, resp.Private, classNameOwnership(written))...)
 	raw, diags := codec.Value(ctx, &state)
 	resp.Diagnostics.Append(diags...)
 	if !resp.Diagnostics.HasError() {
@@ -234,7 +230,7 @@ func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, data 
 	diags.Append(setFederatedTrustDomainFromObject(ctx, state, obj)...)
 	unreachable, d := checkSpireTrust(ctx, client, data, state, obj)
 	diags.Append(d...)
-	return true, appliesField(obj, client.FieldManager, "spec", "className"), unreachable, diags
+	return true, appliesClassName(obj, client.FieldManager), unreachable, diags
 }
 
 func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -282,7 +278,7 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 		plan.SpireTrust = found
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainType.shape, resp.Identity)...)
 	if repair && !resp.Diagnostics.HasError() {
 		r.repairSpireTrust(ctx, client, plan, config.TrustDomainBundle, found.ValueString(), &resp.Diagnostics)
 		if !resp.Diagnostics.HasError() {
@@ -413,8 +409,7 @@ func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.
 }
 
 func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := importTarget(ctx, r.Data, federatedTrustDomainIdentity, req, &resp.Diagnostics,
-		clusterScopedImportFormat, parseClusterScopedID)
+	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -427,5 +422,5 @@ func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req reso
 	state, diags := federatedTrustDomainStateFromObject(ctx, cluster, obj)
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).set(ctx, federatedTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).set(ctx, federatedTrustDomainType.shape, resp.Identity)...)
 }

@@ -63,12 +63,6 @@ func (s identityShape) schema() identityschema.Schema {
 	return identityschema.Schema{Attributes: attrs}
 }
 
-// identitySchemaResponse fills an IdentitySchema response; every resource's
-// IdentitySchema method is one call to it.
-func (s identityShape) respond(resp *resource.IdentitySchemaResponse) {
-	resp.IdentitySchema = s.schema()
-}
-
 // clusterValue is the `cluster` attribute value for a cluster key.
 func clusterValue(key string) types.String {
 	if key == "" {
@@ -164,25 +158,25 @@ func importedObject(ctx context.Context, data *providerdata.Data, cluster types.
 
 // importTarget is the shared prologue of every ImportState: it takes the
 // object's identity from the import block's `identity` (Terraform >= 1.12) or
-// parses the import ID string with parseID, whose error is shown with
-// idFormat (the accepted forms), and checks that the cluster key names a
-// configured cluster. ok is false when a diagnostic was added.
-func importTarget(ctx context.Context, data *providerdata.Data, s identityShape, req resource.ImportStateRequest,
-	diags *diag.Diagnostics, idFormat string, parseID func(string) (objectIdentity, error),
+// parses the import ID string by the type's importID form, and checks that
+// the cluster key names a configured cluster. ok is false when a diagnostic
+// was added.
+func (t *typeInfo) importTarget(ctx context.Context, data *providerdata.Data, req resource.ImportStateRequest,
+	diags *diag.Diagnostics,
 ) (objectIdentity, bool) {
 	var id objectIdentity
 	if req.ID == "" && req.Identity != nil && !req.Identity.Raw.IsNull() {
 		var d diag.Diagnostics
-		id, d = readIdentity(ctx, s, req.Identity)
+		id, d = readIdentity(ctx, t.shape, req.Identity)
 		diags.Append(d...)
 		if diags.HasError() {
 			return id, false
 		}
 	} else {
 		var err error
-		id, err = parseID(req.ID)
+		id, err = t.importID.parse(req.ID)
 		if err != nil {
-			diags.AddError("Invalid Import ID", fmt.Sprintf("Expected %s. Got %q: %v.", idFormat, req.ID, err))
+			diags.AddError("Invalid Import ID", fmt.Sprintf("Expected %s. Got %q: %v.", t.importID.describe(), req.ID, err))
 			return id, false
 		}
 	}

@@ -18,13 +18,7 @@ import (
 )
 
 func istioCSRIdentity(cluster, ns string) map[string]knownvalue.Check {
-	var c knownvalue.Check = knownvalue.Null()
-	if cluster != "" {
-		c = knownvalue.StringExact(cluster)
-	}
-	return map[string]knownvalue.Check{
-		"cluster": c, "namespace": knownvalue.StringExact(ns), "name": knownvalue.StringExact("default"),
-	}
+	return wantIdentity(cluster, "namespace", ns, "name", "default")
 }
 
 // TestAccIstioCSR_identityImport: create and refresh store the identity
@@ -41,25 +35,7 @@ func TestAccIstioCSR_identityImport(t *testing.T) {
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
-		Steps: []resource.TestStep{
-			{
-				Config:            config,
-				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectIdentity(addr, istioCSRIdentity(acctest.East, ns))},
-			},
-			{
-				Config:          config,
-				ResourceName:    addr,
-				ImportState:     true,
-				ImportStateKind: resource.ImportBlockWithResourceIdentity,
-			},
-			{
-				Config:          config,
-				ResourceName:    addr,
-				ImportState:     true,
-				ImportStateKind: resource.ImportBlockWithResourceIdentity,
-				GenerateConfig:  true,
-			},
-		},
+		Steps:                    identityImportSteps(config, identityImport{addr: addr, identity: istioCSRIdentity(acctest.East, ns), generate: true}),
 	})
 
 	// The default connection: the identity's cluster is null.

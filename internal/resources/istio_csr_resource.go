@@ -35,8 +35,14 @@ const (
 	istioCSRPollInterval = 500 * time.Millisecond
 )
 
-// istioCSRIdentity: the IstioCSR is namespaced, and always named "default".
-var istioCSRIdentity = identityShape{namespaced: true}
+// istioCSRType: the IstioCSR is namespaced, and always named "default", so
+// its import ID is the namespace.
+var istioCSRType = &typeInfo{
+	name:     "istio_csr",
+	kinds:    []kube.Kind{kube.IstioCSR},
+	shape:    identityShape{namespaced: true},
+	importID: importIDForm{namespaced: true, fixedName: istioCSRName, note: ": the namespace of the IstioCSR \"" + istioCSRName + "\""},
+}
 
 // istioCSRObjectIdentity names the IstioCSR of namespace ns.
 func istioCSRObjectIdentity(cluster types.String, ns string) objectIdentity {
@@ -45,19 +51,12 @@ func istioCSRObjectIdentity(cluster types.String, ns string) objectIdentity {
 
 // NewIstioCSRResource manages the IstioCSR of the cert-manager Operator.
 func NewIstioCSRResource() resource.Resource {
-	return &istioCSRResource{}
+	return &istioCSRResource{typeInfo: istioCSRType}
 }
 
 type istioCSRResource struct {
 	providerdata.ResourceBase
-}
-
-func (r *istioCSRResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_istio_csr"
-}
-
-func (r *istioCSRResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	istioCSRIdentity.respond(resp)
+	*typeInfo
 }
 
 func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -126,7 +125,7 @@ func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateReques
 // fails, so Terraform knows the object exists (a failed create is tainted
 // and replaced by the next apply).
 func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan, config *istioCSRResourceModel, timeout time.Duration,
-	verb string, live *unstructured.Unstructured, state *tfsdk.State, identity *tfsdk.ResourceIdentity, private istioCSRPrivateSetter, diags *diag.Diagnostics) {
+	verb string, live *unstructured.Unstructured, state *tfsdk.State, identity *tfsdk.ResourceIdentity, private privateSetter, diags *diag.Diagnostics) {
 	ns := plan.Namespace.ValueString()
 	obj, d := istioCSRObjectFromModel(ctx, config, plan.issuerGroup(ctx, diags))
 	diags.Append(d...)
@@ -153,7 +152,7 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan,
 	}
 	diags.Append(setIstioCSRFromObject(ctx, plan, final)...)
 	diags.Append(state.Set(ctx, plan)...)
-	diags.Append(istioCSRObjectIdentity(plan.Cluster, ns).set(ctx, istioCSRIdentity, identity)...)
+	diags.Append(istioCSRObjectIdentity(plan.Cluster, ns).set(ctx, istioCSRType.shape, identity)...)
 	diags.Append(setIstioCSRPrivate(ctx, private, final, client.FieldManager)...)
 
 	var degraded *istioCSRDegradedError
@@ -197,7 +196,7 @@ func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, r
 	// The identity is known from state: the framework requires one from
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12).
-	resp.Diagnostics.Append(istioCSRObjectIdentity(state.Cluster, state.Namespace.ValueString()).setIfMissing(ctx, istioCSRIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(istioCSRObjectIdentity(state.Cluster, state.Namespace.ValueString()).setIfMissing(ctx, istioCSRType.shape, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -214,7 +213,7 @@ func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, r
 	}
 	resp.Diagnostics.Append(setIstioCSRFromObject(ctx, &state, obj)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(istioCSRObjectIdentity(state.Cluster, ns).set(ctx, istioCSRIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(istioCSRObjectIdentity(state.Cluster, ns).set(ctx, istioCSRType.shape, resp.Identity)...)
 	resp.Diagnostics.Append(setIstioCSRPrivate(ctx, resp.Private, obj, client.FieldManager)...)
 }
 
@@ -292,20 +291,8 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 	resp.Diagnostics.Append(cleanUpIstioCSROperands(ctx, client, ns, istioNS)...)
 }
 
-// istioCSRImportFormat is the import ID string, the IstioCSR's namespace.
-const istioCSRImportFormat = "\"<namespace>\" (default connection) or \"<cluster>/<namespace>\": the namespace of the IstioCSR \"" +
-	istioCSRName + "\""
-
-func parseIstioCSRImportID(id string) (objectIdentity, error) {
-	cluster, ns := parseImportID(id)
-	if ns == "" {
-		return objectIdentity{}, errors.New("the namespace is empty")
-	}
-	return istioCSRObjectIdentity(cluster, ns), nil
-}
-
 func (r *istioCSRResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := importTarget(ctx, r.Data, istioCSRIdentity, req, &resp.Diagnostics, istioCSRImportFormat, parseIstioCSRImportID)
+	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -323,7 +310,7 @@ func (r *istioCSRResource) ImportState(ctx context.Context, req resource.ImportS
 	state, d := istioCSRStateFromObject(ctx, cluster, obj)
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(id.set(ctx, istioCSRIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(id.set(ctx, istioCSRType.shape, resp.Identity)...)
 	resp.Diagnostics.Append(setIstioCSRPrivate(ctx, resp.Private, obj, client.FieldManager)...)
 }
 

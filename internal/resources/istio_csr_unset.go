@@ -2,9 +2,7 @@ package resources
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -41,19 +39,6 @@ import (
 // as the default, so a field another tool set is neither planned away nor
 // claimed.
 
-// istioCSRPrivateOwnership is the private-state key holding an
-// istioCSROwnership.
-const istioCSRPrivateOwnership = "field_ownership"
-
-// istioCSROwnership lists releasable fields (paths under spec, dotted) by
-// who owns them besides nobody.
-type istioCSROwnership struct {
-	// Sole: this provider's field manager alone.
-	Sole []string `json:"sole"`
-	// Shared: this provider and another manager.
-	Shared []string `json:"shared"`
-}
-
 // istioCSRReleasable lists the fields an unset attribute may release.
 var istioCSRReleasable = []string{
 	"istioCSRConfig.logLevel",
@@ -78,49 +63,14 @@ var istioCSRReleasable = []string{
 	"controllerConfig",
 }
 
-// istioCSRFieldOwnership returns, as JSON for the private state, which
-// releasable fields of obj manager applied, alone or with others.
-func istioCSRFieldOwnership(obj *unstructured.Unstructured, manager string) []byte {
-	type owners struct{ ours, others bool }
-	found := make(map[string]*owners, len(istioCSRReleasable))
+// istioCSRFieldOwnership is the ownership record of obj: which releasable
+// fields manager applied, and which of those another manager holds too.
+func istioCSRFieldOwnership(obj *unstructured.Unstructured, manager string) ownershipRecord {
+	paths := make(map[string][]string, len(istioCSRReleasable))
 	for _, field := range istioCSRReleasable {
-		found[field] = &owners{}
+		paths[field] = append([]string{"spec"}, strings.Split(field, ".")...)
 	}
-	for entry, set := range managedFieldSets(obj) {
-		ours := entry.Manager == manager && entry.Operation == "Apply"
-		for _, field := range istioCSRReleasable {
-			switch {
-			case !holdsField(set, append([]string{"spec"}, strings.Split(field, ".")...)...):
-			case ours:
-				found[field].ours = true
-			default:
-				found[field].others = true
-			}
-		}
-	}
-	ownership := istioCSROwnership{Sole: []string{}, Shared: []string{}}
-	for _, field := range istioCSRReleasable {
-		switch o := found[field]; {
-		case o.ours && o.others:
-			ownership.Shared = append(ownership.Shared, field)
-		case o.ours:
-			ownership.Sole = append(ownership.Sole, field)
-		}
-	}
-	data, _ := json.Marshal(ownership)
-	return data
-}
-
-// istioCSRPrivateGetter is the part of the framework's private state a plan
-// modifier reads.
-type istioCSRPrivateGetter interface {
-	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
-}
-
-// istioCSRPrivateSetter is the part of the framework's private state a CRUD
-// response writes.
-type istioCSRPrivateSetter interface {
-	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+	return recordOwnership(obj, applier(manager), istioCSRReleasable, paths)
 }
 
 // unsetIstioCSRField plans an Optional+Computed attribute the configuration
@@ -159,7 +109,7 @@ const (
 	unsetUnknown                     // known only after the apply
 )
 
-func (u unsetIstioCSRField) decide(ctx context.Context, configNull bool, state attr.Value, private istioCSRPrivateGetter) (unsetPlan, diag.Diagnostics) {
+func (u unsetIstioCSRField) decide(ctx context.Context, configNull bool, state attr.Value, private privateGetter) (unsetPlan, diag.Diagnostics) {
 	if !configNull {
 		return unsetConfigured, nil
 	}
@@ -169,17 +119,16 @@ func (u unsetIstioCSRField) decide(ctx context.Context, configNull bool, state a
 	if u.field == "" || (u.def != nil && state.Equal(u.def)) {
 		return unsetState, nil
 	}
-	data, diags := private.GetKey(ctx, istioCSRPrivateOwnership)
-	var owned istioCSROwnership
-	if data == nil || json.Unmarshal(data, &owned) != nil {
+	owned, diags, err := readOwnership(ctx, private)
+	if err != nil {
 		// Written by an older provider and not refreshed since: whether the
 		// apply releases the field is not known, so neither is the value.
 		return unsetUnknown, diags
 	}
 	switch {
-	case slices.Contains(owned.Sole, u.field):
+	case owned.releases(u.field):
 		return unsetDefault, diags
-	case u.composite && slices.Contains(owned.Shared, u.field):
+	case u.composite && owned.held(u.field):
 		return unsetUnknown, diags
 	}
 	return unsetState, diags
@@ -187,7 +136,7 @@ func (u unsetIstioCSRField) decide(ctx context.Context, configNull bool, state a
 
 // planUnset plans one attribute of value type V as decide chooses; def and
 // unknown are its default (null when it has none) and unknown values.
-func planUnset[V attr.Value](ctx context.Context, u unsetIstioCSRField, configNull bool, state V, private istioCSRPrivateGetter,
+func planUnset[V attr.Value](ctx context.Context, u unsetIstioCSRField, configNull bool, state V, private privateGetter,
 	def, unknown V, planned *V, diags *diag.Diagnostics,
 ) {
 	choice, d := u.decide(ctx, configNull, state, private)
@@ -256,8 +205,8 @@ func (u unsetIstioCSRField) PlanModifyObject(ctx context.Context, req planmodifi
 
 // setIstioCSRPrivate records who owns the releasable fields of obj, and
 // drops the plan-only key istioCSRPrivateReplaces.
-func setIstioCSRPrivate(ctx context.Context, private istioCSRPrivateSetter, obj *unstructured.Unstructured, manager string) diag.Diagnostics {
-	diags := private.SetKey(ctx, istioCSRPrivateOwnership, istioCSRFieldOwnership(obj, manager))
+func setIstioCSRPrivate(ctx context.Context, private privateSetter, obj *unstructured.Unstructured, manager string) diag.Diagnostics {
+	diags := writeOwnership(ctx, private, istioCSRFieldOwnership(obj, manager))
 	diags.Append(private.SetKey(ctx, istioCSRPrivateReplaces, nil)...)
 	return diags
 }

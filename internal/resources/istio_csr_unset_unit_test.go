@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"slices"
 	"testing"
@@ -33,12 +32,11 @@ func TestIstioCSRFieldOwnership(t *testing.T) {
 		{Manager: "operator", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", FieldsV1: &metav1.FieldsV1{Raw: []byte(
 			`{"f:status":{"f:conditions":{}}}`)}},
 	})
-	var got istioCSROwnership
-	if err := json.Unmarshal(istioCSRFieldOwnership(obj, "zerotrust"), &got); err != nil {
-		t.Fatal(err)
-	}
-	want := istioCSROwnership{
-		Sole:   []string{"istioCSRConfig.logLevel", "istioCSRConfig.server", "istioCSRConfig.server.clusterID"},
+	got := istioCSRFieldOwnership(obj, "zerotrust")
+	// Held is the fields applied alone (logLevel, server, server.clusterID)
+	// and those shared (istio.revisions), in istioCSRReleasable's order.
+	want := ownershipRecord{
+		Held:   []string{"istioCSRConfig.logLevel", "istioCSRConfig.server", "istioCSRConfig.server.clusterID", "istioCSRConfig.istio.revisions"},
 		Shared: []string{"istioCSRConfig.istio.revisions"},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -52,9 +50,10 @@ func (p fakePrivate) GetKey(_ context.Context, key string) ([]byte, diag.Diagnos
 	return p[key], nil
 }
 
-// TestUnsetIstioCSRFieldDecide covers each way an unset attribute is planned.
+// TestUnsetIstioCSRFieldDecide covers each way an unset attribute is planned,
+// from the record an earlier provider version kept under its own key.
 func TestUnsetIstioCSRFieldDecide(t *testing.T) {
-	ownership := fakePrivate{istioCSRPrivateOwnership: []byte(
+	ownership := fakePrivate{legacyIstioCSROwnershipKey: []byte(
 		`{"sole":["istioCSRConfig.logLevel","istioCSRConfig.server"],"shared":["istioCSRConfig.istio.revisions","istioCSRConfig.logFormat"]}`)}
 	logLevel := unsetInt64("istioCSRConfig.logLevel", 1)
 	logFormat := unsetString("istioCSRConfig.logFormat", "text")

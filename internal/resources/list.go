@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
@@ -23,6 +24,55 @@ import (
 type listScope struct {
 	Cluster       types.String `tfsdk:"cluster"`
 	LabelSelector types.String `tfsdk:"label_selector"`
+}
+
+// scope implements listConfig for every config model that embeds listScope.
+func (s listScope) scope() listScope { return s }
+
+// listConfig is a list resource's config model: a struct that embeds
+// listScope and adds the list's own filters.
+type listConfig interface{ scope() listScope }
+
+// listShell is every list resource: its Metadata, kinds and identity come
+// from the resource type's typeInfo, its config schema is the scope's
+// attributes and the list's filters, and List streams what convert makes of
+// each object. A list resource is one newListShell call.
+type listShell[C listConfig] struct {
+	providerdata.ResourceBase
+	*typeInfo
+	description string
+	filters     map[string]listschema.Attribute
+	// kindsFor narrows the type's kinds by the config (nil: all of them).
+	kindsFor func(C) []kube.Kind
+	convert  func(C) listConverter
+}
+
+var _ list.ListResourceWithConfigure = (*listShell[listScope])(nil)
+
+// newListShell is the list resource of type t.
+func newListShell[C listConfig](t *typeInfo, description string, filters map[string]listschema.Attribute,
+	convert func(C) listConverter,
+) *listShell[C] {
+	return &listShell[C]{typeInfo: t, description: description, filters: filters, convert: convert}
+}
+
+func (l *listShell[C]) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
+	attrs := listScopeAttributes()
+	maps.Copy(attrs, l.filters)
+	resp.Schema = listschema.Schema{MarkdownDescription: l.description, Attributes: attrs}
+}
+
+func (l *listShell[C]) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
+	var config C
+	if d := req.Config.Get(ctx, &config); d.HasError() {
+		stream.Results = list.ListResultsStreamDiagnostics(d)
+		return
+	}
+	kinds := l.kinds
+	if l.kindsFor != nil {
+		kinds = l.kindsFor(config)
+	}
+	streamObjects(ctx, req, stream, l.Data, l.shape, config.scope(), kinds, l.convert(config))
 }
 
 // listScopeAttributes are the list block attributes for listScope; a list

@@ -16,7 +16,7 @@ func TestMeshServiceIdentitiesImportID(t *testing.T) {
 		"a/b/shop/cart.v1":  {Cluster: "a/b", Namespace: "shop", Name: "cart.v1"},
 		"east-1/kuma/redis": {Cluster: "east-1", Namespace: "kuma", Name: "redis"},
 	} {
-		got, err := parseMeshServiceIdentitiesImportID(id)
+		got, err := meshServiceIdentitiesType.importID.parse(id)
 		if err != nil || got != want {
 			t.Errorf("parse(%q) = %+v, %v; want %+v", id, got, err, want)
 		}
@@ -25,7 +25,7 @@ func TestMeshServiceIdentitiesImportID(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"", "cart", "shop/", "/cart", "west//cart", "/shop/cart"} {
-		if got, err := parseMeshServiceIdentitiesImportID(id); err == nil {
+		if got, err := meshServiceIdentitiesType.importID.parse(id); err == nil {
 			t.Errorf("parse(%q) = %+v, want an error", id, got)
 		}
 	}

@@ -2,17 +2,13 @@ package resources
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
@@ -25,8 +21,13 @@ var (
 	_ resource.ResourceWithModifyPlan  = (*meshServiceIdentitiesResource)(nil)
 )
 
-// meshServiceIdentitiesIdentity: MeshServices are namespaced.
-var meshServiceIdentitiesIdentity = identityShape{namespaced: true}
+// meshServiceIdentitiesType: MeshServices are namespaced.
+var meshServiceIdentitiesType = &typeInfo{
+	name:     "mesh_service_identities",
+	kinds:    []kube.Kind{kube.KumaMeshService},
+	shape:    identityShape{namespaced: true},
+	importID: importIDForm{namespaced: true, note: ", e.g. \"west/shop/cart\""},
+}
 
 // meshServiceIdentitiesObjectIdentity is the identity of the MeshService m names.
 func meshServiceIdentitiesObjectIdentity(m meshServiceIdentitiesResourceModel) objectIdentity {
@@ -37,19 +38,12 @@ func meshServiceIdentitiesObjectIdentity(m meshServiceIdentitiesResourceModel) o
 // MeshService (Kuma's MeshService identity design: the SPIFFE IDs a client verifies in the SAN of the
 // service's certificates).
 func NewMeshServiceIdentitiesResource() resource.Resource {
-	return &meshServiceIdentitiesResource{}
+	return &meshServiceIdentitiesResource{typeInfo: meshServiceIdentitiesType}
 }
 
 type meshServiceIdentitiesResource struct {
 	providerdata.ResourceBase
-}
-
-func (r *meshServiceIdentitiesResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_mesh_service_identities"
-}
-
-func (r *meshServiceIdentitiesResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	meshServiceIdentitiesIdentity.respond(resp)
+	*typeInfo
 }
 
 func (r *meshServiceIdentitiesResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -92,7 +86,7 @@ func (r *meshServiceIdentitiesResource) write(ctx context.Context, planned tfsdk
 	}
 	obj.SetUID(existing.GetUID())
 	if _, err := client.Apply(ctx, kube.KumaMeshService, obj, plan.ForceConflicts.ValueBool()); err != nil {
-		if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
+		if kube.IsUIDMismatch(err) {
 			diags.Append(meshServiceNotFound(plan, client.DisplayName(), "Could not "+action+" (it was deleted meanwhile)"))
 			return
 		}
@@ -101,7 +95,7 @@ func (r *meshServiceIdentitiesResource) write(ctx context.Context, planned tfsdk
 	}
 	plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Namespace.ValueString()+"/"+plan.Name.ValueString()))
 	diags.Append(state.Set(ctx, &plan)...)
-	diags.Append(meshServiceIdentitiesObjectIdentity(plan).set(ctx, meshServiceIdentitiesIdentity, identity)...)
+	diags.Append(meshServiceIdentitiesObjectIdentity(plan).set(ctx, meshServiceIdentitiesType.shape, identity)...)
 }
 
 // meshServiceNotFound is the error for a MeshService that does not exist.
@@ -122,7 +116,7 @@ func (r *meshServiceIdentitiesResource) Read(ctx context.Context, req resource.R
 	// The identity is known from state: the framework requires one from
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12).
-	resp.Diagnostics.Append(meshServiceIdentitiesObjectIdentity(state).setIfMissing(ctx, meshServiceIdentitiesIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(meshServiceIdentitiesObjectIdentity(state).setIfMissing(ctx, meshServiceIdentitiesType.shape, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -138,7 +132,7 @@ func (r *meshServiceIdentitiesResource) Read(ctx context.Context, req resource.R
 	}
 	resp.Diagnostics.Append(setMeshServiceIdentitiesFromObject(ctx, &state, obj)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(meshServiceIdentitiesObjectIdentity(state).set(ctx, meshServiceIdentitiesIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(meshServiceIdentitiesObjectIdentity(state).set(ctx, meshServiceIdentitiesType.shape, resp.Identity)...)
 }
 
 // Delete gives spec.identities back: an apply of nothing under the
@@ -163,51 +157,13 @@ func (r *meshServiceIdentitiesResource) Delete(ctx context.Context, req resource
 		resp.Diagnostics.Append(kube.Diagnostic(err, action))
 		return
 	}
-	if !managesAny(obj, client.FieldManager) {
-		// Imported and never written: nothing to give back, and an empty
-		// apply to an object without managed fields would record every
-		// field as "before-first-apply".
-		return
-	}
-	release := &unstructured.Unstructured{Object: map[string]any{}}
-	release.SetName(obj.GetName())
-	release.SetNamespace(obj.GetNamespace())
-	release.SetUID(obj.GetUID())
-	if _, err := client.Apply(ctx, kube.KumaMeshService, release, false); err != nil {
-		if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
-			return // deleted meanwhile: nothing left to release
-		}
+	if err := releaseFields(ctx, client, kube.KumaMeshService, obj); err != nil {
 		resp.Diagnostics.Append(kube.Diagnostic(err, action))
 	}
 }
 
-// meshServiceIdentitiesImportFormat is what the import ID string may be.
-const meshServiceIdentitiesImportFormat = "\"<namespace>/<name>\" (default connection) or \"<cluster>/<namespace>/<name>\", " +
-	"e.g. \"west/shop/cart\""
-
-// parseMeshServiceIdentitiesImportID splits [<cluster>/]<namespace>/<name>;
-// cluster keys may contain "/", namespaces and names may not.
-func parseMeshServiceIdentitiesImportID(id string) (objectIdentity, error) {
-	rest, name := parseImportID(id)
-	if rest.IsNull() || rest.ValueString() == "" {
-		return objectIdentity{}, errors.New("the namespace is missing")
-	}
-	if name == "" {
-		return objectIdentity{}, errors.New("the name is empty")
-	}
-	cluster, ns := parseImportID(rest.ValueString())
-	if ns == "" {
-		return objectIdentity{}, errors.New("the namespace is empty")
-	}
-	if !cluster.IsNull() && strings.TrimSpace(cluster.ValueString()) == "" {
-		return objectIdentity{}, errors.New("the cluster key is empty")
-	}
-	return objectIdentity{Cluster: cluster.ValueString(), Namespace: ns, Name: name}, nil
-}
-
 func (r *meshServiceIdentitiesResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := importTarget(ctx, r.Data, meshServiceIdentitiesIdentity, req, &resp.Diagnostics,
-		meshServiceIdentitiesImportFormat, parseMeshServiceIdentitiesImportID)
+	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -220,5 +176,5 @@ func (r *meshServiceIdentitiesResource) ImportState(ctx context.Context, req res
 	state, d := meshServiceIdentitiesStateFromObject(ctx, cluster, obj)
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(id.set(ctx, meshServiceIdentitiesIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(id.set(ctx, meshServiceIdentitiesType.shape, resp.Identity)...)
 }

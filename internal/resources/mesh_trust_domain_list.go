@@ -7,25 +7,48 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
-
-var _ list.ListResourceWithConfigure = (*meshTrustDomainListResource)(nil)
 
 // NewMeshTrustDomainListResource lists the mesh objects a
 // zerotrust_mesh_trust_domain can manage: Kyma and Sail Istio objects and
 // Kuma MeshTrusts.
-func NewMeshTrustDomainListResource() list.ListResource { return &meshTrustDomainListResource{} }
-
-type meshTrustDomainListResource struct {
-	providerdata.ResourceBase
+func NewMeshTrustDomainListResource() list.ListResource {
+	l := newListShell(meshTrustDomainType,
+		"The mesh objects a `zerotrust_mesh_trust_domain` can manage, on one cluster or all "+
+			"of them: Kyma Istio module and Sail operator `Istio` objects, and Kuma `MeshTrust`s. A MeshTrust "+
+			"without a trust domain or with CA bundles other than PEM ones is left out, as the resource cannot "+
+			"describe it.",
+		map[string]listschema.Attribute{
+			"kind": listschema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Only objects of this mesh kind: `istio_kyma`, `istio_sail` or `kuma`. Unset lists " +
+					"all three.",
+				Validators: []validator.String{stringvalidator.OneOf(meshKindNames()...)},
+			},
+			"trust_domain": listschema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Only objects whose trust domain is this one: the trust domain an Istio mesh runs " +
+					"on (`cluster.local` for an object without one), the trust domain a MeshTrust holds CA bundles for.",
+				Validators: []validator.String{validate.TrustDomain()},
+			},
+		},
+		func(config meshTrustDomainListConfig) listConverter { return config.convert })
+	l.kindsFor = func(config meshTrustDomainListConfig) []kube.Kind {
+		var kinds []kube.Kind
+		for _, name := range meshKindNames() {
+			if config.Kind.IsNull() || config.Kind.ValueString() == name {
+				kinds = append(kinds, meshKinds[name].kube)
+			}
+		}
+		return kinds
+	}
+	return l
 }
 
 type meshTrustDomainListConfig struct {
@@ -34,65 +57,26 @@ type meshTrustDomainListConfig struct {
 	TrustDomain types.String `tfsdk:"trust_domain"`
 }
 
-func (r *meshTrustDomainListResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_mesh_trust_domain"
-}
-
-func (r *meshTrustDomainListResource) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
-	attrs := listScopeAttributes()
-	attrs["kind"] = listschema.StringAttribute{
-		Optional: true,
-		MarkdownDescription: "Only objects of this mesh kind: `istio_kyma`, `istio_sail` or `kuma`. Unset lists " +
-			"all three.",
-		Validators: []validator.String{stringvalidator.OneOf(meshKindNames()...)},
+// convert makes a list result of a mesh object the resource can describe
+// and the config's filters let through.
+func (config meshTrustDomainListConfig) convert(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (listedObject, bool, diag.Diagnostics) {
+	kind, ok := meshKindOf(obj)
+	if !ok || !meshManageable(kind, obj) {
+		return listedObject{}, true, nil
 	}
-	attrs["trust_domain"] = listschema.StringAttribute{
-		Optional: true,
-		MarkdownDescription: "Only objects whose trust domain is this one: the trust domain an Istio mesh runs " +
-			"on (`cluster.local` for an object without one), the trust domain a MeshTrust holds CA bundles for.",
-		Validators: []validator.String{validate.TrustDomain()},
+	if !config.TrustDomain.IsNull() && liveTrustDomainOf(kind, obj) != config.TrustDomain.ValueString() {
+		return listedObject{}, true, nil
 	}
-	resp.Schema = listschema.Schema{
-		MarkdownDescription: "The mesh objects a `zerotrust_mesh_trust_domain` can manage, on one cluster or all " +
-			"of them: Kyma Istio module and Sail operator `Istio` objects, and Kuma `MeshTrust`s. A MeshTrust " +
-			"without a trust domain or with CA bundles other than PEM ones is left out, as the resource cannot " +
-			"describe it.",
-		Attributes: attrs,
+	cluster := clusterValue(t.key)
+	state, diags := meshTrustDomainStateFromObject(ctx, cluster, kind, obj)
+	lo := listedObject{
+		id:      objectIdentity{Cluster: t.key, Kind: kind.name, Namespace: obj.GetNamespace(), Name: obj.GetName()},
+		display: state.ID.ValueString(),
 	}
-}
-
-func (r *meshTrustDomainListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
-	var config meshTrustDomainListConfig
-	if diags := req.Config.Get(ctx, &config); diags.HasError() {
-		stream.Results = list.ListResultsStreamDiagnostics(diags)
-		return
+	if includeResource {
+		lo.state = &state
 	}
-	var kinds []kube.Kind
-	for _, name := range meshKindNames() {
-		if config.Kind.IsNull() || config.Kind.ValueString() == name {
-			kinds = append(kinds, meshKinds[name].kube)
-		}
-	}
-	streamObjects(ctx, req, stream, r.Data, meshTrustDomainIdentity, config.listScope, kinds,
-		func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (listedObject, bool, diag.Diagnostics) {
-			kind, ok := meshKindOf(obj)
-			if !ok || !meshManageable(kind, obj) {
-				return listedObject{}, true, nil
-			}
-			if !config.TrustDomain.IsNull() && liveTrustDomainOf(kind, obj) != config.TrustDomain.ValueString() {
-				return listedObject{}, true, nil
-			}
-			cluster := clusterValue(t.key)
-			state, diags := meshTrustDomainStateFromObject(ctx, cluster, kind, obj)
-			lo := listedObject{
-				id:      objectIdentity{Cluster: t.key, Kind: kind.name, Namespace: obj.GetNamespace(), Name: obj.GetName()},
-				display: state.ID.ValueString(),
-			}
-			if includeResource {
-				lo.state = &state
-			}
-			return lo, false, diags
-		})
+	return lo, false, diags
 }
 
 // meshKindOf tells which mesh kind obj is; the Kyma and Sail objects are

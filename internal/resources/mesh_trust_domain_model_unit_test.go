@@ -16,7 +16,7 @@ func TestMeshImportIDAndIdentity(t *testing.T) {
 		"istio_kyma":                      {Kind: "istio_kyma", Namespace: "kyma-system", Name: "default"},
 		"a/b/kuma:kuma-system:west-trust": {Cluster: "a/b", Kind: "kuma", Namespace: "kuma-system", Name: "west-trust"},
 	} {
-		got, err := parseMeshTrustDomainImportID(id)
+		got, err := meshTrustDomainType.importID.parse(id)
 		if err != nil || got != want {
 			t.Errorf("parseMeshTrustDomainImportID(%q) = %+v, %v; want %+v", id, got, err, want)
 			continue

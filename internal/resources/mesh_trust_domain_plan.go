@@ -195,7 +195,7 @@ type meshPlan struct {
 	// newObject: the apply creates the resource or replaces it (another
 	// mesh object), so nothing of the prior state carries over.
 	newObject bool
-	owned     meshOwnership
+	owned     ownershipRecord
 	// planned is the trust domain the mesh runs on after the apply (the
 	// kind's default when unset); current the one it runs on now,
 	// currentKnown false when that could not be found out.
@@ -255,7 +255,7 @@ func (r *meshTrustDomainResource) planMesh(ctx context.Context, req resource.Mod
 	p.owned = readMeshOwnership(ctx, req.Private, &resp.Diagnostics)
 	if p.config.TrustDomain.IsNull() {
 		switch {
-		case p.newObject || p.owned.TrustDomain:
+		case p.newObject || p.owned.held(meshFieldTrustDomain):
 			p.plan.TrustDomain = types.StringUnknown()
 		default:
 			p.plan.TrustDomain = p.state.TrustDomain
@@ -353,8 +353,8 @@ func planMeshTarget(kind meshKind, configMesh meshModel, trustDomain types.Strin
 // planUnsetKumaMesh plans a MeshTrust's `kuma.io/mesh` label when the
 // configuration leaves it out: the object's value, known once applied for a
 // new object or when this resource stops setting it.
-func planUnsetKumaMesh(newObject bool, owned meshOwnership, prior meshModel) types.String {
-	if newObject || owned.KumaMesh {
+func planUnsetKumaMesh(newObject bool, owned ownershipRecord, prior meshModel) types.String {
+	if newObject || owned.held(meshFieldKumaMesh) {
 		return types.StringUnknown()
 	}
 	return prior.KumaMesh
@@ -522,7 +522,7 @@ func warnDestroyReverts(ctx context.Context, req resource.ModifyPlanRequest, res
 		return
 	}
 	var diags diag.Diagnostics
-	if !readMeshOwnership(ctx, req.Private, &diags).TrustDomain {
+	if !readMeshOwnership(ctx, req.Private, &diags).held(meshFieldTrustDomain) {
 		return
 	}
 	resp.Diagnostics.AddWarning("Mesh Reverts to cluster.local", fmt.Sprintf(

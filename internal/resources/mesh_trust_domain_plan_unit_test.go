@@ -366,6 +366,9 @@ func TestParseMeshKey(t *testing.T) {
 }
 
 func TestOthersOwnAny(t *testing.T) {
+	othersOwnAny := func(obj *unstructured.Unstructured, manager string, paths ...[]string) bool {
+		return managerOf(manager).others().holds(obj, paths...)
+	}
 	obj := &unstructured.Unstructured{}
 	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
 		{Manager: "zerotrust", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:trustDomain":{},"f:caBundles":{}}}`)}},
@@ -380,7 +383,7 @@ func TestOthersOwnAny(t *testing.T) {
 	if othersOwnAny(obj, "operator", []string{"metadata", "labels", kumaMeshLabel}) {
 		t.Error("nobody owns the kuma.io/mesh label")
 	}
-	if !fieldsOwned(obj, func(e metav1.ManagedFieldsEntry) bool { return e.Manager == "zerotrust" }, kumaMeshLabelPath, kumaCABundlesPath) {
+	if !managerOf("zerotrust").holds(obj, kumaMeshLabelPath, kumaCABundlesPath) {
 		t.Error("zerotrust's share of spec.caBundles was not seen")
 	}
 }

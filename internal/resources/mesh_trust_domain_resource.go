@@ -2,7 +2,7 @@ package resources
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,8 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -28,9 +26,19 @@ var (
 	_ resource.ResourceWithIdentity       = (*meshTrustDomainResource)(nil)
 )
 
-// meshTrustDomainIdentity is the resource identity: cluster, mesh kind, namespace
-// ("" for the cluster-scoped istio_sail) and name.
-var meshTrustDomainIdentity = identityShape{kind: true, namespaced: true}
+// meshTrustDomainType: the identity is cluster, mesh kind, namespace ("" for
+// the cluster-scoped istio_sail) and name; the import ID names the mesh
+// object by its key (parseMeshKey).
+var meshTrustDomainType = &typeInfo{
+	name:  "mesh_trust_domain",
+	kinds: meshKubeKinds(),
+	shape: identityShape{kind: true, namespaced: true},
+	importID: importIDForm{
+		key: meshKeyIdentity,
+		format: "[<cluster>/]<kind>[:<namespace>]:<name> or [<cluster>/]<kind> for the kind's default object, " +
+			"e.g. \"istio_sail:default\", \"east/istio_kyma:kyma-system:default\" or \"kuma:kuma-system:west-example-com\"",
+	},
+}
 
 // meshTrustDomainObjectIdentity is the identity of the object a model's mesh names; the
 // namespace is the one the object has, also when the configuration left it
@@ -45,19 +53,12 @@ func meshTrustDomainObjectIdentity(cluster types.String, mesh meshModel) objectI
 // NewMeshTrustDomainResource manages the trust domain of an Istio (Kyma or
 // Sail) mesh, or a Kuma MeshTrust.
 func NewMeshTrustDomainResource() resource.Resource {
-	return &meshTrustDomainResource{}
+	return &meshTrustDomainResource{typeInfo: meshTrustDomainType}
 }
 
 type meshTrustDomainResource struct {
 	providerdata.ResourceBase
-}
-
-func (r *meshTrustDomainResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	meshTrustDomainIdentity.respond(resp)
-}
-
-func (r *meshTrustDomainResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_mesh_trust_domain"
+	*typeInfo
 }
 
 func (r *meshTrustDomainResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -102,7 +103,7 @@ func (r *meshTrustDomainResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	resp.Diagnostics.Append(objectIdentity{Cluster: providerdata.ClusterKey(state.Cluster), Kind: m.Kind.ValueString(),
-		Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}.setIfMissing(ctx, meshTrustDomainIdentity, resp.Identity)...)
+		Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}.setIfMissing(ctx, meshTrustDomainType.shape, resp.Identity)...)
 	if r.Data.Clusters.IsUnknown(providerdata.ClusterKey(state.Cluster)) {
 		return
 	}
@@ -126,12 +127,12 @@ func (r *meshTrustDomainResource) Read(ctx context.Context, req resource.ReadReq
 // resource identity (absent on clients without identities) and the record of
 // the fields the resource holds.
 func storeMesh(ctx context.Context, m *meshTrustDomainResourceModel, kind meshKind, manager string, obj *unstructured.Unstructured,
-	private meshPrivateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
+	private privateSetter, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	diags.Append(setMeshTrustDomainFromObject(ctx, m, kind, obj)...)
 	recordMeshOwnership(ctx, private, kind, manager, obj, diags)
 	diags.Append(state.Set(ctx, m)...)
 	id := objectIdentity{Cluster: providerdata.ClusterKey(m.Cluster), Kind: kind.name, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	diags.Append(id.set(ctx, meshTrustDomainIdentity, identity)...)
+	diags.Append(id.set(ctx, meshTrustDomainType.shape, identity)...)
 }
 
 func (r *meshTrustDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -180,10 +181,8 @@ func (r *meshTrustDomainResource) Delete(ctx context.Context, req resource.Delet
 		return
 	}
 	keptManager := client.FieldManager + meshKeptManagerSuffix
-	others := func(e metav1.ManagedFieldsEntry) bool {
-		return e.Manager != client.FieldManager && e.Manager != keptManager
-	}
-	if kind.createsObject && !fieldsOwned(obj, others, []string{"spec", "trustDomain"}, kumaCABundlesPath) {
+	others := managerOf(client.FieldManager, keptManager).others()
+	if kind.createsObject && !others.holds(obj, []string{"spec", "trustDomain"}, kumaCABundlesPath) {
 		if err := client.Delete(ctx, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString()); err != nil {
 			resp.Diagnostics.Append(kube.Diagnostic(err, "delete "+mesh.describe(kind)))
 		}
@@ -192,7 +191,7 @@ func (r *meshTrustDomainResource) Delete(ctx context.Context, req resource.Delet
 	releaseMeshFields(ctx, client, kind, mesh, obj, &resp.Diagnostics)
 	// Values an earlier destroy kept, which this resource took over (it
 	// manages the same object), go back too: the destroy plan said so.
-	if managesAny(obj, keptManager) && !resp.Diagnostics.HasError() {
+	if managerOf(keptManager).wrote(obj) && !resp.Diagnostics.HasError() {
 		if keeper := keptMeshClient(client, &resp.Diagnostics); keeper != nil {
 			releaseMeshFields(ctx, keeper, kind, mesh, obj, &resp.Diagnostics)
 		}
@@ -202,21 +201,7 @@ func (r *meshTrustDomainResource) Delete(ctx context.Context, req resource.Delet
 // releaseMeshFields gives back every field the client's field manager holds
 // on obj: a field no other manager holds is removed.
 func releaseMeshFields(ctx context.Context, client *kube.Client, kind meshKind, mesh meshModel, obj *unstructured.Unstructured, diags *diag.Diagnostics) {
-	if !managesAny(obj, client.FieldManager) {
-		// Nothing to give back (an imported object the resource never
-		// wrote). An empty apply is not a no-op on an object without
-		// managed fields: the API server would record them all as
-		// "before-first-apply".
-		return
-	}
-	release := &unstructured.Unstructured{Object: map[string]any{}}
-	release.SetName(obj.GetName())
-	release.SetNamespace(obj.GetNamespace())
-	release.SetUID(obj.GetUID())
-	if _, err := client.Apply(ctx, kind.kube, release, false); err != nil {
-		if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
-			return // deleted meanwhile: nothing left to release
-		}
+	if err := releaseFields(ctx, client, kind.kube, obj); err != nil {
 		diags.Append(kube.Diagnostic(err, "release the trust domain fields of "+mesh.describe(kind)))
 	}
 }
@@ -238,9 +223,7 @@ const meshKeptManagerSuffix = "-kept"
 // apply would drop them.
 func keepMeshFields(ctx context.Context, client *kube.Client, kind meshKind, mesh meshModel, obj *unstructured.Unstructured, diags *diag.Diagnostics) {
 	keptManager := client.FieldManager + meshKeptManagerSuffix
-	holds := func(e metav1.ManagedFieldsEntry) bool {
-		return e.Manager == client.FieldManager || e.Manager == keptManager
-	}
+	holds := managerOf(client.FieldManager, keptManager)
 	kept := &unstructured.Unstructured{Object: map[string]any{}}
 	kept.SetName(obj.GetName())
 	kept.SetNamespace(obj.GetNamespace())
@@ -248,7 +231,7 @@ func keepMeshFields(ctx context.Context, client *kube.Client, kind meshKind, mes
 	keeps := false
 	for _, p := range meshWrittenPaths(kind) {
 		value, found, err := unstructured.NestedFieldCopy(obj.Object, p...)
-		if err != nil || !found || !fieldsOwned(obj, holds, p) {
+		if err != nil || !found || !holds.holds(obj, p) {
 			continue
 		}
 		if err := unstructured.SetNestedField(kept.Object, value, p...); err != nil {
@@ -263,7 +246,7 @@ func keepMeshFields(ctx context.Context, client *kube.Client, kind meshKind, mes
 			return
 		}
 		if _, err := keeper.Apply(ctx, kind.kube, kept, false); err != nil {
-			if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
+			if kube.IsUIDMismatch(err) {
 				return // deleted meanwhile: nothing left to keep
 			}
 			diags.Append(kube.Diagnostic(err, "hand the trust fields of "+mesh.describe(kind)+" to the field manager "+keptManager))
@@ -296,24 +279,27 @@ func meshWrittenPaths(kind meshKind) [][]string {
 	return [][]string{kind.trustDomainPath}
 }
 
-// parseMeshTrustDomainImportID reads the import ID string, "[<cluster>/]<kind>[:<namespace>]:<name>"
-// or "[<cluster>/]<kind>" for the kind's default object.
-func parseMeshTrustDomainImportID(id string) (objectIdentity, error) {
-	cluster, key := parseImportID(id)
+// meshKeyIdentity is the identity (without the cluster) of the mesh object an
+// import ID's key, "<kind>[:<namespace>]:<name>" or "<kind>", names.
+func meshKeyIdentity(key string) (objectIdentity, error) {
 	mesh, err := parseMeshKey(key)
 	if err != nil {
 		return objectIdentity{}, err
 	}
-	return meshTrustDomainObjectIdentity(cluster, mesh), nil
+	return meshTrustDomainObjectIdentity(types.StringNull(), mesh), nil
 }
 
-// meshTrustDomainImportFormat is what the import ID string may be, for the error
-// that rejects one.
-const meshTrustDomainImportFormat = "[<cluster>/]<kind>[:<namespace>]:<name> or [<cluster>/]<kind> for the kind's default object, " +
-	"e.g. \"istio_sail:default\", \"east/istio_kyma:kyma-system:default\" or \"kuma:kuma-system:west-example-com\""
+// meshKubeKinds are the Kubernetes kinds of every mesh kind.
+func meshKubeKinds() []kube.Kind {
+	var out []kube.Kind
+	for _, name := range meshKindNames() {
+		out = append(out, meshKinds[name].kube)
+	}
+	return out
+}
 
 func (r *meshTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := importTarget(ctx, r.Data, meshTrustDomainIdentity, req, &resp.Diagnostics, meshTrustDomainImportFormat, parseMeshTrustDomainImportID)
+	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -332,7 +318,7 @@ func (r *meshTrustDomainResource) ImportState(ctx context.Context, req resource.
 	resp.Diagnostics.Append(diags...)
 	recordMeshOwnership(ctx, resp.Private, kind, client.FieldManager, obj, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(meshTrustDomainObjectIdentity(cluster, mesh).set(ctx, meshTrustDomainIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(meshTrustDomainObjectIdentity(cluster, mesh).set(ctx, meshTrustDomainType.shape, resp.Identity)...)
 }
 
 // target resolves the mesh object and the cluster client of a model.
@@ -396,79 +382,46 @@ func (r *meshTrustDomainResource) apply(ctx context.Context, client *kube.Client
 }
 
 func meshApplyDiagnostic(err error, kind meshKind, action string) diag.Diagnostic {
-	if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
+	if kube.IsUIDMismatch(err) {
 		return diag.NewAttributeErrorDiagnostic(path.Root("mesh"), "Mesh Object Deleted", fmt.Sprintf(
 			"Could not %s: the object was deleted while Terraform was working on it. %s\n\n%v", action, kind.missingHint, err))
 	}
 	return kube.Diagnostic(err, action)
 }
 
-// othersOwnAny reports whether a field manager other than manager owns any
-// of the fields at paths.
-func othersOwnAny(obj *unstructured.Unstructured, manager string, paths ...[]string) bool {
-	return fieldsOwned(obj, func(e metav1.ManagedFieldsEntry) bool { return e.Manager != manager }, paths...)
-}
+// Names of the optional fields in the ownership record of a mesh object:
+// the resource writes each only when its attribute is configured. An
+// attribute removed from the configuration releases a held field (its value
+// after the apply is the operator's or absent), while a field never held
+// only mirrors what another manager set and stays as it is.
+const (
+	meshFieldTrustDomain = "trust_domain"
+	meshFieldKumaMesh    = "kuma_mesh"
+)
 
-// managesAny reports whether manager holds any field of obj.
-func managesAny(obj *unstructured.Unstructured, manager string) bool {
-	for _, entry := range obj.GetManagedFields() {
-		if entry.Manager == manager {
-			return true
-		}
-	}
-	return false
-}
-
-// meshOwnershipKey names the private state entry that records which optional
-// fields this resource's field manager held at the last read or apply.
-const meshOwnershipKey = "owned_fields"
-
-// meshOwnership tells, for each field the resource writes only when its
-// attribute is configured, whether the resource holds it. An attribute
-// removed from the configuration releases a held field (its value after the
-// apply is the operator's or absent), while a field never held only mirrors
-// what another manager set and stays as it is.
-type meshOwnership struct {
-	TrustDomain bool `json:"trust_domain"`
-	KumaMesh    bool `json:"kuma_mesh"`
-}
-
-type meshPrivateGetter interface {
-	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
-}
-
-type meshPrivateSetter interface {
-	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
-}
-
-func readMeshOwnership(ctx context.Context, private meshPrivateGetter, diags *diag.Diagnostics) meshOwnership {
-	var owned meshOwnership
+// readMeshOwnership reads the ownership record; one that does not decode
+// reads as holding nothing, with a warning.
+func readMeshOwnership(ctx context.Context, private privateGetter, diags *diag.Diagnostics) ownershipRecord {
 	if private == nil {
-		return owned
+		return ownershipRecord{}
 	}
-	raw, d := private.GetKey(ctx, meshOwnershipKey)
+	owned, d, err := readOwnership(ctx, private)
 	diags.Append(d...)
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &owned); err != nil {
-			diags.AddWarning("Unreadable Private State", fmt.Sprintf(
-				"The record of which mesh fields this resource holds could not be read (%v); the next apply rewrites it.", err))
-		}
+	if err != nil && !errors.Is(err, errNoOwnershipRecord) {
+		diags.AddWarning("Unreadable Private State", fmt.Sprintf(
+			"The record of which mesh fields this resource holds could not be read (%v); the next apply rewrites it.", err))
 	}
 	return owned
 }
 
 // recordMeshOwnership stores which optional fields manager holds on obj.
-func recordMeshOwnership(ctx context.Context, private meshPrivateSetter, kind meshKind, manager string,
+func recordMeshOwnership(ctx context.Context, private privateSetter, kind meshKind, manager string,
 	obj *unstructured.Unstructured, diags *diag.Diagnostics) {
-	mine := func(e metav1.ManagedFieldsEntry) bool { return e.Manager == manager }
-	owned := meshOwnership{TrustDomain: fieldsOwned(obj, mine, kind.trustDomainPath)}
+	names := []string{meshFieldTrustDomain}
 	if kind.name == meshKindKuma {
-		owned.KumaMesh = fieldsOwned(obj, mine, kumaMeshLabelPath)
+		names = append(names, meshFieldKumaMesh)
 	}
-	raw, err := json.Marshal(owned)
-	if err != nil {
-		diags.AddError("Cannot Record Field Ownership", fmt.Sprintf("%v. This is a bug in the provider.", err))
-		return
-	}
-	diags.Append(private.SetKey(ctx, meshOwnershipKey, raw)...)
+	owned := recordOwnership(obj, managerOf(manager), names,
+		map[string][]string{meshFieldTrustDomain: kind.trustDomainPath, meshFieldKumaMesh: kumaMeshLabelPath})
+	diags.Append(writeOwnership(ctx, private, owned)...)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -26,25 +25,22 @@ var (
 	_ resource.ResourceWithIdentity       = (*spireFederationResource)(nil)
 )
 
-// spireFederationIdentity: the SpireServer is a cluster-scoped singleton, so
-// its identity is the cluster and the name "cluster".
-var spireFederationIdentity = identityShape{}
+// spireFederationType: the SpireServer is a cluster-scoped singleton, so its
+// identity is the cluster and the name "cluster".
+var spireFederationType = &typeInfo{
+	name:     "spire_federation",
+	kinds:    []kube.Kind{kube.SpireServer},
+	importID: importIDForm{fixedName: spirefacts.ObjectName},
+}
 
 // NewSpireFederationResource manages spec.federation of the SpireServer `cluster`.
 func NewSpireFederationResource() resource.Resource {
-	return &spireFederationResource{}
+	return &spireFederationResource{typeInfo: spireFederationType}
 }
 
 type spireFederationResource struct {
 	providerdata.ResourceBase
-}
-
-func (r *spireFederationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_spire_federation"
-}
-
-func (r *spireFederationResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	spireFederationIdentity.respond(resp)
+	*typeInfo
 }
 
 // spireFederationObjectIdentity is the identity of the federation on cluster.
@@ -100,7 +96,7 @@ func (r *spireFederationResource) write(ctx context.Context, planned tfsdk.Plan,
 		return
 	}
 	diags.Append(state.Set(ctx, &plan)...)
-	diags.Append(spireFederationObjectIdentity(plan.Cluster).set(ctx, spireFederationIdentity, identity)...)
+	diags.Append(spireFederationObjectIdentity(plan.Cluster).set(ctx, spireFederationType.shape, identity)...)
 }
 
 // apply checks what needs the cluster, then writes spec.federation, waits
@@ -197,7 +193,7 @@ func (r *spireFederationResource) Read(ctx context.Context, req resource.ReadReq
 	// The identity is known from state: the framework requires one from
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12).
-	resp.Diagnostics.Append(spireFederationObjectIdentity(state.Cluster).setIfMissing(ctx, spireFederationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(spireFederationObjectIdentity(state.Cluster).setIfMissing(ctx, spireFederationType.shape, resp.Identity)...)
 	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
 	if client == nil {
 		return
@@ -221,7 +217,7 @@ func (r *spireFederationResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(spireFederationObjectIdentity(state.Cluster).set(ctx, spireFederationIdentity, resp.Identity)...)
+	resp.Diagnostics.Append(spireFederationObjectIdentity(state.Cluster).set(ctx, spireFederationType.shape, resp.Identity)...)
 }
 
 // read returns the cluster's facts; found is false when the SpireServer, its
@@ -289,8 +285,7 @@ func (r *spireFederationResource) Delete(ctx context.Context, req resource.Delet
 }
 
 func (r *spireFederationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := importTarget(ctx, r.Data, spireFederationIdentity, req, &resp.Diagnostics,
-		spireFederationImportFormat, parseSpireFederationImportID)
+	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -320,19 +315,7 @@ func (r *spireFederationResource) ImportState(ctx context.Context, req resource.
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(id.set(ctx, spireFederationIdentity, resp.Identity)...)
-}
-
-// spireFederationImportFormat is what the import ID string may be.
-const spireFederationImportFormat = `"cluster" (default connection) or "<cluster>/cluster"`
-
-// parseSpireFederationImportID reads "cluster" or "<cluster>/cluster".
-func parseSpireFederationImportID(importID string) (objectIdentity, error) {
-	cluster, name := parseImportID(importID)
-	if name != spirefacts.ObjectName {
-		return objectIdentity{}, fmt.Errorf("the SpireServer is a singleton named %q", spirefacts.ObjectName)
-	}
-	return spireFederationObjectIdentity(cluster), nil
+	resp.Diagnostics.Append(id.set(ctx, spireFederationType.shape, resp.Identity)...)
 }
 
 // ownedFederationFields is spec.federation of obj cut down to the fields
@@ -341,20 +324,7 @@ func parseSpireFederationImportID(importID string) (objectIdentity, error) {
 func ownedFederationFields(obj *unstructured.Unstructured, manager string) map[string]any {
 	fed, _, _ := unstructured.NestedMap(obj.Object, "spec", "federation")
 	delete(fed, "federatesWith")
-	var sets []map[string]any
-	for entry, set := range managedFieldSets(obj) {
-		if entry.Manager == manager && entry.Operation == metav1.ManagedFieldsOperationApply {
-			sets = append(sets, set)
-		}
-	}
-	owned := func(fieldPath []string) bool {
-		for _, set := range sets {
-			if holdsField(set, fieldPath...) {
-				return true
-			}
-		}
-		return false
-	}
+	mine := applier(manager)
 	var prune func(live map[string]any, at []string) map[string]any
 	prune = func(live map[string]any, at []string) map[string]any {
 		out := map[string]any{}
@@ -366,7 +336,7 @@ func ownedFederationFields(obj *unstructured.Unstructured, manager string) map[s
 				}
 				continue
 			}
-			if owned(p) {
+			if mine.holds(obj, p) {
 				out[k] = v
 			}
 		}

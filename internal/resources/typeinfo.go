@@ -1,0 +1,140 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+)
+
+// typeInfo is what a resource type declares once, in its _resource.go: its
+// Terraform type name, the Kubernetes kinds it manages, its identity's shape
+// and its import ID string. The resource and its list resource embed it, so
+// Metadata, IdentitySchema, the import prologue (importTarget) and the list
+// resource's Metadata and kinds all come from here and cannot disagree.
+type typeInfo struct {
+	// name is the type name after the provider's, "istio_csr" for
+	// zerotrust_istio_csr.
+	name string
+	// kinds are the Kubernetes kinds the resource manages, the ones its list
+	// resource lists.
+	kinds    []kube.Kind
+	shape    identityShape
+	importID importIDForm
+}
+
+// Metadata implements resource.Resource and list.ListResource.
+func (t *typeInfo) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + t.name
+}
+
+// IdentitySchema implements resource.ResourceWithIdentity.
+func (t *typeInfo) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = t.shape.schema()
+}
+
+// importIDForm says what the import ID string holds after an optional
+// "<cluster>/" prefix (cluster keys may contain "/"; namespaces and names
+// may not): the "/"-separated fields namespace and name, or one of them
+// when the kind allows a single name, or one key of the resource's own
+// syntax.
+type importIDForm struct {
+	// namespaced: the fields start with the namespace.
+	namespaced bool
+	// fixedName is the one name the kind allows. A namespaced kind's ID then
+	// holds only the namespace; a cluster-scoped kind's ID must be the name.
+	fixedName string
+	// key parses an ID that is one field of the resource's own syntax
+	// (mesh_trust_domain's "<kind>[:<namespace>]:<name>"), with format its
+	// description; fixedName and namespaced are then unused.
+	key    func(string) (objectIdentity, error)
+	format string
+	// note ends the description of the accepted forms.
+	note string
+}
+
+// fields are the names of the "/"-separated fields after the cluster.
+func (f importIDForm) fields() []string {
+	switch {
+	case f.namespaced && f.fixedName != "":
+		return []string{"namespace"}
+	case f.namespaced:
+		return []string{"namespace", "name"}
+	}
+	return []string{"name"}
+}
+
+// describe is the accepted forms, for the error that rejects an ID.
+func (f importIDForm) describe() string {
+	form := f.format
+	if form == "" {
+		parts := f.fields()
+		for i, p := range parts {
+			parts[i] = "<" + p + ">"
+		}
+		if f.fixedName != "" && !f.namespaced {
+			parts = []string{f.fixedName}
+		}
+		key := strings.Join(parts, "/")
+		form = fmt.Sprintf("%q (default connection) or %q", key, "<cluster>/"+key)
+	}
+	if f.note != "" {
+		form += f.note
+	}
+	return form
+}
+
+// parse reads an import ID string into the identity it names. The fields
+// are taken from the right; what is left of them is the cluster key.
+func (f importIDForm) parse(id string) (objectIdentity, error) {
+	fields := f.fields()
+	if f.key != nil {
+		fields = []string{"key"}
+	}
+	values := make([]string, len(fields))
+	rest, cluster := id, ""
+	for i := len(fields) - 1; i >= 0; i-- {
+		j := strings.LastIndex(rest, "/")
+		if j < 0 && i > 0 {
+			return objectIdentity{}, fmt.Errorf("the %s is missing", fields[i-1])
+		}
+		values[i] = rest[j+1:]
+		if values[i] == "" {
+			return objectIdentity{}, fmt.Errorf("the %s is empty", fields[i])
+		}
+		if j >= 0 {
+			rest = rest[:j]
+			if i == 0 {
+				if strings.TrimSpace(rest) == "" {
+					return objectIdentity{}, errors.New("the cluster key is empty")
+				}
+				cluster = rest
+			}
+		}
+	}
+	if f.key != nil {
+		out, err := f.key(values[0])
+		if err != nil {
+			return objectIdentity{}, err
+		}
+		out.Cluster = cluster
+		return out, nil
+	}
+	out := objectIdentity{Cluster: cluster, Name: f.fixedName}
+	for i, field := range fields {
+		switch field {
+		case "namespace":
+			out.Namespace = values[i]
+		case "name":
+			if f.fixedName != "" && values[i] != f.fixedName {
+				return objectIdentity{}, fmt.Errorf("the only object of its kind is named %q", f.fixedName)
+			}
+			out.Name = values[i]
+		}
+	}
+	return out, nil
+}
