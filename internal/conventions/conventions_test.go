@@ -196,6 +196,8 @@ func TestTestFileNames(t *testing.T) {
 				t.Errorf("%s holds acceptance tests (TestAcc*): move them to a *_test.go file", f.rel)
 			case strings.HasSuffix(f.rel, "_unit_test.go") && !dirHasAcc:
 				t.Errorf("%s: %s has no acceptance tests, so its test files are named *_test.go", f.rel, dir)
+			case !strings.HasSuffix(f.rel, "_unit_test.go") && dirHasAcc && f.unit && !f.acc:
+				t.Errorf("%s holds only unit tests in a package with acceptance tests: name it *_unit_test.go", f.rel)
 			}
 		}
 	}
