@@ -80,6 +80,25 @@ func WaitZTWIMReconciled(t *testing.T, c *harness.Cluster) {
 	}
 }
 
+// ZTWIMRenders returns every server.conf the stand-in on c rendered since
+// since, oldest first (harness.ZTWIMStandIn.Renders).
+func ZTWIMRenders(t *testing.T, c *harness.Cluster, since time.Time) []harness.ZTWIMRender {
+	t.Helper()
+	ztwimStandInMu.Lock()
+	s := ztwimStandInRunning[c.Name]
+	ztwimStandInMu.Unlock()
+	if s == nil {
+		t.Fatalf("acctest: ZTWIMRenders on %s: the ZTWIM stand-in is not running there", c.Name)
+	}
+	var out []harness.ZTWIMRender
+	for _, r := range s.Renders() {
+		if !r.At.Before(since) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // ZTWIMRoute reads the federation Route from c, or nil when it does not exist.
 func ZTWIMRoute(t *testing.T, c *harness.Cluster) *unstructured.Unstructured {
 	t.Helper()
