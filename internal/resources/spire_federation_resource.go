@@ -85,6 +85,7 @@ func (r *spireFederationResource) Update(ctx context.Context, req resource.Updat
 //     again. Without a state the next apply is a create again, a server-side
 //     apply of the same fields by the same field manager, which changes
 //     nothing already on the cluster, so the peers stay throughout.
+//
 // federationKept says so in the errors of each.
 const (
 	federationKeptUpdate = "Terraform saved what it wrote, which is what the cluster holds."
