@@ -455,17 +455,28 @@ func ztwimValidateACME(acme map[string]any) error {
 	return nil
 }
 
-// ztwimValidURL is utils.IsValidURL: an absolute URL with a scheme and a host.
+// ztwimValidURL is utils.IsValidURL (url_validation.go): it parses, with
+// an http or https scheme, a host, and no query or fragment. The CRD's
+// pattern lets through what does not parse, such as a port that is not a
+// number.
 func ztwimValidURL(raw string) error {
 	if raw == "" {
-		return errors.New("URL cannot be empty")
+		return errors.New("issuer URL cannot be empty")
 	}
-	u, err := url.ParseRequestURI(raw)
-	if err != nil {
-		return err
-	}
-	if u.Scheme == "" || u.Host == "" {
-		return fmt.Errorf("invalid URL %q: scheme and host are required", raw)
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("invalid URL format: %w", err)
+	case u.Scheme == "":
+		return errors.New("scheme is required")
+	case !strings.EqualFold(u.Scheme, "https") && !strings.EqualFold(u.Scheme, "http"):
+		return fmt.Errorf("scheme must be http or https, got: %s", u.Scheme)
+	case u.Host == "":
+		return errors.New("host is required")
+	case u.Fragment != "":
+		return errors.New("fragments are not allowed")
+	case u.RawQuery != "":
+		return errors.New("query parameters are not allowed")
 	}
 	return nil
 }

@@ -518,7 +518,8 @@ func TestAccSpireFederationOperator_noDriftAfterOwnerUpdate(t *testing.T) {
 func TestAccSpireFederationOperator_refusedCreateKeepsPeers(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		operatorCluster(t, c, "keep", nil)
-		const goodIssuer, badIssuer = "https://oidc-discovery.apps.example.test", "oidc-discovery.apps.example.test"
+		// The CRD's pattern admits the bad one; the operator cannot parse its port.
+		const goodIssuer, badIssuer = "https://oidc-discovery.apps.example.test", "https://oidc-discovery.apps.example.test:oidc"
 		setIssuer := func(issuer string) {
 			acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"jwtIssuer": issuer}))
 			acctest.WaitZTWIMReconciled(t, c)
