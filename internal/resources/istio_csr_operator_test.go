@@ -696,11 +696,8 @@ func TestAccIstioCSROperator_refusedUpdateConverges(t *testing.T) {
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Degraded").AtMapKey("status"), knownvalue.StringExact("False")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
-				},
-				Check: sameObjects,
+				ConfigStateChecks: istioCSRServed(addr),
+				Check:             sameObjects,
 			},
 			{
 				Config: istioCSRConfig(t, acctest.East, ns, body("second", 2)),
