@@ -59,12 +59,7 @@ func ZTWIMStandIn(t *testing.T, c *harness.Cluster) {
 // the stand-in's writes arriving afterwards.
 func WaitZTWIMReconciled(t *testing.T, c *harness.Cluster) {
 	t.Helper()
-	ztwimStandInMu.Lock()
-	s := ztwimStandInRunning[c.Name]
-	ztwimStandInMu.Unlock()
-	if s == nil {
-		t.Fatalf("acctest: WaitZTWIMReconciled on %s: the ZTWIM stand-in is not running there", c.Name)
-	}
+	s := runningZTWIMStandIn(t, c, "WaitZTWIMReconciled")
 	deadline := time.Now().Add(time.Minute)
 	stable := 0
 	for stable < 3 {
@@ -78,6 +73,33 @@ func WaitZTWIMReconciled(t *testing.T, c *harness.Cluster) {
 		}
 		time.Sleep(harness.ZTWIMStandInTick)
 	}
+}
+
+// runningZTWIMStandIn is the stand-in ZTWIMStandIn started on c; caller
+// names the helper that needs it when it is not running.
+func runningZTWIMStandIn(t *testing.T, c *harness.Cluster, caller string) *harness.ZTWIMStandIn {
+	t.Helper()
+	ztwimStandInMu.Lock()
+	defer ztwimStandInMu.Unlock()
+	s := ztwimStandInRunning[c.Name]
+	if s == nil {
+		t.Fatalf("acctest: %s on %s: the ZTWIM stand-in is not running there", caller, c.Name)
+	}
+	return s
+}
+
+// ZTWIMRenders returns every server.conf the stand-in on c rendered since
+// since, oldest first (harness.ZTWIMStandIn.Renders).
+func ZTWIMRenders(t *testing.T, c *harness.Cluster, since time.Time) []harness.ZTWIMRender {
+	t.Helper()
+	s := runningZTWIMStandIn(t, c, "ZTWIMRenders")
+	var out []harness.ZTWIMRender
+	for _, r := range s.Renders() {
+		if !r.At.Before(since) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // ZTWIMRoute reads the federation Route from c, or nil when it does not exist.

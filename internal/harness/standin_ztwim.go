@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -36,15 +38,21 @@ import (
 //     the ZeroTrustWorkloadIdentityManager with a full Update that
 //     re-serialises the spec (controller.go Reconcile), validates
 //     spec.federation with the operator's messages (validation.go
-//     validateFederationConfig) and on a refusal stops without requeue; else
-//     it reconciles the federation Route (routes.go reconcileRoute) and sets
+//     validateFederationConfig), after the JWT issuer URL (controller.go
+//     validateConfiguration, utils.IsValidURL), and on a refusal stops
+//     without requeue; else it renders SPIRE's server.conf into the
+//     ConfigMap spire-server (configmap.go reconcileSpireServerConfigMap,
+//     cut down to the trust domain, the JWT issuer and the federation), then
+//     reconciles the federation Route (routes.go reconcileRoute) and sets
 //     Ready from the conditions of this reconcile (status.go
 //     SetReadyCondition);
 //   - conditions carry no observedGeneration, and lastTransitionTime moves
 //     only when a condition's status flips (meta.SetStatusCondition).
 //
-// It does not render the SPIRE server (no ServiceAccount, Service, RBAC,
-// ConfigMaps or StatefulSet conditions) and does not check TTLs.
+// It renders no other part of the SPIRE server (no ServiceAccount, Service,
+// RBAC, other ConfigMaps or StatefulSet conditions) and does not check TTLs.
+// Every server.conf it renders is also kept in order (Renders), so a test
+// can tell whether SPIRE could ever have been restarted without a peer.
 //
 // OpenShift's Route CRD is installed (minimal, schema preserved) when the
 // cluster does not serve Routes, and the operator's namespace is created, as
@@ -75,11 +83,15 @@ const (
 	// (utils.SpireServerLabels); its Route cache sees only those.
 	ZTWIMManagedByLabel = "app.kubernetes.io/managed-by"
 	ZTWIMManagedByValue = "zero-trust-workload-identity-manager"
+	// ZTWIMServerConfigMap is the ConfigMap holding SPIRE's server.conf
+	// (configmap.go), in the operator's namespace.
+	ZTWIMServerConfigMap = "spire-server"
 )
 
 var (
 	routeCRDGVR       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	ztwimNamespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	ztwimConfigMapGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
 
 // StartZTWIMStandIn starts the stand-in spire-server controller against the
@@ -134,6 +146,24 @@ type ZTWIMStandIn struct {
 	// for its requeue.
 	done    string
 	retryAt time.Time
+	// renders is every server.conf written, oldest first.
+	renders []ZTWIMRender
+}
+
+// ZTWIMRender is one server.conf the stand-in rendered: what the SPIRE
+// server would run with after the rollout it triggers.
+type ZTWIMRender struct {
+	At time.Time
+	// Peers are the trust domains of server.federation.federates_with, sorted.
+	Peers []string
+}
+
+// Renders returns every server.conf rendered since the stand-in started,
+// oldest first.
+func (s *ZTWIMStandIn) Renders() []ZTWIMRender {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ZTWIMRender(nil), s.renders...)
 }
 
 func (s *ZTWIMStandIn) reconciled(key string) bool {
@@ -241,6 +271,13 @@ func (s *ZTWIMStandIn) reconcile(ctx context.Context, server *unstructured.Unstr
 	// controller.go validateConfiguration: the common checks pass here (the
 	// harness writes valid affinity, resources, labels and no proxy).
 	set.add("ConfigurationValid", "True", "ConfigurationValid", "All configuration fields are valid")
+	jwtIssuer, _, _ := unstructured.NestedString(server.Object, "spec", "jwtIssuer")
+	if verr := ztwimValidURL(jwtIssuer); verr != nil {
+		set.add("ConfigurationValid", "False", "InvalidJWTIssuerURL", "JWT issuer URL validation failed: "+verr.Error())
+		set.setReady()
+		_, err = s.writeStatus(ctx, server, set)
+		return false, err
+	}
 	fed, hasFederation, _ := unstructured.NestedMap(server.Object, "spec", "federation")
 	if hasFederation {
 		if verr := ztwimValidateFederation(fed, trustDomain); verr != nil {
@@ -254,6 +291,10 @@ func (s *ZTWIMStandIn) reconcile(ctx context.Context, server *unstructured.Unstr
 	}
 	if c, ok := stored["ConfigurationValid"]; ok && c["status"] == "False" {
 		set.add("ConfigurationValid", "True", "Ready", "Configuration validation passed")
+	}
+
+	if err := s.renderServerConf(ctx, trustDomain, jwtIssuer, fed); err != nil {
+		return false, err
 	}
 
 	// The operand objects before the Route take their time.
@@ -412,6 +453,98 @@ func ztwimValidateACME(acme map[string]any) error {
 	if ztwimString(acme, "tosAccepted") != "true" {
 		return errors.New("tosAccepted must be true to use ACME")
 	}
+	return nil
+}
+
+// ztwimValidURL is utils.IsValidURL (url_validation.go): it parses, with
+// an http or https scheme, a host, and no query or fragment. The CRD's
+// pattern lets through what does not parse, such as a port that is not a
+// number.
+func ztwimValidURL(raw string) error {
+	if raw == "" {
+		return errors.New("issuer URL cannot be empty")
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("invalid URL format: %w", err)
+	case u.Scheme == "":
+		return errors.New("scheme is required")
+	case !strings.EqualFold(u.Scheme, "https") && !strings.EqualFold(u.Scheme, "http"):
+		return fmt.Errorf("scheme must be http or https, got: %s", u.Scheme)
+	case u.Host == "":
+		return errors.New("host is required")
+	case u.Fragment != "":
+		return errors.New("fragments are not allowed")
+	case u.RawQuery != "":
+		return errors.New("query parameters are not allowed")
+	}
+	return nil
+}
+
+// renderServerConf writes server.conf into the ConfigMap spire-server as
+// configmap.go generateServerConfMap renders it (only the trust domain,
+// the JWT issuer and the federation here) and keeps it in s.renders.
+func (s *ZTWIMStandIn) renderServerConf(ctx context.Context, trustDomain, jwtIssuer string, fed map[string]any) error {
+	server := map[string]any{"trust_domain": trustDomain, "jwt_issuer": jwtIssuer}
+	var peers []string
+	if fed != nil {
+		federation := map[string]any{}
+		be, _, _ := unstructured.NestedMap(fed, "bundleEndpoint")
+		profile := map[string]any{"https_spiffe": map[string]any{}}
+		if ztwimString(be, "profile") == "https_web" {
+			profile = map[string]any{"https_web": map[string]any{}}
+		}
+		refresh, found, _ := unstructured.NestedInt64(be, "refreshHint")
+		if !found {
+			refresh = 300
+		}
+		federation["bundle_endpoint"] = map[string]any{
+			"address": "0.0.0.0", "port": int64(8443), "profile": profile, "refresh_hint": fmt.Sprintf("%ds", refresh),
+		}
+		with := map[string]any{}
+		items, _, _ := unstructured.NestedSlice(fed, "federatesWith")
+		for _, item := range items {
+			p, _ := item.(map[string]any)
+			td := ztwimString(p, "trustDomain")
+			peerProfile := map[string]any{"https_web": map[string]any{}}
+			if ztwimString(p, "bundleEndpointProfile") == "https_spiffe" {
+				peerProfile = map[string]any{"https_spiffe": map[string]any{"endpoint_spiffe_id": ztwimString(p, "endpointSpiffeId")}}
+			}
+			with[td] = map[string]any{"bundle_endpoint_url": ztwimString(p, "bundleEndpointUrl"), "bundle_endpoint_profile": peerProfile}
+			peers = append(peers, td)
+		}
+		if len(with) > 0 {
+			federation["federates_with"] = with
+		}
+		server["federation"] = federation
+	}
+	conf, err := json.MarshalIndent(map[string]any{"server": server}, "", "    ")
+	if err != nil {
+		return err
+	}
+	cms := s.dyn.Resource(ztwimConfigMapGVR).Namespace(ZTWIMRouteNamespace)
+	cm := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": ZTWIMServerConfigMap, "namespace": ZTWIMRouteNamespace,
+			"labels": map[string]any{ZTWIMManagedByLabel: ZTWIMManagedByValue}},
+		"data": map[string]any{"server.conf": string(conf)},
+	}}
+	cur, err := cms.Get(ctx, ZTWIMServerConfigMap, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: ztwimStandInManager})
+	case err == nil:
+		cur.Object["data"] = cm.Object["data"]
+		_, err = cms.Update(ctx, cur, metav1.UpdateOptions{FieldManager: ztwimStandInManager})
+	}
+	if err != nil {
+		return err
+	}
+	sort.Strings(peers)
+	s.mu.Lock()
+	s.renders = append(s.renders, ZTWIMRender{At: time.Now(), Peers: peers})
+	s.mu.Unlock()
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // The tests of this file prove one rule each of the cert-manager Operator's
@@ -624,6 +625,92 @@ func TestAccIstioCSROperator_reserialisedSpec(t *testing.T) {
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("resources").AtMapKey("requests").AtMapKey("cpu"), knownvalue.StringExact("500m")),
+				},
+			},
+		},
+	})
+}
+
+// TestAccIstioCSROperator_refusedUpdateConverges: an update the operator
+// refuses for good (Degraded: the istio_ca_certificate ConfigMap went away,
+// deployments.go handleUserProvidedCA) fails, but Terraform does not taint
+// an update and the state holds what was written, so nothing plans a
+// replacement: the fix (another CA ConfigMap) is an in-place update, which
+// makes the operator reconcile again and ends Ready with an empty plan.
+// The IstioCSR and its agent's Deployment are the same objects throughout:
+// nothing was torn down.
+func TestAccIstioCSROperator_refusedUpdateConverges(t *testing.T) {
+	istioCSRAlone(t)
+	ns := meshTestNamespace(t, acctest.East, "csrfix")
+	issuer := istioCSRIssuer(t, ns, true)
+	acctest.CreateConfigMap(t, acctest.East, ns, "first", map[string]any{"ca.crt": acctest.TestCertificatePEM(t, true)})
+	acctest.CreateConfigMap(t, acctest.East, ns, "second", map[string]any{"ca.crt": acctest.TestCertificatePEM(t, true)})
+	body := func(name string, logLevel int) string {
+		return fmt.Sprintf(`
+  cert_manager = {
+    issuer_ref           = { name = %q, kind = "Issuer" }
+    istio_ca_certificate = { name = %q, key = "ca.crt" }
+  }
+  istiod_tls = { trust_domain = "cluster.local" }
+  istio      = { namespace = "istio-system" }
+  log_level  = %d`, issuer, name, logLevel)
+	}
+	const addr = "zerotrust_istio_csr.this"
+	ri := acctest.Dynamic(t, acctest.East)
+	uids := func() (csr, agent string, err error) {
+		obj, err := ri.Resource(kube.IstioCSR.GVR()).Namespace(ns).Get(context.Background(), "default", metav1.GetOptions{})
+		if err != nil {
+			return "", "", err
+		}
+		dep, err := ri.Resource(kube.Deployment.GVR()).Namespace(ns).Get(context.Background(), "cert-manager-istio-csr", metav1.GetOptions{})
+		if err != nil {
+			return "", "", err
+		}
+		return string(obj.GetUID()), string(dep.GetUID()), nil
+	}
+	var csrUID, agentUID string
+	sameObjects := func(*terraform.State) error {
+		csr, agent, err := uids()
+		if err != nil {
+			return err
+		}
+		if csrUID == "" {
+			csrUID, agentUID = csr, agent
+			return nil
+		}
+		if csr != csrUID || agent != agentUID {
+			return fmt.Errorf("IstioCSR uid %s -> %s, agent Deployment uid %s -> %s: the refused update led to a teardown", csrUID, csr, agentUID, agent)
+		}
+		t.Logf("IstioCSR %s/default uid %s and its agent Deployment uid %s unchanged since the first apply", ns, csr, agent)
+		return nil
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		Steps: []resource.TestStep{
+			{
+				Config: istioCSRConfig(t, acctest.East, ns, body("first", 1)),
+				Check:  sameObjects,
+			},
+			{
+				PreConfig: func() { acctest.DeleteConfigMap(t, acctest.East, ns, "first") },
+				Config:    istioCSRConfig(t, acctest.East, ns, body("first", 2)),
+				ExpectError: regexp.MustCompile(`(?s)IstioCSR Degraded.*failed\s+to\s+fetch\s+CA\s+certificate\s+ConfigMap\s+` +
+					regexp.QuoteMeta(ns) + `/first.*Terraform\s+saved\s+what\s+it\s+wrote`),
+			},
+			{
+				Config: istioCSRConfig(t, acctest.East, ns, body("second", 2)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: istioCSRServed(addr),
+				Check:             sameObjects,
+			},
+			{
+				Config: istioCSRConfig(t, acctest.East, ns, body("second", 2)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 			},
 		},

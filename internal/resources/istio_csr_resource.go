@@ -171,10 +171,12 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan,
 	case errors.As(werr, &degraded):
 		diags.AddError("IstioCSR Degraded", fmt.Sprintf(
 			"The cert-manager Operator reports the IstioCSR %s/%s on cluster %q as Degraded: an error it does not retry "+
-				"until the object changes, so the istio-csr agent is not serving. Its conditions:%s\n\nFix the cause (for "+
-				"example the issuer kind or the istio_ca_certificate ConfigMap) and apply again; a fixed issuer_ref "+
-				"replaces the object.",
-			ns, istioCSRName, client.DisplayName(), describeConditions(final)))
+				"until the object changes, so it has not rolled out this change. Its conditions:%s\n\n%s The operator "+
+				"tries again only when the IstioCSR changes: correct this resource's configuration (for example point "+
+				"istio_ca_certificate at a ConfigMap that holds the CA) and apply again; when the cause lies outside it "+
+				"(the issuer, the ConfigMap's content), fix that and then apply a change of this resource. A fixed "+
+				"issuer_ref replaces the object.",
+			ns, istioCSRName, client.DisplayName(), describeConditions(final), istioCSRKept(verb)))
 	case waitCtx.Err() != nil && ctx.Err() == nil:
 		diags.AddError("IstioCSR Not Ready", fmt.Sprintf(
 			"The IstioCSR %s/%s on cluster %q was not ready within %s: still waiting for %s. Its conditions:%s\n\n"+
@@ -185,6 +187,18 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan,
 	default:
 		diags.Append(istioCSRDiagnostic(werr, "wait for the IstioCSR "+ns+"/"+istioCSRName+" to become ready", ns))
 	}
+}
+
+// istioCSRKept says what a failed apply of verb leaves: Terraform taints a
+// create that fails with a state (the next apply replaces it, which for an
+// object that never served removes nothing that worked), never an update,
+// whose state is what the cluster holds.
+func istioCSRKept(verb string) string {
+	if verb == "create" {
+		return "Terraform saved what it wrote, marked tainted: the next apply replaces it."
+	}
+	return "Terraform saved what it wrote, which is what the cluster holds; a failed update is not tainted, so " +
+		"nothing is replaced and the agent keeps serving with the configuration it had."
 }
 
 func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

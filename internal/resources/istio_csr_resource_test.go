@@ -127,6 +127,15 @@ const istioCSRIstioNamespace = "istio-system"
 
 // istioCSRIssuerName is the issuer of the IstioCSR in the test namespace ns:
 // all tests share istio-system, so the name comes from ns.
+// istioCSRServed checks that the state of addr says the operator serves it:
+// Ready=True, Degraded=False.
+func istioCSRServed(addr string) []statecheck.StateCheck {
+	return []statecheck.StateCheck{
+		statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
+		statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Degraded").AtMapKey("status"), knownvalue.StringExact("False")),
+	}
+}
+
 func istioCSRIssuerName(ns string) string { return "ca-" + ns }
 
 // istioCSRIssuer creates the cert-manager Issuer of the IstioCSR in ns where
@@ -423,10 +432,7 @@ func TestAccIstioCSROperator_missingIssuerRetried(t *testing.T) {
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Degraded").AtMapKey("status"), knownvalue.StringExact("False")),
-				},
+				ConfigStateChecks: istioCSRServed(addr),
 			},
 		},
 	})

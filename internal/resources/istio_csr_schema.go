@@ -96,7 +96,11 @@ func istioCSRSchema(ctx context.Context) schema.Schema {
 			"Certificate `istiod` (in `istio.namespace`) Ready with the configured duration, renew-before, common name and " +
 			"DNS names. The operator says nothing about which change it has seen, so an update waits at least a few " +
 			"seconds before it accepts that evidence. `Degraded=True` (an error the operator does not retry until the " +
-			"object changes) fails the apply at once with the operator's message; a timeout says what was still missing.\n\n" +
+			"object changes) fails the apply at once with the operator's message; a timeout says what was still missing. " +
+			"A failed update is never replaced: Terraform does not taint an update, the state keeps what was written " +
+			"(what the cluster holds), and the agent keeps serving with its previous configuration. As the operator " +
+			"tries again only when the IstioCSR changes, the fix goes into this resource's configuration (or, when the " +
+			"cause is elsewhere, is followed by a change of it), and that apply updates the object in place.\n\n" +
 			"**One IstioCSR per cluster.** The operator serves only the oldest IstioCSR of a cluster and rejects every " +
 			"other one for good (annotation `operator.openshift.io/istio-csr-reject-multiple-instance`, never removed): the " +
 			"plan refuses a second IstioCSR when it can see the first, and an apply the operator rejects fails at once; " +

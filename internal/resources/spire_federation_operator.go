@@ -227,9 +227,10 @@ func judgeFederation(conds map[string]spireCondition, fresh func(spireCondition)
 // awaitFederationVerdict waits for the operator's verdict on the apply that
 // returned out and reports it in diags; with managedRoute it also waits for
 // the federation Route, so that bundle_endpoint_url is known on return. It
-// returns the SpireServer as last read, or nil.
+// returns the SpireServer as last read, or nil. kept is the sentence its
+// errors end with: what Terraform keeps of the write (federationKept).
 func awaitFederationVerdict(ctx context.Context, client *kube.Client, w *federationWaiter, out *unstructured.Unstructured,
-	managedRoute bool, timeout time.Duration, diags *diag.Diagnostics,
+	managedRoute bool, timeout time.Duration, kept string, diags *diag.Diagnostics,
 ) *unstructured.Unstructured {
 	w.applied(out)
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
@@ -249,15 +250,15 @@ func awaitFederationVerdict(ctx context.Context, client *kube.Client, w *federat
 			diags.AddError("SpireServer Not Reconciled", fmt.Sprintf(
 				"No operator reported on the SpireServer \"cluster\" of cluster %q within %s after this apply: its "+
 					"status has no conditions. Is the Zero Trust Workload Identity Manager operator running (and its "+
-					"ZeroTrustWorkloadIdentityManager \"cluster\" created)? Terraform saved what it wrote; apply again "+
-					"once the operator runs, or give it more time with a timeouts block.", cluster, timeout))
+					"ZeroTrustWorkloadIdentityManager \"cluster\" created)? %s Apply again once the operator runs, or "+
+					"give it more time with a timeouts block.", cluster, timeout, kept))
 			return final
 		}
 		diags.AddError("SpireServer Not Ready", fmt.Sprintf(
 			"The Zero Trust Workload Identity Manager operator gave no verdict on this change of the SpireServer "+
-				"\"cluster\" of cluster %q within %s. Its conditions:%s\n\nTerraform saved what it wrote. Check the "+
-				"operator and the SPIRE server it runs, or give it more time with a timeouts block.",
-			cluster, timeout, describeConditions(final)))
+				"\"cluster\" of cluster %q within %s. Its conditions:%s\n\n%s Check the operator and the SPIRE server "+
+				"it runs, or give it more time with a timeouts block.",
+			cluster, timeout, describeConditions(final), kept))
 		return final
 	case err != nil:
 		diags.Append(kube.Diagnostic(err, "wait for the operator's verdict on the SpireServer cluster"))
@@ -268,12 +269,13 @@ func awaitFederationVerdict(ctx context.Context, client *kube.Client, w *federat
 		detail := fmt.Sprintf(
 			"The Zero Trust Workload Identity Manager operator refused the SpireServer \"cluster\" of cluster %q after "+
 				"this apply: %s=False (%s): %s\n\nOn a refusal the operator stops reconciling the SpireServer and does "+
-				"not retry until it changes again, so nothing of it is rolled out, this change included. Terraform saved "+
-				"what it wrote, which is what the cluster holds; correct the configuration and apply again.",
-			cluster, verdict.refusal.Type, verdict.refusal.Reason, verdict.refusal.Message)
+				"not retry until it changes again, so nothing of it is rolled out, this change included. %s Correct the "+
+				"configuration and apply again.",
+			cluster, verdict.refusal.Type, verdict.refusal.Reason, verdict.refusal.Message, kept)
 		if verdict.refusal.Reason != reasonInvalidFederation {
 			detail += fmt.Sprintf(" The refusal (%s) is about a setting of the SpireServer that this resource "+
-				"does not manage: fix it where it is managed.", verdict.refusal.Reason)
+				"does not manage: fix it where it is managed; the next apply then changes nothing that is already "+
+				"on the cluster.", verdict.refusal.Reason)
 		}
 		diags.AddError("SpireServer Configuration Refused", detail)
 		return final

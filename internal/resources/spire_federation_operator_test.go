@@ -395,8 +395,8 @@ resource "terraform_data" "peer" {
 // operator can see (the ZeroTrustWorkloadIdentityManager, and with it the
 // trust domain, appears while the apply waits, so neither the plan nor the
 // apply's own check knows it) ends the apply with the operator's message;
-// the state records what was written, and a corrected configuration
-// applies.
+// Terraform records nothing (a failed create would be tainted and
+// replaced), and the corrected configuration is a create again.
 func TestAccSpireFederationOperator_refusalIsApplyError(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		acctest.ResetSpireSingletons(t, c)
@@ -441,12 +441,12 @@ func TestAccSpireFederationOperator_refusalIsApplyError(t *testing.T) {
 						regexp.QuoteMeta(td)),
 				},
 				{
-					// The refused federation was written, and state says so: the
-					// corrected configuration replaces it (the failed create
-					// left it tainted).
+					// The refused federation was written, but the failed create
+					// left no state (so nothing tainted to replace): the
+					// corrected configuration is a create, which writes it over.
 					Config: config(peers("")),
 					ConfigPlanChecks: resource.ConfigPlanChecks{
-						PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionDestroyBeforeCreate)},
+						PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionCreate)},
 					},
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.ExpectKnownValue(federationAddr, tfjsonpath.New("trust_domain"), knownvalue.StringExact(td)),
@@ -508,6 +508,81 @@ func TestAccSpireFederationOperator_noDriftAfterOwnerUpdate(t *testing.T) {
 					},
 					Check: resource.ComposeAggregateTestCheckFunc(rewritten,
 						checkFederation(t, c, map[string]any{"bundleEndpoint.refreshHint": int64(1200)})),
+				},
+			},
+		}
+	})
+}
+
+// TestAccSpireFederationOperator_refusedCreateKeepsPeers: the operator
+// refuses the SpireServer for a field this resource does not manage
+// (jwtIssuer, controller.go validateConfiguration: InvalidJWTIssuerURL), so
+// the create fails after writing the federation. Once jwtIssuer is fixed
+// where it is managed, the operator renders server.conf with the peers; the
+// next apply is a create again (nothing tainted, no replacement), writes the
+// same fields (the SpireServer's generation does not move) and leaves the
+// plan empty, and every server.conf the operator rendered, from the refusal
+// to the end, holds both peers.
+func TestAccSpireFederationOperator_refusedCreateKeepsPeers(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		operatorCluster(t, c, "keep", nil)
+		// The CRD's pattern admits the bad one; the operator cannot parse its port.
+		const goodIssuer, badIssuer = "https://oidc-discovery.apps.example.test", "https://oidc-discovery.apps.example.test:oidc"
+		setIssuer := func(issuer string) {
+			acctest.ApplyAs(t, c, kube.SpireServer, acctest.OperatorManager, acctest.SpireServerObject(map[string]any{"jwtIssuer": issuer}))
+			acctest.WaitZTWIMReconciled(t, c)
+		}
+		wantPeers := []string{"north.test", "west.test"}
+		var start time.Time
+		var generation int64
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{
+					PreConfig: func() {
+						setIssuer(badIssuer)
+						start = time.Now()
+					},
+					Config: federationConfig(t, c, twoPeersHCL),
+					ExpectError: regexp.MustCompile(`(?s)SpireServer Configuration Refused.*ConfigurationValid=False\s+\(InvalidJWTIssuerURL\):\s+JWT\s+issuer\s+URL\s+validation\s+failed.*` +
+						`Terraform\s+does\s+not\s+record\s+the\s+resource.*does\s+not\s+manage:\s+fix\s+it\s+where\s+it\s+is\s+managed`),
+				},
+				{
+					PreConfig: func() {
+						setIssuer(goodIssuer)
+						generation = acctest.GetSingleton(t, c, kube.SpireServer).GetGeneration()
+					},
+					Config: federationConfig(t, c, twoPeersHCL),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(federationAddr, plancheck.ResourceActionCreate)},
+						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkCondition(t, c, "Ready", "True", "Ready", "All components are ready"),
+						func(*terraform.State) error {
+							if got := acctest.GetSingleton(t, c, kube.SpireServer).GetGeneration(); got != generation {
+								return fmt.Errorf("%s: the apply after the fix moved the SpireServer from generation %d to %d: it must write only what is already there", c.Name, generation, got)
+							}
+							acctest.WaitZTWIMReconciled(t, c)
+							renders := acctest.ZTWIMRenders(t, c, start)
+							if len(renders) == 0 {
+								return fmt.Errorf("%s: the operator rendered no server.conf after jwtIssuer was fixed", c.Name)
+							}
+							for i, r := range renders {
+								t.Logf("server.conf render %d at +%s: federates_with %v", i+1, r.At.Sub(start).Round(time.Millisecond), r.Peers)
+								if strings.Join(r.Peers, ",") != strings.Join(wantPeers, ",") {
+									return fmt.Errorf("%s: render %d at +%s has federates_with %v, want %v throughout", c.Name, i+1, r.At.Sub(start), r.Peers, wantPeers)
+								}
+							}
+							return nil
+						},
+					),
+				},
+				{
+					Config: federationConfig(t, c, twoPeersHCL),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+					},
 				},
 			},
 		}

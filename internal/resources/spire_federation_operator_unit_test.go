@@ -9,7 +9,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 )
 
 // federationPlanModel is a planned zerotrust_spire_federation with the given
@@ -240,5 +244,21 @@ func TestFederationWaiter(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPeersWithoutBundle: only planned peers that were applied before and
+// whose bundle SPIRE does not hold are reported, in the plan's order.
+func TestPeersWithoutBundle(t *testing.T) {
+	view := spireexec.View{Bundles: map[string]*spiffebundle.Bundle{
+		"held.test": spiffebundle.New(spiffeid.RequireTrustDomainFromString("held.test")),
+	}}
+	applied := map[string]bool{"held.test": true, "lost.test": true, "gone.test": true}
+	got := peersWithoutBundle([]string{"held.test", "lost.test", "new.test"}, applied, view)
+	if strings.Join(got, ",") != "lost.test" {
+		t.Fatalf("peersWithoutBundle = %v, want [lost.test]: held.test is held, new.test not applied yet, gone.test no longer planned", got)
+	}
+	if got := peersWithoutBundle([]string{"lost.test"}, applied, spireexec.View{}); len(got) != 1 {
+		t.Fatalf("with no bundle held at all: %v, want [lost.test]", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
@@ -170,6 +171,9 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 		plan.TrustDomain = optionalString(td)
 		plan.EndpointSPIFFEID = optionalString(spirefacts.EndpointSPIFFEID(td))
 		trustDomain = td
+		if state != nil {
+			r.warnPeersWithoutBundle(ctx, plan, *state, facts, &resp.Diagnostics)
+		}
 	case state != nil:
 		plan.TrustDomain, plan.EndpointSPIFFEID = state.TrustDomain, state.EndpointSPIFFEID
 	default:
@@ -219,6 +223,63 @@ func (r *spireFederationResource) planFacts(ctx context.Context, cluster types.S
 		return nil
 	}
 	return facts
+}
+
+// warnPeersWithoutBundle warns about each federates_with entry, planned and
+// already in state, whose bundle the cluster's SPIRE server does not hold
+// (peersWithoutBundle). It asks SPIRE through the view every
+// zerotrust_federated_trust_domain of the cluster shares (one `bundle list`
+// per cluster and Terraform operation), bounded by planLookupTimeout, and
+// says nothing when SPIRE cannot be asked: the check is a courtesy.
+func (r *spireFederationResource) warnPeersWithoutBundle(ctx context.Context, plan, state spireFederationResourceModel,
+	facts *spirefacts.Facts, diags *diag.Diagnostics,
+) {
+	client, err := r.Data.Clusters.Client(providerdata.ClusterKey(plan.Cluster))
+	if err != nil {
+		return
+	}
+	applied := map[string]bool{}
+	for _, td := range plannedPeers(state.FederatesWith) {
+		applied[td] = true
+	}
+	if len(applied) == 0 || appliedWithin(facts.SpireServer, client.FieldManager, spireTrustPending, time.Now()) {
+		// Nothing applied yet, or moments ago: the operator is still rolling
+		// SPIRE out, which then fetches the bundles at its first refresh.
+		return
+	}
+	server, d := spireServer(ctx, client, r.Data.SpireNamespace, types.ObjectNull(nil))
+	if d.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
+	defer cancel()
+	view, err := spireViewOf(ctx, client, server)
+	if err != nil {
+		return
+	}
+	for _, td := range peersWithoutBundle(plannedPeers(plan.FederatesWith), applied, view) {
+		diags.AddAttributeWarning(path.Root("federates_with").AtMapKey(td), "SPIRE Holds No Bundle of a Peer", fmt.Sprintf(
+			"The %s holds no bundle of %q (`spire-server bundle list` does not list it), although "+
+				"federates_with has named it for more than %s. SPIRE does not trust that trust domain's workloads. "+
+				"federates_with is a relationship in SPIRE's server configuration, which has no bootstrap bundle that "+
+				"anything re-seeds: with an https_spiffe endpoint SPIRE cannot fetch the bundle at all until one is "+
+				"set by hand (spire-server bundle set -id spiffe://%s), and with https_web the endpoint has not "+
+				"answered. Check the peer's bundle endpoint, or federate with it through "+
+				"zerotrust_federated_trust_domain, whose trust_domain_bundle bootstraps and repairs it.",
+			server, td, spireTrustPending, td))
+	}
+}
+
+// peersWithoutBundle returns the planned peers, among those applied, whose
+// bundle view does not hold, in the order of planned.
+func peersWithoutBundle(planned []string, applied map[string]bool, view spireexec.View) []string {
+	var missing []string
+	for _, td := range planned {
+		if applied[td] && view.Bundles[td] == nil {
+			missing = append(missing, td)
+		}
+	}
+	return missing
 }
 
 // plannedEndpoint returns the planned profile and https_web mode; known is

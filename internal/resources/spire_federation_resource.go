@@ -68,10 +68,43 @@ func (r *spireFederationResource) Update(ctx context.Context, req resource.Updat
 	r.write(ctx, req.Plan, req.Config, false, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
+// Once spec.federation is written, what Terraform keeps of a failed apply
+// (a refusal, a timeout) decides what the next apply does:
+//   - a failed update keeps the state it wrote, which is what the cluster
+//     holds; Terraform does not taint an update, so the next apply changes
+//     only what the configuration changes;
+//   - a failed create keeps no state. Terraform taints a create that fails
+//     with a state, and replaces a tainted resource on the next apply, whose
+//     destroy half releases federates_with: the operator would render SPIRE's
+//     server.conf without any peer and restart the server, an outage of every
+//     federation of the cluster, until the create half writes the peers
+//     again. Without a state the next apply is a create again, a server-side
+//     apply of the same fields by the same field manager, which changes
+//     nothing already on the cluster, so the peers stay throughout.
+//
+// federationKept says so in the errors of each.
+const (
+	federationKeptUpdate = "Terraform saved what it wrote, which is what the cluster holds."
+	federationKeptCreate = "The cluster holds what this apply wrote, but Terraform does not record the resource: a " +
+		"failed create would be tainted, and replacing it would release federates_with, so that the operator " +
+		"rendered SPIRE's configuration without peers until the create wrote them again. The next apply creates " +
+		"it again by writing the same fields, which changes nothing already on the cluster. To leave it " +
+		"instead, import it (terraform import <address> [<cluster>/]cluster) and destroy it."
+)
+
+// federationKept is the sentence that ends an error after the write.
+func federationKept(create bool) string {
+	if create {
+		return federationKeptCreate
+	}
+	return federationKeptUpdate
+}
+
 // write is Create and Update: apply the plan (sending what the configuration
 // sets), wait for the operator's verdict, then store state and identity.
-// Once the object is written the state is stored even when the wait fails,
-// so that it matches the cluster.
+// Once the object is written the state of an update is stored even when
+// the wait fails, so that it matches the cluster; a create that fails
+// stores none (see federationKeptCreate).
 func (r *spireFederationResource) write(ctx context.Context, planned tfsdk.Plan, config tfsdk.Config, create bool,
 	state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics,
 ) {
@@ -92,7 +125,7 @@ func (r *spireFederationResource) write(ctx context.Context, planned tfsdk.Plan,
 	if diags.HasError() {
 		return
 	}
-	if !r.apply(ctx, &plan, cfg, action, timeout, diags) {
+	if !r.apply(ctx, &plan, cfg, action, timeout, federationKept(create), diags) || (create && diags.HasError()) {
 		return
 	}
 	diags.Append(state.Set(ctx, &plan)...)
@@ -106,7 +139,7 @@ func (r *spireFederationResource) write(ctx context.Context, planned tfsdk.Plan,
 // defaults are not written by this provider. written says whether the
 // object was written (then m is what the cluster holds, whatever diags say).
 func (r *spireFederationResource) apply(ctx context.Context, m *spireFederationResourceModel, cfg spireFederationResourceModel,
-	action string, timeout time.Duration, diags *diag.Diagnostics,
+	action string, timeout time.Duration, kept string, diags *diag.Diagnostics,
 ) (written bool) {
 	client := r.Data.Client(m.Cluster, diags)
 	if client == nil {
@@ -169,7 +202,7 @@ func (r *spireFederationResource) apply(ctx context.Context, m *spireFederationR
 		applied, _ := specFromObject(out)
 		m.ManagedRoute = types.BoolValue(applied.managedRoute())
 	}
-	if final := awaitFederationVerdict(ctx, client, waiter, out, m.ManagedRoute.ValueBool(), timeout, diags); final != nil {
+	if final := awaitFederationVerdict(ctx, client, waiter, out, m.ManagedRoute.ValueBool(), timeout, kept, diags); final != nil {
 		facts.SpireServer = final
 	}
 	if !m.ManagedRoute.ValueBool() && ctx.Err() == nil {

@@ -93,8 +93,26 @@ func spireFederationSchema() schema.Schema {
 			"domain, lower-case `https://`) are refused at plan. After each create and update the resource waits " +
 			"(see `timeouts`) for the operator's verdict on the change: `Ready=True`, or, with `managed_route = " +
 			"false`, the `Ready=False` that this choice always brings; a refusal fails the apply with the operator's " +
-			"message, the state still recording what was written. With `managed_route = true` on a cluster that serves " +
-			"Routes it also waits for the Route, so `bundle_endpoint_url` is known when the apply returns.",
+			"message. With `managed_route = true` on a cluster that serves Routes it also waits for the Route, so " +
+			"`bundle_endpoint_url` is known when the apply returns.\n\n" +
+			"**A failed apply never tears the federation down.** A refusal (also one about a field this resource " +
+			"does not manage, such as `jwtIssuer`) or a timeout after the write ends the apply with an error, and the " +
+			"cluster keeps what was written. A failed update keeps that in state, and the next apply changes only what " +
+			"the configuration changes. A failed create records nothing in state: Terraform would taint it and replace " +
+			"it on the next apply, and the destroy half of that replacement would release `federates_with`, so that " +
+			"the operator could restart SPIRE without any peer until the create half wrote them again. The next apply " +
+			"instead creates the resource again by writing the same fields, which changes nothing already on the " +
+			"cluster: the configuration the operator renders keeps every peer throughout. To give up on a failed " +
+			"create instead, import the resource and destroy it.\n\n" +
+			"**Peers SPIRE holds no bundle of.** A plan of an existing resource asks the cluster's SPIRE server " +
+			"(`spire-server bundle list` in its pod in the provider's `spire.namespace`, once per cluster and " +
+			"Terraform operation, shared with `zerotrust_federated_trust_domain`'s `spire_trust`) whether it holds the " +
+			"bundle of each `federates_with` entry applied more than a minute ago, and warns, naming the trust domain " +
+			"and the cluster, for each one it does not hold: a relationship in the server configuration has no " +
+			"bootstrap bundle that anything re-seeds, so an `https_spiffe` peer cannot be fetched at all, and " +
+			"workloads of that trust domain are not trusted. When SPIRE cannot be asked the plan says nothing of it. " +
+			"This is a warning, not an attribute: SPIRE fetches bundles on its own schedule, and an attribute " +
+			"following it would change between plans without any change of the configuration.",
 		Attributes: map[string]schema.Attribute{
 			"id":              idAttribute("`cluster` on the default connection, `<cluster>/cluster` otherwise; also the import ID."),
 			"cluster":         clusterAttribute(),
