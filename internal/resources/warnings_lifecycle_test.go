@@ -3,7 +3,6 @@ package resources
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -87,19 +86,11 @@ func (w *walkWarnings) has(summary string) bool {
 	return false
 }
 
-// deadClusters is a registry whose cluster "dead" is a closed port.
-func deadClusters(t *testing.T) *providerdata.Data {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+// deadClusters is a registry whose cluster "dead" is 127.0.0.1:1, where
+// nothing listens.
+func deadClusters() *providerdata.Data {
 	clusters := kube.NewClusters(kube.Settings{FieldManager: "zerotrust", QPS: 50, Burst: 100})
-	clusters.Add("dead", kube.Connection{Host: "https://" + addr, Token: "x", Insecure: true}, false)
+	clusters.Add("dead", kube.Connection{Host: "https://127.0.0.1:1", Token: "x", Insecure: true}, false)
 	return &providerdata.Data{Clusters: clusters, SpireNamespace: "zero-trust-workload-identity-manager",
 		SpireClassName: "zero-trust-workload-identity-manager-spire", MaxFederatedTrustDomains: 50}
 }
@@ -231,7 +222,7 @@ func TestOneWarningPerSubject(t *testing.T) {
 func runLifecycle(t *testing.T, lc lifecycle, extra map[string]map[string]any) (plan, apply *walkWarnings) {
 	t.Helper()
 	plan, apply = newWalk(lc.name+" plan"), newWalk(lc.name+" apply")
-	planData, applyData := deadClusters(t), deadClusters(t)
+	planData, applyData := deadClusters(), deadClusters()
 	planObjects, applyObjects := objectsOf(t, planData), objectsOf(t, applyData)
 	for i, o := range planObjects {
 		values := func(attrs map[string]any) tftypes.Value {
