@@ -167,7 +167,13 @@ func providerSchema() schema.Schema {
 		MarkdownDescription: "The zerotrust provider bootstraps SPIFFE trust across Kubernetes clusters: SPIRE " +
 			"federation, ClusterFederatedTrustDomains with their bootstrap bundles, istio-csr, mesh trust domains " +
 			"and domain verification. One provider block can reach many clusters through `clusters`, so one " +
-			"`for_each` can fan out over every cluster and every pair of clusters.",
+			"`for_each` can fan out over every cluster and every pair of clusters.\n\n" +
+			"A plan asks each cluster it has checks for once whether it answers (`GET /version`, one attempt, at most " +
+			"3 seconds). A cluster that does not answer (nothing listening, a connection that never answers, a TLS " +
+			"failure) is named in one warning per plan, with its address, the error and the plan-time checks skipped on " +
+			"it; the plan then asks it nothing more, so a plan with one dead cluster among live ones ends within 10 " +
+			"seconds. Refreshing an object that exists on such a cluster still fails, and the apply retries each " +
+			"request for up to 30 seconds before it reports the cluster unavailable.",
 		Attributes: map[string]schema.Attribute{
 			"kubernetes": schema.SingleNestedAttribute{
 				Optional: true,

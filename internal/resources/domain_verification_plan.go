@@ -12,7 +12,6 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 func (r *domainVerificationResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -76,13 +75,11 @@ func (r *domainVerificationResource) planExisting(ctx context.Context, plan *dom
 	} else {
 		plan.Adopted = types.BoolValue(false)
 	}
-	key := providerdata.ClusterKey(plan.Cluster)
-	if plan.Cluster.IsUnknown() || plan.Domain.IsUnknown() || plan.Name.IsUnknown() || plan.AdoptExisting.IsUnknown() ||
-		r.Data.Clusters.IsUnknown(key) {
+	if plan.Domain.IsUnknown() || plan.Name.IsUnknown() || plan.AdoptExisting.IsUnknown() {
 		return
 	}
-	client, err := r.Data.Clusters.Client(key)
-	if err != nil {
+	client := planClient(ctx, r.Data, plan.Cluster, diags)
+	if client == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
@@ -99,8 +96,11 @@ func (r *domainVerificationResource) planExisting(ctx context.Context, plan *dom
 			return
 		}
 		existing = adoptableByDomain(items, domain, client.FieldManager, diags)
-	} else if existing, err = client.Get(ctx, kind, "", plan.Name.ValueString()); err != nil {
-		return
+	} else {
+		var err error
+		if existing, err = client.Get(ctx, kind, "", plan.Name.ValueString()); err != nil {
+			return
+		}
 	}
 	if existing == nil || diags.HasError() {
 		return

@@ -14,7 +14,6 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -119,13 +118,10 @@ func (r *federatedTrustDomainResource) planModel(ctx context.Context, plan *fede
 	} else {
 		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
 	}
-	var client *kube.Client
-	if key := providerdata.ClusterKey(plan.Cluster); !plan.Cluster.IsUnknown() && !r.Data.Clusters.IsUnknown(key) {
-		client, _ = r.Data.Clusters.Client(key)
-	}
+	client := planClient(ctx, r.Data, plan.Cluster, &diags)
 	diags.Append(planSpireTrust(ctx, client, r.Data.SpireNamespace, plan, config, state)...)
-	if creating {
-		r.planCheckUnique(ctx, *plan, &diags)
+	if creating && client != nil {
+		r.planCheckUnique(ctx, client, *plan, &diags)
 	}
 	return diags
 }
@@ -136,13 +132,8 @@ func (r *federatedTrustDomainResource) planModel(ctx context.Context, plan *fede
 // At plan only objects this provider did not apply count as duplicates: one
 // it manages may be about to go in the same apply (a renamed resource is
 // destroyed before its replacement is created), so Create judges those.
-func (r *federatedTrustDomainResource) planCheckUnique(ctx context.Context, plan federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
-	key := providerdata.ClusterKey(plan.Cluster)
-	if plan.Cluster.IsUnknown() || plan.Name.IsUnknown() || plan.TrustDomain.IsUnknown() || r.Data.Clusters.IsUnknown(key) {
-		return
-	}
-	client, err := r.Data.Clusters.Client(key)
-	if err != nil {
+func (r *federatedTrustDomainResource) planCheckUnique(ctx context.Context, client *kube.Client, plan federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
+	if plan.Name.IsUnknown() || plan.TrustDomain.IsUnknown() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)

@@ -217,7 +217,7 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			// The dry run sends what the apply would, which looks at the
 			// object: ask for it (this runs only for an in-place update).
 			if obj != nil {
-				if client, err := r.Data.Clusters.Client(providerdata.ClusterKey(cluster)); err == nil {
+				if client := planClient(ctx, r.Data, cluster, &diags); client != nil {
 					if live, err := client.Get(ctx, kube.IstioCSR, obj.GetNamespace(), istioCSRName); err == nil {
 						keepLiveSpelling(obj, live)
 						releaseIstioCSRResources(obj, live)
@@ -321,8 +321,8 @@ func (r *istioCSRResource) checkIstioCSRCluster(ctx context.Context, req resourc
 	if !replacing && !caChanged {
 		return
 	}
-	client, err := r.Data.Clusters.Client(providerdata.ClusterKey(cluster))
-	if err != nil {
+	client := planClient(ctx, r.Data, cluster, &resp.Diagnostics)
+	if client == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, istioCSRIssuerReadTimeout)

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 // ModifyPlan derives the id, and asks the cluster when it can: a new
@@ -48,17 +47,16 @@ func (r *meshServiceIdentitiesResource) ModifyPlan(ctx context.Context, req reso
 // resource depends on), which a plan cannot see; without it the apply fails
 // with the same words. A cluster that cannot be asked quickly says nothing.
 func (r *meshServiceIdentitiesResource) checkExists(ctx context.Context, plan meshServiceIdentitiesResourceModel, diags *diag.Diagnostics) {
-	key := providerdata.ClusterKey(plan.Cluster)
-	if plan.Cluster.IsUnknown() || plan.Namespace.IsUnknown() || plan.Name.IsUnknown() || r.Data.Clusters.IsUnknown(key) {
+	if plan.Namespace.IsUnknown() || plan.Name.IsUnknown() {
 		return
 	}
-	client, err := r.Data.Clusters.Client(key)
-	if err != nil {
+	client := planClient(ctx, r.Data, plan.Cluster, diags)
+	if client == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
 	defer cancel()
-	_, err = client.Get(ctx, kube.KumaMeshService, plan.Namespace.ValueString(), plan.Name.ValueString())
+	_, err := client.Get(ctx, kube.KumaMeshService, plan.Namespace.ValueString(), plan.Name.ValueString())
 	var d diag.Diagnostic
 	switch {
 	case kube.IsNotFound(err):

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -271,7 +270,7 @@ func (r *meshTrustDomainResource) planMesh(ctx context.Context, req resource.Mod
 	}
 	p.planned = effectiveTrustDomain(p.kind, p.plan.TrustDomain)
 	p.plan.SPIFFEIDPrefix = spiffeIDPrefix(p.planned)
-	p.current, p.currentKnown = r.currentTrustDomain(ctx, p.plan.Cluster, p.kind, p.mesh, p.state, p.newObject)
+	p.current, p.currentKnown = r.currentTrustDomain(ctx, p.plan.Cluster, p.kind, p.mesh, p.state, p.newObject, &resp.Diagnostics)
 	return p, true
 }
 
@@ -365,7 +364,7 @@ func planUnsetKumaMesh(newObject bool, owned ownershipRecord, prior meshModel) t
 // unset), else asked of the cluster when it answers quickly. known is false
 // when it could not be found out.
 func (r *meshTrustDomainResource) currentTrustDomain(ctx context.Context, cluster types.String, kind meshKind, mesh meshModel,
-	state *meshTrustDomainResourceModel, newObject bool) (current string, known bool) {
+	state *meshTrustDomainResourceModel, newObject bool, diags *diag.Diagnostics) (current string, known bool) {
 	switch {
 	case !newObject:
 		if current = state.TrustDomain.ValueString(); current == "" {
@@ -373,7 +372,7 @@ func (r *meshTrustDomainResource) currentTrustDomain(ctx context.Context, cluste
 		}
 		return current, true
 	case !mesh.Name.IsUnknown():
-		return r.liveTrustDomain(ctx, cluster, kind, mesh)
+		return r.liveTrustDomain(ctx, cluster, kind, mesh, diags)
 	}
 	return "", false
 }
@@ -454,12 +453,10 @@ func trustDomainChangeWarning(kind meshKind, mesh meshModel, from, to string) di
 // liveTrustDomain asks the cluster, if it can be reached quickly, which trust
 // domain the mesh object holds now; an Istio object without one runs on
 // cluster.local. ok is false when the cluster could not be asked.
-func (r *meshTrustDomainResource) liveTrustDomain(ctx context.Context, cluster types.String, kind meshKind, mesh meshModel) (string, bool) {
-	if cluster.IsUnknown() || r.Data.Clusters.IsUnknown(providerdata.ClusterKey(cluster)) {
-		return "", false
-	}
-	client, err := r.Data.Clusters.Client(providerdata.ClusterKey(cluster))
-	if err != nil {
+func (r *meshTrustDomainResource) liveTrustDomain(ctx context.Context, cluster types.String, kind meshKind, mesh meshModel,
+	diags *diag.Diagnostics) (string, bool) {
+	client := planClient(ctx, r.Data, cluster, diags)
+	if client == nil {
 		return "", false
 	}
 	ctx, cancel := context.WithTimeout(ctx, meshLiveReadTimeout)

@@ -69,12 +69,8 @@ func checkPlannedApply(ctx context.Context, data *providerdata.Data, req resourc
 	if d := resp.Plan.GetAttribute(ctx, path.Root("force_conflicts"), &force); d.HasError() {
 		return
 	}
-	key := providerdata.ClusterKey(cluster)
-	if data.Clusters.IsUnknown(key) {
-		return
-	}
-	client, err := data.Clusters.Client(key)
-	if err != nil {
+	client := planClient(ctx, data, cluster, &resp.Diagnostics)
+	if client == nil {
 		return
 	}
 	obj, ok := a.Object()
@@ -83,7 +79,7 @@ func checkPlannedApply(ctx context.Context, data *providerdata.Data, req resourc
 	}
 	ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
 	defer cancel()
-	_, err = client.ApplyDryRun(ctx, a.Kind, obj, force.ValueBool())
+	_, err := client.ApplyDryRun(ctx, a.Kind, obj, force.ValueBool())
 	if kube.IsFieldConflict(err) && a.Forced != nil && a.Forced(err) {
 		_, err = client.ApplyDryRun(ctx, a.Kind, obj, true)
 	}

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -280,12 +279,9 @@ func awaitFederationVerdict(ctx context.Context, client *kube.Client, w *federat
 		diags.AddError("SpireServer Configuration Refused", detail)
 		return final
 	case verdictRouteDisabled:
-		diags.AddAttributeWarning(path.Root("managed_route"), "SpireServer Not Ready: Federation Route Disabled", fmt.Sprintf(
-			"The operator took the change on cluster %q, and reports the SpireServer \"cluster\" Ready=False "+
-				"(Failed, \"RouteAvailable: Federation managed route disabled\") because managed_route = false: it will "+
-				"do so for as long as managed_route stays false, and the ZeroTrustWorkloadIdentityManager reports "+
-				"its operands not ready. The SPIRE server runs. Set managed_route = true to let the operator publish the "+
-				"bundle endpoint and report Ready.", cluster))
+		// The plan said so when managed_route = false was chosen ("SpireServer
+		// Will Not Become Ready"), and Terraform shows that plan's warnings
+		// again in the apply: a second warning here would tell one fact twice.
 		return final
 	}
 	if managedRoute && w.changed {

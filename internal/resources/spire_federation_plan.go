@@ -117,7 +117,9 @@ func checkACMETermsAccepted(ctx context.Context, httpsWeb types.Object, diags *d
 func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		if !req.State.Raw.IsNull() {
-			resp.Diagnostics.AddWarning("Federation Stays on the SpireServer", destroyDetail(""))
+			var cluster types.String
+			resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("cluster"), &cluster)...)
+			resp.Diagnostics.AddWarning("Federation Stays on the SpireServer", destroyDetail(cluster.ValueString()))
 		}
 		return
 	}
@@ -155,7 +157,7 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 	} else {
 		plan.ID = types.StringValue(resourceID(plan.Cluster, spirefacts.ObjectName))
 	}
-	facts := r.planFacts(ctx, plan.Cluster)
+	facts := r.planFacts(ctx, plan.Cluster, &resp.Diagnostics)
 	trustDomain := "" // known only from the cluster's facts
 	switch {
 	case facts != nil:
@@ -207,13 +209,9 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 
 // planFacts reads the cluster's singletons when its connection is known and
 // it answers; nil otherwise (apply checks again before it writes).
-func (r *spireFederationResource) planFacts(ctx context.Context, cluster types.String) *spirefacts.Facts {
-	key := providerdata.ClusterKey(cluster)
-	if cluster.IsUnknown() || r.Data.Clusters.IsUnknown(key) {
-		return nil
-	}
-	client, err := r.Data.Clusters.Client(key)
-	if err != nil {
+func (r *spireFederationResource) planFacts(ctx context.Context, cluster types.String, diags *diag.Diagnostics) *spirefacts.Facts {
+	client := planClient(ctx, r.Data, cluster, diags)
+	if client == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)

@@ -314,7 +314,8 @@ func (r *spireFederationResource) Delete(ctx context.Context, req resource.Delet
 		resp.Diagnostics.Append(kube.Diagnostic(err, "release the federates_with entries of the SpireServer cluster"))
 		return
 	}
-	resp.Diagnostics.AddWarning("Federation Left on the SpireServer", destroyDetail(client.DisplayName()))
+	// No warning: the destroy plan said that spec.federation stays ("Federation
+	// Stays on the SpireServer"), before anything was done.
 }
 
 func (r *spireFederationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
