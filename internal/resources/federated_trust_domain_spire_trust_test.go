@@ -484,12 +484,13 @@ func TestAccFederatedTrustDomainSpireTrust_forcedRotation(t *testing.T) {
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("data.zerotrust_trust_bundle.peer", tfjsonpath.New("x509_fingerprints_sha256"),
-						knownvalue.ListSizeExact(1)),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringFunc(func(v string) error {
+							if v == oldFingerprint {
+								return fmt.Errorf("the data source carries the revoked authority %s", v)
+							}
+							return nil
+						})})),
 					clusterCheck(func(s *terraform.State) error {
-						attrs := s.RootModule().Resources["data.zerotrust_trust_bundle.peer"].Primary.Attributes
-						if attrs["x509_fingerprints_sha256.0"] == oldFingerprint {
-							return fmt.Errorf("the data source carries the revoked authority %s", oldFingerprint)
-						}
 						return eastHoldsAuthorities(east, peer, []string{prepared}, &old)(s)
 					}),
 				},
