@@ -175,10 +175,10 @@ output "bundle_endpoints" {
 }
 
 output "config_map_bundles_current" {
-  # false after `spire-server localauthority x509 revoke` until SPIRE writes the
-  # ConfigMap again: SPIRE notifies its k8sbundle plugin when it prepares an
-  # authority, not when it revokes one. A repair seeded from the ConfigMap's
-  # bundle still works then (it holds the new authority too).
+  # SPIRE notifies its k8sbundle plugin when it prepares an authority, not when
+  # it revokes one, so the ConfigMap keeps a revoked authority for a while; the
+  # data source leaves it out (config_map.check_spire), so this stays true
+  # after a revoke.
   description = "Per cluster, whether the bundle ConfigMap holds the X.509 authorities the SPIRE server itself reports."
   value = {
     for name, b in data.zerotrust_trust_bundle.this :

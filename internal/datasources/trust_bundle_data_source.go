@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/datasourcevalidator"
@@ -12,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
@@ -164,6 +167,9 @@ func (d *trustBundleDataSource) Read(ctx context.Context, req datasource.ReadReq
 		resp.Diagnostics.Append(tbReadFailure(err, td, src, srcPath))
 		return
 	}
+	if cm, ok := src.(bundlesource.ConfigMap); ok && tbCheckSpire(ctx, m, &resp.Diagnostics) {
+		tbLeaveOutRevoked(ctx, cm, td, b, &resp.Diagnostics)
+	}
 	warnings, err := trustbundle.Check(td, b, time.Now())
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(srcPath, "Unusable Trust Bundle", fmt.Sprintf(
@@ -282,4 +288,65 @@ func tbReadFailure(err error, td spiffeid.TrustDomain, src bundlesource.Source, 
 	}
 	return diag.NewAttributeErrorDiagnostic(at, "Cannot Read the Trust Bundle", fmt.Sprintf(
 		"Could not read the trust bundle of %q from %s. %s\n\n%v", td.Name(), src, hint, err))
+}
+
+// tbCheckSpire is config_map.check_spire, true when unset.
+func tbCheckSpire(ctx context.Context, m trustBundleModel, diags *diag.Diagnostics) bool {
+	var c trustBundleConfigMapModel
+	diags.Append(m.ConfigMap.As(ctx, &c, basetypes.ObjectAsOptions{})...)
+	return c.CheckSpire.IsNull() || c.CheckSpire.ValueBool()
+}
+
+// tbSpireCheckTimeout bounds the one attempt at asking SPIRE for the bundle
+// a ConfigMap is compared with: the ConfigMap was read, so a SPIRE server
+// that does not answer costs a warning, not the read.
+const tbSpireCheckTimeout = 15 * time.Second
+
+// tbLeaveOutRevoked compares the bundle read from cm with the one its SPIRE
+// server holds and removes from b the authorities SPIRE no longer holds.
+// SPIRE's k8sbundle notifier writes the ConfigMap when SPIRE prepares an
+// authority, not when it revokes one, so a revoked authority stays there
+// until the next bundle change; the SPIRE server is the authority on its
+// own bundle. Dropping, rather than only warning, keeps a revoked authority
+// out of everything seeded from this bundle (a peer's bootstrap bundle, the
+// repair of a lost one), where no later refresh may remove it.
+func tbLeaveOutRevoked(ctx context.Context, cm bundlesource.ConfigMap, td spiffeid.TrustDomain, b *spiffebundle.Bundle, diags *diag.Diagnostics) {
+	at := path.Root("config_map").AtName("check_spire")
+	server := bundlesource.SpireServer{Client: cm.Client, Namespace: cm.Namespace,
+		Pod: bundlesource.DefaultServerPod, Container: bundlesource.DefaultServerContainer}
+	ctx, cancel := context.WithTimeout(ctx, tbSpireCheckTimeout)
+	defer cancel()
+	own, err := server.Fetch(ctx, td)
+	if err != nil {
+		diags.AddAttributeWarning(at, "Bundle ConfigMap Not Checked Against SPIRE", fmt.Sprintf(
+			"Could not ask the %s for the bundle it holds, so the bundle of %q is the one %s holds, which may still carry "+
+				"an authority SPIRE revoked (SPIRE does not rewrite the ConfigMap when it revokes one). Allow `get` on `pods` "+
+				"and `get` and `create` on `pods/exec` there, or set config_map.check_spire = false to trust the ConfigMap "+
+				"without asking.\n\n%v", server, td.Name(), cm, err))
+		return
+	}
+	diff := trustbundle.CompareX509(b, own, time.Now())
+	dropped := trustbundle.Describe(diff.Dropped)
+	for _, cert := range diff.Dropped {
+		b.RemoveX509Authority(cert)
+	}
+	for id := range b.JWTAuthorities() {
+		if !own.HasJWTAuthority(id) {
+			b.RemoveJWTAuthority(id)
+			dropped = append(dropped, fmt.Sprintf("JWT authority %q", id))
+		}
+	}
+	if len(dropped) > 0 {
+		slices.Sort(dropped)
+		diags.AddAttributeWarning(at, "Revoked Authorities Left Out", fmt.Sprintf(
+			"%s holds authorities of %q that its SPIRE server no longer holds, revoked since SPIRE last wrote the ConfigMap: "+
+				"%s. They are left out of this data source's outputs, so nothing seeded from it trusts them.",
+			cm, td.Name(), strings.Join(dropped, ", ")))
+	}
+	if len(diff.Missing) > 0 {
+		diags.AddAttributeWarning(at, "Bundle ConfigMap Lags SPIRE", fmt.Sprintf(
+			"The SPIRE server holds X.509 authorities of %q that %s does not yet: %s. Its k8sbundle notifier writes them "+
+				"at SPIRE's next bundle update; read spire_server instead to get them now.",
+			td.Name(), cm, strings.Join(trustbundle.Describe(diff.Missing), ", ")))
+	}
 }

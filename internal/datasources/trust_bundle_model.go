@@ -40,9 +40,10 @@ type trustBundleEndpointModel struct {
 }
 
 type trustBundleConfigMapModel struct {
-	Namespace types.String `tfsdk:"namespace"`
-	Name      types.String `tfsdk:"name"`
-	Key       types.String `tfsdk:"key"`
+	Namespace  types.String `tfsdk:"namespace"`
+	Name       types.String `tfsdk:"name"`
+	Key        types.String `tfsdk:"key"`
+	CheckSpire types.Bool   `tfsdk:"check_spire"`
 }
 
 type trustBundleSpireServerModel struct {

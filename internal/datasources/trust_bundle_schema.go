@@ -103,6 +103,19 @@ func trustBundleSchema() schema.Schema {
 							bundlesource.KeyPEM + "`.",
 						Validators: []validator.String{validate.ConfigMapKey()},
 					},
+					"check_spire": schema.BoolAttribute{
+						Optional: true,
+						MarkdownDescription: "Compare the ConfigMap with the bundle the SPIRE server itself holds (pod exec of " +
+							"`spire-server bundle show -format spiffe` in `" + bundlesource.DefaultServerPod + "`, container `" +
+							bundlesource.DefaultServerContainer + "`, in the ConfigMap's namespace; the credentials need `get` on " +
+							"`pods` and `get` and `create` on `pods/exec` there). Defaults to `true`. SPIRE rewrites the ConfigMap " +
+							"when it prepares an authority but not when it revokes one, so a ConfigMap can carry a revoked " +
+							"authority for as long as nothing else changes the bundle. Authorities the ConfigMap holds and SPIRE " +
+							"no longer does are left out of every output, with a warning naming them; authorities SPIRE holds " +
+							"and the ConfigMap does not yet are a warning. Where SPIRE cannot be asked (no pod, no right to " +
+							"exec) the bundle is the ConfigMap's as read, with a warning; set `false` to trust the ConfigMap " +
+							"without asking, for example where the provider's credentials may not exec into SPIRE's pods.",
+					},
 				},
 			},
 			"spire_server": spireexec.DataSourceAttribute("Ask the SPIRE server itself: pod exec of `spire-server bundle show -format spiffe` " +

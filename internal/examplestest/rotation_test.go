@@ -393,8 +393,9 @@ func TestAccRotationForced(t *testing.T) {
 		{name: "bundle_refresh_action", run: (*rotationMesh).invokeRefreshActions, watch: time.Minute, expect: reportOnly},
 		// The example applied again: the plan sees the peers' stale bundles
 		// of the rotated cluster (spire_trust = "bundle_stale"), and the
-		// apply seeds them from the declared bundle, which the data source
-		// read from the rotated cluster's bundle ConfigMap.
+		// apply seeds them with what the rotated cluster's endpoint serves,
+		// fetched with the declared bundle (the data source's read of the
+		// rotated cluster's bundle ConfigMap, without the revoked authority).
 		{name: "apply_again", run: (*rotationMesh).applyAgain, watch: time.Minute, expect: expectHeal},
 	}
 	for _, s := range strategies {

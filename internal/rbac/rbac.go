@@ -115,7 +115,7 @@ const (
 // missing pod or container gives a clear error), then exec runs spire-server.
 var spireExec = []Use{
 	{rFTD, "only with `wait_for_bundle`, `check_spire` (refresh; refused, it warns \"SPIRE Not Asked\") or `delete_bundle_on_destroy`"},
-	{dTB, "only with the `spire_server` source"},
+	{dTB, "with the `spire_server` source, and with `config_map` unless `config_map.check_spire = false` (refused, it warns \"Bundle ConfigMap Not Checked Against SPIRE\")"},
 	{dFS, "always (asks every checked cluster's SPIRE server)"},
 	{aRefr, "always"},
 }

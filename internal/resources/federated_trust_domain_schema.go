@@ -165,13 +165,21 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 					"it (`check_spire`): `federated` (it has the federation relationship and holds the peer's bundle), " +
 					"`relationship_missing` (the relationship was deleted and spire-controller-manager has not recreated " +
 					"it), `bundle_missing` (SPIRE holds no bundle of the peer: deleted by hand or lost with its datastore; " +
-					"spire-controller-manager does not re-seed it), or `bundle_stale` (the bundle SPIRE holds no longer " +
+					"spire-controller-manager does not re-seed it), `bundle_stale` (the bundle SPIRE holds no longer " +
 					"authenticates the peer's https_spiffe endpoint, whose CA changed before SPIRE could fetch the new one: " +
-					"a forced CA rotation, a rebuilt peer). Null when SPIRE was not asked, or in the minute after an apply " +
+					"a forced CA rotation, a rebuilt peer), or `bundle_revoked` (the endpoint still authenticates, but " +
+					"SPIRE holds an unexpired authority the endpoint no longer serves and lacks one it serves: the peer " +
+					"revoked its old authority before SPIRE's next poll fetched the new one, a forced rotation whose " +
+					"workloads fail mTLS until that poll, up to a quarter of the refresh hint). The endpoint serving a new " +
+					"authority SPIRE lacks while SPIRE holds nothing the endpoint dropped is the normal state of a " +
+					"scheduled rotation after `prepare`: `federated`, with a plan warning that says how long until " +
+					"SPIRE's next poll. Null when SPIRE was not asked, or in the minute after an apply " +
 					"that SPIRE may not have acted on yet. Anything but `federated` plans an update to `federated`, and the " +
-					"apply repairs it: it waits for the relationship, seeds SPIRE with the configuration's " +
-					"`trust_domain_bundle` (`spire-server bundle set`; not the value in state, which keeps the bootstrap " +
-					"bundle), and has SPIRE refresh the bundle from the peer's endpoint (`spire-server federation refresh`). " +
+					"apply repairs it: it waits for the relationship, seeds SPIRE where its bundle is missing or stale " +
+					"(`spire-server bundle set`) with what the peer's endpoint serves when the configuration's " +
+					"`trust_domain_bundle` authenticates it, else with `trust_domain_bundle` itself (not the value in " +
+					"state, which keeps the bootstrap bundle), and has SPIRE refresh the bundle from the peer's endpoint " +
+					"(`spire-server federation refresh`). " +
 					"An https_spiffe repair needs `trust_domain_bundle` set to the peer's current bundle, for example from " +
 					"`zerotrust_trust_bundle`; the plan says so when it is not.",
 			},

@@ -38,13 +38,14 @@ const (
 	spireTrustNoRelationship  = "relationship_missing"
 	spireTrustNoBundle        = "bundle_missing"
 	spireTrustStaleBundle     = "bundle_stale"
+	spireTrustRevokedBundle   = "bundle_revoked"
 	spireTrustEndpointTimeout = 5 * time.Second
 )
 
 // spireTrustBroken reports a spire_trust value that an apply repairs.
 func spireTrustBroken(v types.String) bool {
 	switch v.ValueString() {
-	case spireTrustNoRelationship, spireTrustNoBundle, spireTrustStaleBundle:
+	case spireTrustNoRelationship, spireTrustNoBundle, spireTrustStaleBundle, spireTrustRevokedBundle:
 		return true
 	}
 	return false
@@ -135,13 +136,14 @@ func checkSpireTrust(ctx context.Context, client *kube.Client, data *providerdat
 		state.SpireTrust = types.StringNull()
 		return &spireUnreachable{Server: server, Err: err}, diags
 	}
-	trust := spireTrustOf(ctx, client, state.TrustDomain.ValueString(), view)
+	trust, lag := spireTrustOf(ctx, client, state.TrustDomain.ValueString(), view)
 	// Never seen federated and applied moments ago: still on its way.
-	if trust != spireTrustFederated && trust != spireTrustStaleBundle && state.SpireTrust.IsNull() &&
+	if (trust == spireTrustNoRelationship || trust == spireTrustNoBundle) && state.SpireTrust.IsNull() &&
 		appliedWithin(obj, client.FieldManager, spireTrustPending, time.Now()) {
 		state.SpireTrust = types.StringNull()
 		return nil, diags
 	}
+	_, _ = client.Memo(spireLagKey(server, state.TrustDomain.ValueString()), func() (any, error) { return lag, nil })
 	state.SpireTrust = types.StringValue(trust)
 	return nil, diags
 }
@@ -149,28 +151,93 @@ func checkSpireTrust(ctx context.Context, client *kube.Client, data *providerdat
 // spireTrustOf judges SPIRE's view of td. A bundle SPIRE holds is stale when
 // the peer's https_spiffe endpoint answers with a certificate of a CA the
 // bundle does not hold; an endpoint that does not answer proves nothing.
-func spireTrustOf(ctx context.Context, client *kube.Client, td string, view spireexec.View) string {
+// When it answers, what it serves is compared with what SPIRE holds
+// (judgeEndpointLag). An https_web endpoint is not fetched: its roots are
+// SPIRE's, not the provider's.
+func spireTrustOf(ctx context.Context, client *kube.Client, td string, view spireexec.View) (string, endpointLag) {
 	rel, ok := view.Relationships[td]
 	if !ok {
-		return spireTrustNoRelationship
+		return spireTrustNoRelationship, endpointLag{}
 	}
 	held := view.Bundles[td]
 	if held == nil {
-		return spireTrustNoBundle
+		return spireTrustNoBundle, endpointLag{}
 	}
-	if rel.Profile == bundlesource.ProfileHTTPSSPIFFE && heldBundleRefused(ctx, client, rel, held) {
-		return spireTrustStaleBundle
+	if rel.Profile != bundlesource.ProfileHTTPSSPIFFE {
+		return spireTrustFederated, endpointLag{}
 	}
-	return spireTrustFederated
+	answer := endpointWithHeld(ctx, client, rel, held)
+	if answer.refused {
+		return spireTrustStaleBundle, endpointLag{}
+	}
+	return judgeEndpointLag(held, answer.served, time.Now())
 }
 
-// heldBundleRefused fetches the endpoint authenticated by held, once per
+// endpointLag is how the bundle SPIRE holds trails the one the peer's
+// endpoint serves now.
+type endpointLag struct {
+	trustbundle.X509Difference
+	// Poll is the longest SPIRE waits until it fetches the bundle again on
+	// its own; 0 when the bundle states no refresh hint.
+	Poll time.Duration
+}
+
+// SPIRE's bundle client fetches a federated bundle every quarter of the
+// refresh hint the bundle last came with, and never takes a hint under a
+// minute.
+const (
+	spirePollsPerRefreshHint = 4
+	spireMinimumRefreshHint  = time.Minute
+)
+
+// judgeEndpointLag compares what SPIRE holds of a peer with what the peer's
+// endpoint served (nil: it did not answer, which proves nothing).
+//
+// The endpoint serving an authority SPIRE lacks is a normal state of every
+// scheduled rotation: a prepared authority is in the endpoint's bundle
+// until SPIRE's next poll, and nothing is signed with it yet. So that alone
+// is no finding (planSpireTrust warns about it). But SPIRE also holding an
+// unexpired authority the endpoint no longer serves means the peer revoked
+// it before SPIRE fetched the new one: a forced rotation, where the peer's
+// workloads already present SVIDs of an authority SPIRE does not hold, and
+// SPIRE trusts one the peer has revoked. A scheduled rotation never gets
+// there, because the peer revokes only an authority its peers stopped
+// needing long after they fetched its successor. That is bundle_revoked: a
+// repair that makes SPIRE fetch now instead of at its next poll.
+func judgeEndpointLag(held, served *spiffebundle.Bundle, now time.Time) (string, endpointLag) {
+	if served == nil {
+		return spireTrustFederated, endpointLag{}
+	}
+	lag := endpointLag{X509Difference: trustbundle.CompareX509(held, served, now)}
+	if hint, ok := held.RefreshHint(); ok && hint > 0 {
+		lag.Poll = max(hint, spireMinimumRefreshHint) / spirePollsPerRefreshHint
+	}
+	if len(lag.Missing) > 0 && len(lag.Dropped) > 0 {
+		return spireTrustRevokedBundle, lag
+	}
+	return spireTrustFederated, lag
+}
+
+// endpointAnswer is what the peer's endpoint answered when fetched with the
+// bundle SPIRE holds.
+type endpointAnswer struct {
+	served  *spiffebundle.Bundle // nil when it did not answer with a bundle
+	refused bool                 // its certificate is of a CA the bundle lacks
+}
+
+// endpointWithHeld fetches the endpoint authenticated by held, once per
 // client, endpoint and bundle (objects of one cluster share them).
-func heldBundleRefused(ctx context.Context, client *kube.Client, rel spireexec.Endpoint, held *spiffebundle.Bundle) bool {
+func endpointWithHeld(ctx context.Context, client *kube.Client, rel spireexec.Endpoint, held *spiffebundle.Bundle) endpointAnswer {
 	key := "spire-endpoint " + rel.URL + " " + rel.EndpointID + " " + strings.Join(trustbundle.FingerprintsSHA256(held), ",")
-	v, _ := client.Memo(key, func() (any, error) { return heldBundleRefusedNow(ctx, rel, held), nil })
-	refused, _ := v.(bool)
-	return refused
+	v, _ := client.Memo(key, func() (any, error) { return fetchWithHeld(ctx, rel, held), nil })
+	answer, _ := v.(endpointAnswer)
+	return answer
+}
+
+// spireLagKey is where checkSpireTrust leaves the endpointLag of a refresh
+// for planSpireTrust, which runs later in the same walk.
+func spireLagKey(s spireexec.Server, td string) string {
+	return "spire-lag " + spireServerKey(s) + " " + td
 }
 
 // appliedWithin reports whether manager applied obj less than d before now.
@@ -202,6 +269,9 @@ func planSpireTrust(ctx context.Context, client *kube.Client, spireNamespace str
 		plan.SpireTrust = types.StringUnknown()
 	case !spireTrustBroken(state.SpireTrust):
 		plan.SpireTrust = state.SpireTrust
+		if state.SpireTrust.ValueString() == spireTrustFederated {
+			diags.Append(planSpireLag(ctx, client, spireNamespace, *plan)...)
+		}
 	case state.SpireTrust.ValueString() == spireTrustNoBundle && !httpsSPIFFE(ctx, plan.BundleEndpointProfile):
 		// SPIRE fetches an https_web bundle at its next refresh by itself,
 		// once the endpoint answers; an apply could only hurry it, and
@@ -228,7 +298,8 @@ func planSpireRepair(ctx context.Context, client *kube.Client, spireNamespace st
 			where = server.String()
 		}
 	}
-	needsBundle := found != spireTrustNoRelationship && httpsSPIFFE(ctx, plan.BundleEndpointProfile)
+	lag, _ := plannedLag(ctx, client, spireNamespace, plan)
+	needsBundle := found != spireTrustNoRelationship && found != spireTrustRevokedBundle && httpsSPIFFE(ctx, plan.BundleEndpointProfile)
 	if needsBundle && config.TrustDomainBundle.IsNull() {
 		diags.AddAttributeError(path.Root("trust_domain_bundle"), "SPIRE Needs the Peer Bundle Again",
 			fmt.Sprintf("%s %s for %q (ClusterFederatedTrustDomain %q), and its https_spiffe endpoint %s can only be "+
@@ -242,13 +313,62 @@ func planSpireRepair(ctx context.Context, client *kube.Client, spireNamespace st
 	case spireTrustNoRelationship:
 		repair = "waits for spire-controller-manager to recreate the relationship from the ClusterFederatedTrustDomain, then checks the bundle"
 	case spireTrustNoBundle:
-		repair = "seeds SPIRE with trust_domain_bundle and has it refresh the bundle from the peer's endpoint"
+		repair = "seeds SPIRE with the peer's current bundle (from its endpoint, else trust_domain_bundle) and has it refresh the bundle from the endpoint"
+	case spireTrustRevokedBundle:
+		repair = "has SPIRE fetch the peer's bundle now (`spire-server federation refresh`) instead of " + nextPoll(lag)
 	default:
-		repair = "replaces SPIRE's bundle with trust_domain_bundle and has it refresh from the peer's endpoint"
+		repair = "replaces SPIRE's bundle with the peer's current bundle (from its endpoint, else trust_domain_bundle) and has it refresh from the endpoint"
 	}
 	diags.AddWarning("SPIRE Federation Will Be Repaired",
 		fmt.Sprintf("%s %s for %q (ClusterFederatedTrustDomain %q): its workloads cannot verify the peer's SVIDs. The apply %s.",
 			where, spireTrustFinding(found), td, name, repair))
+	return diags
+}
+
+// plannedLag is the endpointLag the refresh of this walk found for plan's
+// trust domain, if any.
+func plannedLag(ctx context.Context, client *kube.Client, spireNamespace string, plan federatedTrustDomainResourceModel) (endpointLag, bool) {
+	if client == nil {
+		return endpointLag{}, false
+	}
+	server, d := spireServer(ctx, client, spireNamespace, plan.SpireServer)
+	if d.HasError() {
+		return endpointLag{}, false
+	}
+	// A plan without a refresh (-refresh=false) finds nothing.
+	v, _ := client.Memo(spireLagKey(server, plan.TrustDomain.ValueString()), func() (any, error) { return nil, nil })
+	lag, ok := v.(endpointLag)
+	return lag, ok
+}
+
+// nextPoll says when SPIRE fetches the peer's bundle by itself.
+func nextPoll(lag endpointLag) string {
+	if lag.Poll == 0 {
+		return "at its next poll of the endpoint"
+	}
+	return fmt.Sprintf("at its next poll of the endpoint, up to %v from now (a quarter of the bundle's refresh hint)", lag.Poll)
+}
+
+// planSpireLag warns when the peer's endpoint serves X.509 authorities that
+// SPIRE, federated otherwise, does not hold yet: the normal state of a
+// scheduled rotation between the peer's prepare and SPIRE's next poll, so
+// not a change (judgeEndpointLag), but workloads of the peer that already
+// present SVIDs of such an authority (activated and tainted in a hurry)
+// fail with this cluster until then.
+func planSpireLag(ctx context.Context, client *kube.Client, spireNamespace string, plan federatedTrustDomainResourceModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	lag, ok := plannedLag(ctx, client, spireNamespace, plan)
+	if !ok || len(lag.Missing) == 0 {
+		return diags
+	}
+	diags.AddWarning("SPIRE Has Not Fetched the Peer's New Authorities",
+		fmt.Sprintf("The bundle endpoint %s of %q (ClusterFederatedTrustDomain %q) serves X.509 authorities that this "+
+			"cluster's SPIRE server does not hold yet: %s. SPIRE fetches them %s. That is normal right after the peer "+
+			"prepared a new authority. If the peer already signs with it (a rotation forced through activate and taint), "+
+			"workloads of the peer fail mTLS with this cluster until then: the action zerotrust_spire_bundle_refresh makes "+
+			"SPIRE fetch now. Once the peer revokes the old authority, the plan repairs this by itself (spire_trust "+
+			"bundle_revoked).", plan.BundleEndpointURL.ValueString(), plan.TrustDomain.ValueString(), plan.Name.ValueString(),
+			strings.Join(trustbundle.Describe(lag.Missing), ", "), nextPoll(lag)))
 	return diags
 }
 
@@ -260,6 +380,8 @@ func spireTrustFinding(v string) string {
 		return "holds no bundle"
 	case spireTrustStaleBundle:
 		return "holds a bundle that no longer authenticates the peer's bundle endpoint (the peer's CA changed)"
+	case spireTrustRevokedBundle:
+		return "holds a bundle with an authority the peer revoked and without the one that replaced it (a forced CA rotation of the peer)"
 	}
 	return v
 }
@@ -292,7 +414,7 @@ func repairSpireTrust(ctx context.Context, server spireexec.Server, m federatedT
 	rel := view.Relationships[td]
 	held := view.Bundles[td]
 	seeded := false
-	stale := held != nil && rel.Profile == bundlesource.ProfileHTTPSSPIFFE && heldBundleRefusedNow(ctx, rel, held)
+	stale := held != nil && rel.Profile == bundlesource.ProfileHTTPSSPIFFE && fetchWithHeld(ctx, rel, held).refused
 	if (held == nil || stale) && !bundle.IsNull() && !bundle.IsUnknown() {
 		id, err := spiffeid.TrustDomainFromString(td)
 		if err != nil {
@@ -302,7 +424,7 @@ func repairSpireTrust(ctx context.Context, server spireexec.Server, m federatedT
 		if err != nil {
 			return fmt.Errorf("trust_domain_bundle: %w", err)
 		}
-		doc, err := b.Marshal()
+		doc, err := seedDocument(ctx, rel, b)
 		if err != nil {
 			return err
 		}
@@ -334,6 +456,22 @@ func repairSpireTrust(ctx context.Context, server spireexec.Server, m federatedT
 	return nil
 }
 
+// seedDocument is the bundle a repair seeds SPIRE with: what the peer's
+// endpoint serves now when configured (trust_domain_bundle) authenticates
+// it, else configured. A configured bundle read from a bundle ConfigMap can
+// still carry an authority the peer revoked (SPIRE does not rewrite the
+// ConfigMap on revocation); the endpoint serves the peer's bundle as it is
+// now, so seeding from it never hands SPIRE a revoked authority.
+func seedDocument(ctx context.Context, rel spireexec.Endpoint, configured *spiffebundle.Bundle) ([]byte, error) {
+	seed := configured
+	if rel.Profile == bundlesource.ProfileHTTPSSPIFFE {
+		if served := fetchWithHeld(ctx, rel, configured).served; served != nil {
+			seed = served
+		}
+	}
+	return seed.Marshal()
+}
+
 // spireTrustRefreshAfterSeed bounds the refresh after a seed.
 const spireTrustRefreshAfterSeed = 30 * time.Second
 
@@ -344,13 +482,13 @@ type errRefreshAfterSeed struct{ err error }
 func (e errRefreshAfterSeed) Error() string { return e.err.Error() }
 func (e errRefreshAfterSeed) Unwrap() error { return e.err }
 
-// heldBundleRefusedNow fetches the endpoint authenticated by held (the
-// endpoint's SVID is of the peer's trust domain, held's).
-func heldBundleRefusedNow(ctx context.Context, rel spireexec.Endpoint, held *spiffebundle.Bundle) bool {
+// fetchWithHeld fetches the endpoint authenticated by held (the endpoint's
+// SVID is of the peer's trust domain, held's).
+func fetchWithHeld(ctx context.Context, rel spireexec.Endpoint, held *spiffebundle.Bundle) endpointAnswer {
 	ctx, cancel := context.WithTimeout(ctx, spireTrustEndpointTimeout)
 	defer cancel()
-	_, err := rel.Fetch(ctx, held.TrustDomain(), held)
-	return bundlesource.IsUnknownAuthority(err)
+	served, err := rel.Fetch(ctx, held.TrustDomain(), held)
+	return endpointAnswer{served: served, refused: bundlesource.IsUnknownAuthority(err)}
 }
 
 // httpsSPIFFE reports a bundle_endpoint_profile of type https_spiffe.

@@ -7,8 +7,12 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )
 
 func TestAppliedWithin(t *testing.T) {
@@ -77,6 +81,8 @@ func TestPlanSpireTrust(t *testing.T) {
 			want: types.StringValue("federated"), wantSummary: "SPIRE Needs the Peer Bundle Again", wantError: true},
 		{name: "stale bundle repaired", profile: "https_spiffe", found: "bundle_stale", config: bundle,
 			want: types.StringValue("federated"), wantSummary: "SPIRE Federation Will Be Repaired"},
+		{name: "revoked authority held needs no bundle", profile: "https_spiffe", found: "bundle_revoked", config: types.StringNull(),
+			want: types.StringValue("federated"), wantSummary: "SPIRE Federation Will Be Repaired"},
 		{name: "relationship missing needs no bundle", profile: "https_spiffe", found: "relationship_missing", config: types.StringNull(),
 			want: types.StringValue("federated"), wantSummary: "SPIRE Federation Will Be Repaired"},
 		{name: "https_web bundle is SPIRE's to fetch", profile: "https_web", found: "bundle_missing", config: types.StringNull(),
@@ -105,6 +111,51 @@ func TestPlanSpireTrust(t *testing.T) {
 				t.Errorf("diagnostics %v, want none", diags)
 			case tc.wantSummary != "" && (len(diags) != 1 || diags[0].Summary() != tc.wantSummary):
 				t.Errorf("diagnostics %v, want one %q", diags, tc.wantSummary)
+			}
+		})
+	}
+}
+
+// TestJudgeEndpointLag pins which states of a rotation the plan repairs:
+// only the forced one, where SPIRE holds an authority the peer revoked and
+// lacks its successor; a scheduled rotation's states plan nothing.
+func TestJudgeEndpointLag(t *testing.T) {
+	now := time.Now()
+	td := spiffeid.RequireTrustDomainFromString("peer.test")
+	ca := func() *bundletest.CA { return bundletest.NewCA(t, td, now.Add(-time.Hour), now.Add(24*time.Hour)) }
+	old, next, expired := ca(), ca(), bundletest.NewCA(t, td, now.Add(-48*time.Hour), now.Add(-time.Minute))
+	bundle := func(hint time.Duration, cas ...*bundletest.CA) *spiffebundle.Bundle {
+		b := spiffebundle.New(td)
+		for _, c := range cas {
+			b.AddX509Authority(c.Cert)
+		}
+		if hint > 0 {
+			b.SetRefreshHint(hint)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name          string
+		held, served  *spiffebundle.Bundle
+		want          string
+		missing, gone int
+		poll          time.Duration
+	}{
+		{name: "same", held: bundle(5*time.Minute, old), served: bundle(0, old), want: "federated", poll: 75 * time.Second},
+		{name: "endpoint silent", held: bundle(0, old), served: nil, want: "federated"},
+		{name: "prepared, not fetched yet", held: bundle(5*time.Minute, old), served: bundle(0, old, next),
+			want: "federated", missing: 1, poll: 75 * time.Second},
+		{name: "old revoked after the peers fetched its successor", held: bundle(0, old, next), served: bundle(0, next),
+			want: "federated", gone: 1},
+		{name: "expired authority pruned", held: bundle(0, expired, old), served: bundle(0, old, next), want: "federated", missing: 1},
+		{name: "forced rotation", held: bundle(30*time.Second, old), served: bundle(0, next),
+			want: "bundle_revoked", missing: 1, gone: 1, poll: 15 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, lag := judgeEndpointLag(tc.held, tc.served, now)
+			if got != tc.want || len(lag.Missing) != tc.missing || len(lag.Dropped) != tc.gone || lag.Poll != tc.poll {
+				t.Errorf("judged %q with %d missing, %d dropped, poll %v; want %q, %d, %d, %v",
+					got, len(lag.Missing), len(lag.Dropped), lag.Poll, tc.want, tc.missing, tc.gone, tc.poll)
 			}
 		})
 	}
