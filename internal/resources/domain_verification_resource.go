@@ -28,6 +28,9 @@ var (
 var domainVerificationType = &typeInfo{
 	name:  "domain_verification",
 	kinds: []kube.Kind{kube.DomainVerificationV1},
+	planChecks: []string{
+		"which existing DomainVerification adopt_existing adopts, and whether an object of the same name was written by another field manager",
+	},
 }
 
 // domainVerificationObjectIdentity is the identity of the object m describes.

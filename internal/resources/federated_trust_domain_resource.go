@@ -35,6 +35,10 @@ const defaultFederationTimeout = 5 * time.Minute
 var federatedTrustDomainType = &typeInfo{
 	name:  "federated_trust_domain",
 	kinds: []kube.Kind{kube.ClusterFederatedTrustDomain},
+	planChecks: []string{
+		"that no other ClusterFederatedTrustDomain federates with the same trust domain (duplicate check)",
+		"which SPIRE server pod a planned repair of spire_trust runs in",
+	},
 }
 
 // NewFederatedTrustDomainResource manages a SPIRE ClusterFederatedTrustDomain.

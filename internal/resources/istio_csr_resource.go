@@ -42,6 +42,12 @@ var istioCSRType = &typeInfo{
 	kinds:    []kube.Kind{kube.IstioCSR},
 	shape:    identityShape{namespaced: true},
 	importID: importIDForm{namespaced: true, fixedName: istioCSRName, note: ": the namespace of the IstioCSR \"" + istioCSRName + "\""},
+	planChecks: []string{
+		"that no other IstioCSR exists on the cluster (the operator serves one)",
+		"that the cert-manager issuer exists and is not an ACME issuer",
+		"that the CA Secret of the issuer holds ca.crt",
+		"that the CA ConfigMap of ca_certificate holds a CA certificate",
+	},
 }
 
 // istioCSRObjectIdentity names the IstioCSR of namespace ns.

@@ -27,6 +27,9 @@ var meshServiceIdentitiesType = &typeInfo{
 	kinds:    []kube.Kind{kube.KumaMeshService},
 	shape:    identityShape{namespaced: true},
 	importID: importIDForm{namespaced: true, note: ", e.g. \"west/shop/cart\""},
+	planChecks: []string{
+		"that the MeshService exists",
+	},
 }
 
 // meshServiceIdentitiesObjectIdentity is the identity of the MeshService m names.

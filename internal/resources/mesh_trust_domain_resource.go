@@ -38,6 +38,9 @@ var meshTrustDomainType = &typeInfo{
 		format: "[<cluster>/]<kind>[:<namespace>]:<name> or [<cluster>/]<kind> for the kind's default object, " +
 			"e.g. \"istio_sail:default\", \"east/istio_kyma:kyma-system:default\" or \"kuma:kuma-system:west-example-com\"",
 	},
+	planChecks: []string{
+		"which trust domain the mesh object holds now (the Trust Domain Change warning)",
+	},
 }
 
 // meshTrustDomainObjectIdentity is the identity of the object a model's mesh names; the

@@ -31,6 +31,12 @@ var spireFederationType = &typeInfo{
 	name:     "spire_federation",
 	kinds:    []kube.Kind{kube.SpireServer},
 	importID: importIDForm{fixedName: spirefacts.ObjectName},
+	planChecks: []string{
+		"the cluster's trust domain (trust_domain and endpoint_spiffe_id stay unknown until the apply)",
+		"that federates_with has no entry for the cluster's own trust domain",
+		"that an existing federation's profile and https_web certificate source are not changed",
+		"that an ACME domain_name is the host of the operator's Route (federation.<trust domain>)",
+	},
 }
 
 // NewSpireFederationResource manages spec.federation of the SpireServer `cluster`.

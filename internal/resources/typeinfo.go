@@ -25,6 +25,24 @@ type typeInfo struct {
 	kinds    []kube.Kind
 	shape    identityShape
 	importID importIDForm
+	// planChecks names each plan-time check the resource makes on its
+	// cluster, for the one warning that lists what a plan skips on a
+	// cluster that does not answer (unreachableWarning).
+	planChecks []string
+}
+
+// info returns the descriptor a resource embeds.
+func (t *typeInfo) info() *typeInfo { return t }
+
+// typeInfos returns the descriptor of every resource in All, in its order.
+func typeInfos() []*typeInfo {
+	var infos []*typeInfo
+	for _, newResource := range All() {
+		if r, ok := newResource().(interface{ info() *typeInfo }); ok {
+			infos = append(infos, r.info())
+		}
+	}
+	return infos
 }
 
 // Metadata implements resource.Resource and list.ListResource.
