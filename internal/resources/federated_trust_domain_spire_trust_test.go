@@ -37,9 +37,16 @@ import (
 // SPIRE server or rebuilding it touches no other test.
 func spireTrustPeer(t *testing.T, prefix string) *harness.Spire {
 	t.Helper()
+	return startPeerSpire(t, nil, harness.SpireOptions{TrustDomain: acctest.UniqueName(prefix) + ".test", Standalone: true})
+}
+
+// startPeerSpire starts a peer's SPIRE server (on cluster c, or standalone
+// when c is nil), stopped when the test ends.
+func startPeerSpire(t *testing.T, c *harness.Cluster, opts harness.SpireOptions) *harness.Spire {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := harness.StartSpire(ctx, nil, harness.SpireOptions{TrustDomain: acctest.UniqueName(prefix) + ".test", Standalone: true})
+	s, err := harness.StartSpire(ctx, c, opts)
 	if err != nil {
 		t.Fatalf("starting the peer SPIRE server: %v", err)
 	}
@@ -312,20 +319,9 @@ func TestAccFederatedTrustDomainSpireTrust_firstBundleOnUpdate(t *testing.T) {
 func rotatingPeer(t *testing.T, prefix string) *harness.Spire {
 	t.Helper()
 	c := acctest.ExtraCluster(t, acctest.UniqueName(prefix))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	// Short-lived SVIDs: agents and the server leave a tainted authority
 	// within seconds.
-	s, err := harness.StartSpire(ctx, c, harness.SpireOptions{TrustDomain: c.Name + ".test", X509SVIDTTL: time.Minute})
-	if err != nil {
-		t.Fatalf("starting the peer SPIRE server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Stop(); err != nil {
-			t.Errorf("stopping the peer SPIRE server: %v", err)
-		}
-	})
-	return s
+	return startPeerSpire(t, c, harness.SpireOptions{TrustDomain: c.Name + ".test", X509SVIDTTL: time.Minute})
 }
 
 // rotatingPeerConfig federates east with peer, bootstrapped from the
