@@ -51,6 +51,13 @@ var (
 		Plural:     "clusterfederatedtrustdomains",
 		ProvidedBy: "spire-controller-manager (the SPIRE Helm chart `spire-crds`, or the OpenShift Zero Trust Workload Identity Manager operator)",
 	}
+	// ClusterSPIFFEID is spire-controller-manager's template for the
+	// registration entries of the pods it selects.
+	ClusterSPIFFEID = Kind{
+		Group: "spire.spiffe.io", Version: "v1alpha1", Kind: "ClusterSPIFFEID",
+		Plural:     "clusterspiffeids",
+		ProvidedBy: "spire-controller-manager (the SPIRE Helm chart `spire-crds`, or the OpenShift Zero Trust Workload Identity Manager operator)",
+	}
 	SpireServer = Kind{
 		Group: "operator.openshift.io", Version: "v1alpha1", Kind: "SpireServer", Plural: "spireservers",
 		ProvidedBy: "the OpenShift Zero Trust Workload Identity Manager operator",
@@ -115,6 +122,8 @@ var (
 	}
 	ConfigMap = Kind{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", Namespaced: true}
 	Pod       = Kind{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true}
+	// Namespace is read only: a ClusterSPIFFEID's namespaceSelector selects them.
+	Namespace = Kind{Version: "v1", Kind: "Namespace", Plural: "namespaces"}
 	// The kinds below are the objects the cert-manager Operator creates for
 	// an IstioCSR and never removes: an IstioCSR's apply reads the agent's
 	// Deployment, its destroy deletes them all (see zerotrust_istio_csr).

@@ -1,0 +1,394 @@
+// Package workloadtrust answers whether the workloads a ClusterSPIFFEID
+// selects federate as it declares: that is what a ClusterSPIFFEID is for,
+// and the object alone does not say it. Three things must hold on the
+// cluster, each asked once per Check:
+//
+//  1. the SPIRE server holds a bundle of every trust domain the
+//     ClusterSPIFFEID federates with (`spire-server bundle list`): SPIRE
+//     refuses an entry that federates with a trust domain it holds no bundle
+//     of, and spire-controller-manager then only counts the failure;
+//  2. spire-controller-manager rendered the ClusterSPIFFEID's entries with no
+//     failures (its `status.stats`);
+//  3. SPIRE's entry of every pod the ClusterSPIFFEID selects carries the
+//     federation (`spire-server entry show`; an entry belongs to a pod by its
+//     `k8s:pod-uid` selector, as spire-controller-manager renders it).
+package workloadtrust
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+)
+
+// Want is what one ClusterSPIFFEID declares.
+type Want struct {
+	Name          string   // ClusterSPIFFEID name
+	FederatesWith []string // trust domains its entries must federate with
+}
+
+// The steps a Problem belongs to, in the order they must hold.
+const (
+	StepBundle  = "bundle"  // SPIRE holds no bundle of TrustDomain
+	StepRender  = "render"  // spire-controller-manager counts failures
+	StepEntries = "entries" // an entry lacks the federation, or is missing
+)
+
+// Problem is one reason the workloads do not federate yet.
+type Problem struct {
+	Step        string
+	TrustDomain string
+	// Entry names the entry (ID and SPIFFE ID) or pod the problem is about.
+	Entry string
+	// Reason is SPIRE's or the controller's account of it.
+	Reason string
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	switch p.Step {
+	case StepBundle:
+		fmt.Fprintf(&b, "the SPIRE server holds no bundle of %q", p.TrustDomain)
+	case StepRender:
+		b.WriteString("spire-controller-manager")
+	default:
+		if p.TrustDomain != "" {
+			fmt.Fprintf(&b, "%s does not federate with %q", p.Entry, p.TrustDomain)
+		} else {
+			b.WriteString(p.Entry)
+		}
+	}
+	if p.Reason != "" {
+		b.WriteString(": " + p.Reason)
+	}
+	return b.String()
+}
+
+// controllerIgnores are the namespaces spire-controller-manager ignores
+// unless configured otherwise (its default ignoreNamespaces): it renders no
+// entry for their pods, so none is expected.
+var controllerIgnores = []string{"kube-system", "kube-public", "spire-system"}
+
+// Check asks the cluster and its SPIRE server once each and returns the
+// problems left per ClusterSPIFFEID name (none: the workloads federate). An
+// error means a question could not be asked.
+func Check(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want) (map[string][]Problem, error) {
+	bundles, err := heldBundles(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]Problem{}
+	objs := map[string]*unstructured.Unstructured{}
+	var needEntries []Want
+	for _, w := range want {
+		var problems []Problem
+		for _, td := range sorted(w.FederatesWith) {
+			if !bundles[td] {
+				problems = append(problems, Problem{Step: StepBundle, TrustDomain: td,
+					Reason: "declare a ClusterFederatedTrustDomain for it and let SPIRE fetch the bundle, or seed it"})
+			}
+		}
+		obj, err := c.Get(ctx, kube.ClusterSPIFFEID, "", w.Name)
+		if err != nil {
+			return nil, err
+		}
+		objs[w.Name] = obj
+		problems = append(problems, renderProblems(obj)...)
+		if len(problems) == 0 && len(w.FederatesWith) > 0 {
+			needEntries = append(needEntries, w)
+		}
+		out[w.Name] = problems
+	}
+	if len(needEntries) == 0 {
+		return out, nil
+	}
+	entries, err := listEntries(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range needEntries {
+		pods, err := selectedPods(ctx, c, objs[w.Name])
+		if err != nil {
+			return nil, err
+		}
+		out[w.Name] = append(out[w.Name], EntryProblems(pods, entries, w.FederatesWith)...)
+	}
+	return out, nil
+}
+
+// Wait polls Check every interval until no problem is left or ctx ends; then
+// its error names every problem left (or the last error asking).
+func Wait(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want, every time.Duration) error {
+	start := time.Now()
+	for {
+		problems, err := Check(ctx, c, s, want)
+		left := Describe(problems)
+		if err == nil && left == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return fmt.Errorf("after %s the workloads' federation could not be checked: %w", time.Since(start).Round(time.Second), err)
+			}
+			return fmt.Errorf("after %s the workloads do not federate yet: %s", time.Since(start).Round(time.Second), left)
+		case <-time.After(every):
+		}
+	}
+}
+
+// Describe lists every problem in one text, "" when there is none.
+func Describe(problems map[string][]Problem) string {
+	names := make([]string, 0, len(problems))
+	for n := range problems {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		for _, p := range problems[n] {
+			parts = append(parts, fmt.Sprintf("ClusterSPIFFEID %q: %s", n, p))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Entry is one SPIRE registration entry as `entry show -output json` prints it.
+type Entry struct {
+	ID            string
+	SPIFFEID      string
+	Selectors     []string // type:value
+	FederatesWith []string
+}
+
+// Pod is a pod a ClusterSPIFFEID selects.
+type Pod struct {
+	Namespace, Name, UID string
+}
+
+// EntryProblems compares the entries of the pods with the trust domains they
+// must federate with: a pod needs at least one entry (by its k8s:pod-uid
+// selector) federating with all of them.
+func EntryProblems(pods []Pod, entries []Entry, federatesWith []string) []Problem {
+	byPod := map[string][]Entry{}
+	for _, e := range entries {
+		for _, sel := range e.Selectors {
+			if uid, ok := strings.CutPrefix(sel, "k8s:pod-uid:"); ok {
+				byPod[uid] = append(byPod[uid], e)
+			}
+		}
+	}
+	var problems []Problem
+	for _, p := range pods {
+		own := byPod[p.UID]
+		if len(own) == 0 {
+			problems = append(problems, Problem{Step: StepEntries, Entry: "pod " + p.Namespace + "/" + p.Name,
+				Reason: "SPIRE holds no entry for it yet"})
+			continue
+		}
+		var best []string
+		for _, e := range own {
+			missing := missingFrom(e.FederatesWith, federatesWith)
+			if len(missing) == 0 {
+				best = nil
+				break
+			}
+			if best == nil || len(missing) < len(best) {
+				best = missing
+			}
+		}
+		for _, td := range best {
+			problems = append(problems, Problem{Step: StepEntries, TrustDomain: td,
+				Entry:  fmt.Sprintf("entry %s (%s, pod %s/%s)", own[0].ID, own[0].SPIFFEID, p.Namespace, p.Name),
+				Reason: "spire-controller-manager has not updated it yet"})
+		}
+	}
+	return problems
+}
+
+func missingFrom(have, want []string) []string {
+	var missing []string
+	for _, td := range sorted(want) {
+		if !slices.Contains(have, td) {
+			missing = append(missing, td)
+		}
+	}
+	return missing
+}
+
+func sorted(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Stats is a ClusterSPIFFEID's status.stats.
+type Stats struct {
+	NamespacesSelected     int64 `json:"namespacesSelected"`
+	NamespacesIgnored      int64 `json:"namespacesIgnored"`
+	PodsSelected           int64 `json:"podsSelected"`
+	PodEntryRenderFailures int64 `json:"podEntryRenderFailures"`
+	EntriesMasked          int64 `json:"entriesMasked"`
+	EntriesToSet           int64 `json:"entriesToSet"`
+	EntryFailures          int64 `json:"entryFailures"`
+}
+
+// StatsOf reads obj's status.stats (zero when it has none yet).
+func StatsOf(obj *unstructured.Unstructured) Stats {
+	var st Stats
+	m, _, _ := unstructured.NestedMap(obj.Object, "status", "stats")
+	_ = runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st)
+	return st
+}
+
+// renderProblems are the failures spire-controller-manager counts in obj's
+// status.stats.
+func renderProblems(obj *unstructured.Unstructured) []Problem {
+	st := StatsOf(obj)
+	var problems []Problem
+	if st.PodEntryRenderFailures > 0 {
+		problems = append(problems, Problem{Step: StepRender, Reason: fmt.Sprintf(
+			"%d pod entries failed to render (status.stats.podEntryRenderFailures; the controller's log names the template error)",
+			st.PodEntryRenderFailures)})
+	}
+	if st.EntryFailures > 0 {
+		problems = append(problems, Problem{Step: StepRender, Reason: fmt.Sprintf(
+			"SPIRE refused %d entries (status.stats.entryFailures), as it does for an entry federating with a trust domain "+
+				"whose bundle it does not hold", st.EntryFailures)})
+	}
+	return problems
+}
+
+// selectedPods lists the running pods obj selects outside the namespaces the
+// controller ignores, as spire-controller-manager does: the namespace
+// selector over namespaces, then the pod selector in each.
+func selectedPods(ctx context.Context, c *kube.Client, obj *unstructured.Unstructured) ([]Pod, error) {
+	nsSel, err := selectorAt(obj, "namespaceSelector")
+	if err != nil {
+		return nil, err
+	}
+	podSel, err := selectorAt(obj, "podSelector")
+	if err != nil {
+		return nil, err
+	}
+	namespaces, err := c.ListSelected(ctx, kube.Namespace, "", nsSel.String())
+	if err != nil {
+		return nil, err
+	}
+	var pods []Pod
+	for _, ns := range namespaces {
+		if slices.Contains(controllerIgnores, ns.GetName()) {
+			continue
+		}
+		list, err := c.ListSelected(ctx, kube.Pod, ns.GetName(), podSel.String())
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range list {
+			node, _, _ := unstructured.NestedString(p.Object, "spec", "nodeName")
+			phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+			if node == "" || phase == "Succeeded" || phase == "Failed" || p.GetDeletionTimestamp() != nil {
+				continue
+			}
+			pods = append(pods, Pod{Namespace: p.GetNamespace(), Name: p.GetName(), UID: string(p.GetUID())})
+		}
+	}
+	return pods, nil
+}
+
+func selectorAt(obj *unstructured.Unstructured, field string) (labels.Selector, error) {
+	m, found, _ := unstructured.NestedMap(obj.Object, "spec", field)
+	if !found {
+		return labels.Everything(), nil
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &ls); err != nil {
+		return nil, fmt.Errorf("spec.%s of ClusterSPIFFEID %s: %w", field, obj.GetName(), err)
+	}
+	return metav1.LabelSelectorAsSelector(&ls)
+}
+
+// heldBundles is the set of trust domains SPIRE holds a federated bundle of.
+func heldBundles(ctx context.Context, s spireexec.Server) (map[string]bool, error) {
+	out, err := run(ctx, s, spireexec.ListBundlesArgs...)
+	if err != nil {
+		return nil, err
+	}
+	bundles, err := spireexec.ParseBundleList(out)
+	if err != nil {
+		return nil, err
+	}
+	held := map[string]bool{}
+	for td := range bundles {
+		held[td] = true
+	}
+	return held, nil
+}
+
+// listEntryArgs asks SPIRE for every registration entry.
+var listEntryArgs = []string{"entry", "show", "-output", "json"}
+
+func listEntries(ctx context.Context, s spireexec.Server) ([]Entry, error) {
+	out, err := run(ctx, s, listEntryArgs...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEntries(out)
+}
+
+// commandTimeout bounds one spire-server command.
+const commandTimeout = 30 * time.Second
+
+func run(ctx context.Context, s spireexec.Server, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+	defer cancel()
+	out, err := s.Run(ctx, args...)
+	var exit *kube.ExitError
+	if errors.As(err, &exit) && exit.Stderr != "" {
+		return nil, fmt.Errorf("`spire-server %s` in %s failed: %s", strings.Join(args, " "), s, spireexec.OneLine(exit.Stderr))
+	}
+	return out, err
+}
+
+// ParseEntries reads `spire-server entry show -output json`.
+func ParseEntries(out []byte) ([]Entry, error) {
+	type id struct {
+		TrustDomain string `json:"trust_domain"`
+		Path        string `json:"path"`
+	}
+	var shown struct {
+		Entries []struct {
+			ID        string `json:"id"`
+			SPIFFEID  id     `json:"spiffe_id"`
+			Selectors []struct {
+				Type  string `json:"type"`
+				Value string `json:"value"`
+			} `json:"selectors"`
+			FederatesWith []string `json:"federates_with"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal(out, &shown); err != nil {
+		return nil, fmt.Errorf("reading `spire-server entry show`: %w", err)
+	}
+	entries := make([]Entry, 0, len(shown.Entries))
+	for _, e := range shown.Entries {
+		entry := Entry{ID: e.ID, SPIFFEID: "spiffe://" + e.SPIFFEID.TrustDomain + e.SPIFFEID.Path, FederatesWith: e.FederatesWith}
+		for _, sel := range e.Selectors {
+			entry.Selectors = append(entry.Selectors, sel.Type+":"+sel.Value)
+		}
+		entries = append(entries, entry)
+	}
+	return entries, nil
+}
