@@ -14,7 +14,9 @@ import (
 type crdNode map[string]any
 
 // crdSchema returns the openAPIV3Schema of the published CRD name at
-// version, or of the project's own CRD for an API that publishes none.
+// version: an operator's published copy, else the one the
+// spire-controller-manager module publishes, else the project's own CRD for
+// an API that publishes none.
 func crdSchema(name, version string) (crdNode, error) {
 	crd, err := harness.UpstreamCRD(name)
 	if err != nil {
@@ -32,7 +34,7 @@ func crdSchema(name, version string) (crdNode, error) {
 }
 
 func ownCRD(name string) (map[string]any, error) {
-	docs, err := harness.EmbeddedCRDDocuments()
+	docs, err := harness.CRDDocuments()
 	if err != nil {
 		return nil, err
 	}

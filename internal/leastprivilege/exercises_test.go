@@ -39,6 +39,18 @@ resource "zerotrust_federated_trust_domain" "probe" {
 `, name, url)
 }
 
+// csidProbeConfig is a ClusterSPIFFEID without federation, for the rules
+// of its kind alone.
+func csidProbeConfig(name, ttl string) string {
+	return fmt.Sprintf(`
+resource "zerotrust_cluster_spiffe_id" "probe" {
+  name               = %q
+  spiffe_id_template = "spiffe://{{ .TrustDomain }}/probe"
+  ttl                = %q
+}
+`, name, ttl)
+}
+
 func dvProbeConfig(domain string) string {
 	return fmt.Sprintf(`
 resource "zerotrust_domain_verification" "probe" {
@@ -113,8 +125,11 @@ func (e *env) exercises(t *testing.T, d dirs) []exercise {
 	dvProbe := e.workdir(t, dvProbeConfig("probe."+dvDomain))
 	e.mustTF(t, dvProbe, "apply", "-auto-approve")
 	dvFresh := e.workdir(t, dvProbeConfig("fresh."+dvDomain))
+	csidProbe := e.workdir(t, csidProbeConfig("probe", "1h"))
+	e.mustTF(t, csidProbe, "apply", "-auto-approve")
+	csidFresh := e.workdir(t, csidProbeConfig("fresh", "1h"))
 	t.Cleanup(func() {
-		for _, dir := range []string{probe, dvProbe} {
+		for _, dir := range []string{probe, dvProbe, csidProbe, csidFresh} {
 			e.tf(t, dir, "destroy", "-auto-approve")
 		}
 	})
@@ -153,6 +168,7 @@ resource "zerotrust_mesh_trust_domain" "fresh" {
 
 	const (
 		ftd    = "clusterfederatedtrustdomains.spire.spiffe.io"
+		csid   = "clusterspiffeids.spire.spiffe.io"
 		ss     = "spireservers.operator.openshift.io"
 		dv     = "domainverifications.kuadrant.dev"
 		csr    = "istiocsrs.operator.openshift.io"
@@ -179,6 +195,14 @@ resource "zerotrust_mesh_trust_domain" "fresh" {
 		{rule: key(rbac.Cluster, ftd, "create"), object: `ClusterFederatedTrustDomain "fresh"`, run: apply(fresh, ftdProbeConfig("fresh", "https://bundles.fresh.zt.test"))},
 		{rule: key(rbac.Cluster, ftd, "patch"), object: cftdP, run: apply(probe, ftdProbeConfig("probe", "https://bundles2.probe.zt.test"))},
 		{rule: key(rbac.Cluster, ftd, "delete"), object: cftdP, run: destroy(probe)},
+		// ClusterSPIFFEID, and what its wait lists
+		{rule: key(rbac.Cluster, csid, "get"), object: `ClusterSPIFFEID "peer"`, run: plan(d.spire)},
+		{rule: key(rbac.Cluster, csid, "list"), object: "ClusterSPIFFEID objects", run: query("zerotrust_cluster_spiffe_id")},
+		{rule: key(rbac.Cluster, csid, "create"), object: `ClusterSPIFFEID "fresh"`, run: apply(csidFresh, csidProbeConfig("fresh", "1h"))},
+		{rule: key(rbac.Cluster, csid, "patch"), object: `ClusterSPIFFEID "probe"`, run: apply(csidProbe, csidProbeConfig("probe", "2h"))},
+		{rule: key(rbac.Cluster, csid, "delete"), object: `ClusterSPIFFEID "probe"`, run: destroy(csidProbe)},
+		{rule: key(rbac.Cluster, "namespaces", "list"), object: "Namespace objects", run: apply(d.spire, e.spireConfig("", "2h"))},
+		{rule: key(rbac.Cluster, "pods", "list"), object: "Pod objects", run: apply(d.spire, e.spireConfig("", "3h"))},
 		// SpireServer, ZeroTrustWorkloadIdentityManager
 		{rule: key(rbac.Cluster, ss, "get"), object: `SpireServer "cluster"`, run: plan(d.spire)},
 		{rule: key(rbac.Cluster, ss, "list"), object: "SpireServer objects", run: query("zerotrust_spire_federation")},

@@ -7,9 +7,14 @@ import (
 
 // spireConfig federates the cluster's SPIRE with the peer (the SpireServer's
 // static federates_with and a ClusterFederatedTrustDomain with every pod-exec
-// feature), and reads every SPIRE data source. extra is added to
-// federates_with (an update).
-func (e *env) spireConfig(extra string) string {
+// feature) and a ClusterSPIFFEID whose entries federate with the peer, and
+// reads every SPIRE data source. extra is added to federates_with (an
+// update); csidTTL, when given, is the ClusterSPIFFEID's ttl (an update).
+func (e *env) spireConfig(extra string, csidTTL ...string) string {
+	ttl := "1h"
+	if len(csidTTL) > 0 {
+		ttl = csidTTL[0]
+	}
 	return fmt.Sprintf(`
 resource "zerotrust_spire_federation" "this" {
   federates_with = {
@@ -39,6 +44,18 @@ resource "zerotrust_federated_trust_domain" "peer" {
     create = "2m"
     delete = "2m"
   }
+}
+
+# Selects no pod: the wait asks SPIRE for the bundle and the controller's
+# stats, and lists namespaces and pods.
+resource "zerotrust_cluster_spiffe_id" "peer" {
+  name               = "peer"
+  spiffe_id_template = "spiffe://{{ .TrustDomain }}/ns/{{ .PodMeta.Namespace }}/sa/{{ .PodSpec.ServiceAccountName }}"
+  pod_selector = {
+    match_labels = { app = "least-privilege-none" }
+  }
+  federates_with = [zerotrust_federated_trust_domain.peer.trust_domain]
+  ttl            = %[6]q
 }
 
 data "zerotrust_spire_server" "this" {
@@ -77,7 +94,7 @@ output "federation_problems" {
 output "same_bundle" {
   value = data.zerotrust_trust_bundle.config_map.trust_domain == data.zerotrust_trust_bundle.spire_server.trust_domain
 }
-`, e.peer.TrustDomain, e.peer.BundleEndpointURL, e.peer.EndpointSPIFFEID, e.peerBundle, extra)
+`, e.peer.TrustDomain, e.peer.BundleEndpointURL, e.peer.EndpointSPIFFEID, e.peerBundle, extra, ttl)
 }
 
 const spireExtraPeer = `
@@ -93,15 +110,16 @@ const spireExtraPeer = `
 func (e *env) spireLifecycle(t *testing.T) string {
 	dir := e.workdir(t, e.spireConfig(""))
 	out := e.mustTF(t, dir, "apply", "-auto-approve")
-	expect(t, "SPIRE create", out, "Apply complete! Resources: 2 added", `federation_ok = true`, `same_bundle = true`)
+	expect(t, "SPIRE create", out, "Apply complete! Resources: 3 added", `federation_ok = true`, `same_bundle = true`)
 	e.emptyPlan(t, dir)
 	e.write(t, dir, "main.tf", e.spireConfig(spireExtraPeer))
 	expect(t, "SPIRE update", e.mustTF(t, dir, "apply", "-auto-approve"), "0 added, 1 changed, 0 destroyed")
 	e.emptyPlan(t, dir)
 
-	// Forget both, then import the SpireServer by ID and the
-	// ClusterFederatedTrustDomain by identity.
-	e.mustTF(t, dir, "state", "rm", "zerotrust_spire_federation.this", "zerotrust_federated_trust_domain.peer")
+	// Forget them, then import the SpireServer and the ClusterSPIFFEID by
+	// ID and the ClusterFederatedTrustDomain by identity.
+	e.mustTF(t, dir, "state", "rm", "zerotrust_spire_federation.this", "zerotrust_federated_trust_domain.peer",
+		"zerotrust_cluster_spiffe_id.peer")
 	e.write(t, dir, "import.tf", `
 import {
   to = zerotrust_spire_federation.this
@@ -112,10 +130,15 @@ import {
   to       = zerotrust_federated_trust_domain.peer
   identity = { name = "peer" }
 }
+
+import {
+  to = zerotrust_cluster_spiffe_id.peer
+  id = "peer"
+}
 `)
 	// wait_for_bundle and the timeouts are not on the cluster: the import
 	// stores their defaults and the apply sets them (an update of state only).
-	expect(t, "SPIRE import", e.mustTF(t, dir, "apply", "-auto-approve"), "2 imported, 0 added")
+	expect(t, "SPIRE import", e.mustTF(t, dir, "apply", "-auto-approve"), "3 imported, 0 added")
 	e.emptyPlan(t, dir)
 
 	out = e.mustTF(t, dir, "apply", "-auto-approve", "-invoke=action.zerotrust_spire_bundle_refresh.peer")

@@ -96,6 +96,7 @@ const (
 	rMesh  = res + "zerotrust_mesh_trust_domain"
 	rMSI   = res + "zerotrust_mesh_service_identities"
 	rDV    = res + "zerotrust_domain_verification"
+	rCSID  = res + "zerotrust_cluster_spiffe_id"
 	dTB    = ds + "zerotrust_trust_bundle"
 	dSS    = ds + "zerotrust_spire_server"
 	dFS    = ds + "zerotrust_federation_status"
@@ -107,6 +108,7 @@ const (
 	lMesh  = list + "zerotrust_mesh_trust_domain"
 	lMSI   = list + "zerotrust_mesh_service_identities"
 	lDV    = list + "zerotrust_domain_verification"
+	lCSID  = list + "zerotrust_cluster_spiffe_id"
 	aRefr  = act + "zerotrust_spire_bundle_refresh"
 	aCheck = act + "zerotrust_domain_verification_check"
 )
@@ -118,7 +120,12 @@ var spireExec = []Use{
 	{dTB, "with the `spire_server` source, and with `config_map` unless `config_map.check_spire = false` (refused, it warns \"Bundle ConfigMap Not Checked Against SPIRE\")"},
 	{dFS, "always (asks every checked cluster's SPIRE server)"},
 	{aRefr, "always"},
+	{rCSID, "with `federates_with`: create and update (wait until the entries federate), refresh (`federation_problems`; refused, the prior value is kept)"},
 }
+
+// selectedPods is what a ClusterSPIFFEID's wait lists to find the pods it
+// selects, as spire-controller-manager does.
+const selectedPods = "with `federates_with`: create and update (wait until the selected pods' entries federate), refresh (`federation_problems`; refused, the prior value is kept)"
 
 // istioCSROperands is what the cert-manager Operator creates for an IstioCSR
 // and never removes: the resource's destroy lists them by label and deletes
@@ -136,6 +143,7 @@ var Rules = []Rule{
 		{rFTD, "plan and create: the duplicate trust-domain check (refused, the plan warns and the create fails); a refresh of many objects reads one list instead of one get each"},
 		{lFTD, "always"},
 		{dFS, "always"},
+		{rCSID, "plan with `federates_with`: every trust domain must be declared by a federation of the cluster (refused, the plan skips the check)"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterfederatedtrustdomains", "create", []Use{
 		{rFTD, "create (server-side apply of an object that does not exist yet is authorized as create too)"},
@@ -146,9 +154,27 @@ var Rules = []Rule{
 	{Cluster, "spire.spiffe.io", "clusterfederatedtrustdomains", "delete", []Use{
 		{rFTD, "destroy"},
 	}},
+	{Cluster, "spire.spiffe.io", "clusterspiffeids", "get", []Use{
+		{rCSID, "create (an object of that name already there), refresh, import, the wait of create and update (`status.stats`)"},
+	}},
+	{Cluster, "spire.spiffe.io", "clusterspiffeids", "list", []Use{
+		{lCSID, "always"},
+	}},
+	{Cluster, "spire.spiffe.io", "clusterspiffeids", "create", []Use{
+		{rCSID, "create (server-side apply of an object that does not exist yet is authorized as create too)"},
+	}},
+	{Cluster, "spire.spiffe.io", "clusterspiffeids", "patch", []Use{
+		{rCSID, "create and update (server-side apply)"},
+	}},
+	{Cluster, "spire.spiffe.io", "clusterspiffeids", "delete", []Use{
+		{rCSID, "destroy"},
+	}},
+	{Cluster, "", "namespaces", "list", []Use{{rCSID, selectedPods}}},
+	{Cluster, "", "pods", "list", []Use{{rCSID, selectedPods}}},
 	{Cluster, "operator.openshift.io", "spireservers", "get", []Use{
 		{rFed, "plan, apply, refresh, import, destroy"},
 		{dSS, "always"},
+		{rCSID, "plan (the cluster's own trust domain, on operators that keep it there; refused, the plan skips the check)"},
 	}},
 	{Cluster, "operator.openshift.io", "spireservers", "list", []Use{
 		{lFed, "always"},
@@ -159,6 +185,7 @@ var Rules = []Rule{
 	{Cluster, "operator.openshift.io", "zerotrustworkloadidentitymanagers", "get", []Use{
 		{rFed, "plan and apply (the cluster's own trust domain)"},
 		{dSS, "always"},
+		{rCSID, "plan (the cluster's own trust domain; refused, the plan skips the check)"},
 	}},
 	{Cluster, "operator.openshift.io", "istiocsrs", "list", []Use{
 		{rCSR, "plan of a create or replacement (the operator serves one IstioCSR per cluster), across all namespaces; refused, the plan warns and skips the check"},

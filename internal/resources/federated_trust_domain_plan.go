@@ -93,6 +93,11 @@ func (r *federatedTrustDomainResource) planModel(ctx context.Context, plan *fede
 	if !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &diags) {
 		return diags
 	}
+	if !plan.Cluster.IsUnknown() && !plan.TrustDomain.IsUnknown() {
+		// For the ClusterSPIFFEIDs planned after it, which may federate
+		// with this trust domain although the cluster has no object yet.
+		plannedFederationsOf(r.Data).add(plan.Cluster.ValueString(), plan.TrustDomain.ValueString())
+	}
 	if config.Name.IsNull() && !plan.TrustDomain.IsUnknown() {
 		name := defaultObjectName(plan.TrustDomain.ValueString())
 		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {

@@ -10,6 +10,7 @@ import (
 // the provider serves.
 func All() []func() resource.Resource {
 	return []func() resource.Resource{
+		NewClusterSPIFFEIDResource,
 		NewDomainVerificationResource,
 		NewFederatedTrustDomainResource,
 		NewIstioCSRResource,
@@ -23,6 +24,7 @@ func All() []func() resource.Resource {
 // `list` blocks and `terraform query`), sorted by name.
 func Lists() []func() list.ListResource {
 	return []func() list.ListResource{
+		NewClusterSPIFFEIDListResource,
 		NewDomainVerificationListResource,
 		NewFederatedTrustDomainListResource,
 		NewIstioCSRListResource,

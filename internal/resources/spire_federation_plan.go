@@ -136,6 +136,11 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
 		return
 	}
+	if !plan.FederatesWith.IsNull() && !plan.FederatesWith.IsUnknown() && !plan.Cluster.IsUnknown() {
+		for td := range plan.FederatesWith.Elements() {
+			plannedFederationsOf(r.Data).add(plan.Cluster.ValueString(), td)
+		}
+	}
 	if !plan.FederatesWith.IsNull() && !plan.FederatesWith.IsUnknown() {
 		// Above operatorPeerLimit ValidateConfig has refused already.
 		if n, limit := len(plan.FederatesWith.Elements()), r.Data.MaxFederatedTrustDomains; limit > 0 && n > limit && n <= operatorPeerLimit {

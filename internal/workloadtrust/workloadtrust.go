@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -81,21 +82,42 @@ func (p Problem) String() string {
 // entry for their pods, so none is expected.
 var controllerIgnores = []string{"kube-system", "kube-public", "spire-system"}
 
+// SPIRE is what one SPIRE server holds that Check compares: the trust
+// domains it has a federated bundle of and its registration entries.
+type SPIRE struct {
+	Bundles map[string]bool
+	Entries []Entry
+}
+
+// Ask asks the SPIRE server for both, once each.
+func Ask(ctx context.Context, s spireexec.Server) (SPIRE, error) {
+	bundles, err := heldBundles(ctx, s)
+	if err != nil {
+		return SPIRE{}, err
+	}
+	entries, err := listEntries(ctx, s)
+	return SPIRE{Bundles: bundles, Entries: entries}, err
+}
+
 // Check asks the cluster and its SPIRE server once each and returns the
 // problems left per ClusterSPIFFEID name (none: the workloads federate). An
 // error means a question could not be asked.
 func Check(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want) (map[string][]Problem, error) {
-	bundles, err := heldBundles(ctx, s)
+	spire, err := Ask(ctx, s)
 	if err != nil {
 		return nil, err
 	}
+	return CheckWith(ctx, c, spire, want)
+}
+
+// CheckWith is Check with what SPIRE holds already asked (once per cluster
+// for every ClusterSPIFFEID of a refresh).
+func CheckWith(ctx context.Context, c *kube.Client, spire SPIRE, want []Want) (map[string][]Problem, error) {
 	out := map[string][]Problem{}
-	objs := map[string]*unstructured.Unstructured{}
-	var needEntries []Want
 	for _, w := range want {
 		var problems []Problem
 		for _, td := range sorted(w.FederatesWith) {
-			if !bundles[td] {
+			if !spire.Bundles[td] {
 				problems = append(problems, Problem{Step: StepBundle, TrustDomain: td,
 					Reason: "declare a ClusterFederatedTrustDomain for it and let SPIRE fetch the bundle, or seed it"})
 			}
@@ -104,26 +126,15 @@ func Check(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want)
 		if err != nil {
 			return nil, err
 		}
-		objs[w.Name] = obj
 		problems = append(problems, renderProblems(obj)...)
 		if len(problems) == 0 && len(w.FederatesWith) > 0 {
-			needEntries = append(needEntries, w)
+			pods, err := selectedPods(ctx, c, obj)
+			if err != nil {
+				return nil, err
+			}
+			problems = EntryProblems(pods, spire.Entries, w.FederatesWith)
 		}
 		out[w.Name] = problems
-	}
-	if len(needEntries) == 0 {
-		return out, nil
-	}
-	entries, err := listEntries(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range needEntries {
-		pods, err := selectedPods(ctx, c, objs[w.Name])
-		if err != nil {
-			return nil, err
-		}
-		out[w.Name] = append(out[w.Name], EntryProblems(pods, entries, w.FederatesWith)...)
 	}
 	return out, nil
 }
@@ -138,6 +149,9 @@ func Wait(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want, 
 		if err == nil && left == "" {
 			return nil
 		}
+		if IsPermanent(err) {
+			return err
+		}
 		select {
 		case <-ctx.Done():
 			if err != nil {
@@ -147,6 +161,12 @@ func Wait(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want, 
 		case <-time.After(every):
 		}
 	}
+}
+
+// IsPermanent reports an error that asking again cannot cure: a refusal
+// (no permission, no such container) or a ClusterSPIFFEID that is gone.
+func IsPermanent(err error) bool {
+	return err != nil && (spireexec.IsPermanent(err) || apierrors.IsForbidden(err) || kube.IsNotFound(err))
 }
 
 // Describe lists every problem in one text, "" when there is none.

@@ -1,0 +1,278 @@
+package resources
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+// ValidateConfig refuses what spire-controller-manager would refuse without
+// asking the cluster: templates that do not parse or cannot render, a
+// SPIFFE ID template that renders no SPIFFE ID, and selector expressions
+// whose values do not fit their operator.
+func (r *clusterSPIFFEIDResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m clusterSPIFFEIDResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !m.SPIFFEIDTemplate.IsNull() && !m.SPIFFEIDTemplate.IsUnknown() {
+		if _, err := renderSPIFFEIDTemplate(m.SPIFFEIDTemplate.ValueString(), "td-one.invalid"); err != nil && !samplesOnlyFail(m.SPIFFEIDTemplate.ValueString(), err) {
+			validate.AttributeError(&resp.Diagnostics, path.Root("spiffe_id_template"), "Invalid SPIFFE ID Template", fmt.Sprintf("spire-controller-manager could not make a SPIFFE ID of this template: %v. Write a Go template that "+
+				"renders `spiffe://<trust domain>/<path>`, such as "+
+				"`spiffe://{{ .TrustDomain }}/ns/{{ .PodMeta.Namespace }}/sa/{{ .PodSpec.ServiceAccountName }}`.", err))
+		}
+	}
+	for _, attr := range []struct {
+		name  string
+		value types.List
+	}{{"dns_name_templates", m.DNSNameTemplates}, {"workload_selector_templates", m.WorkloadSelectorTemplates}} {
+		for i, text := range elementStrings(ctx, attr.value) {
+			if _, err := renderTemplate(text, "td-one.invalid"); err != nil {
+				validate.AttributeError(&resp.Diagnostics, path.Root(attr.name).AtListIndex(i), "Invalid Template", fmt.Sprintf("spire-controller-manager would refuse this template: %v. "+clusterSPIFFEIDTemplateText, err))
+			}
+		}
+	}
+	for _, sel := range []string{"pod_selector", "namespace_selector"} {
+		var v types.Object
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(sel), &v)...)
+		validateSelectorExpressions(ctx, v, path.Root(sel), &resp.Diagnostics)
+	}
+}
+
+// validateSelectorExpressions: In and NotIn need values, Exists and
+// DoesNotExist take none (metav1.LabelSelectorAsSelector refuses otherwise).
+func validateSelectorExpressions(ctx context.Context, v types.Object, at path.Path, diags *diag.Diagnostics) {
+	obj, _ := labelSelectorToObject(ctx, v)
+	exprs, _ := obj["matchExpressions"].([]any)
+	for i, e := range exprs {
+		item, _ := e.(map[string]any)
+		op, values := objText(item["operator"]), objStrings(item, "values")
+		if op == "" || item["key"] == "" {
+			continue
+		}
+		needs := op == "In" || op == "NotIn"
+		if needs == (len(values) == 0) {
+			want := "at least one value"
+			if !needs {
+				want = "no values"
+			}
+			validate.AttributeError(diags, at.AtName("match_expressions").AtListIndex(i).AtName("values"),
+				"Invalid Label Selector Requirement", fmt.Sprintf("Operator %s takes %s.", op, want))
+		}
+	}
+}
+
+// clusterSPIFFEIDSample is data like spire-controller-manager renders a
+// template with, so that a template the controller cannot execute fails at
+// plan (a missing field is an execution error).
+func clusterSPIFFEIDSample(td string) any {
+	return struct {
+		TrustDomain, ClusterName, ClusterDomain string
+		PodMeta                                 *metav1.ObjectMeta
+		PodSpec                                 *corev1.PodSpec
+		NodeMeta                                *metav1.ObjectMeta
+		NodeSpec                                *corev1.NodeSpec
+	}{
+		TrustDomain: td, ClusterName: "cluster", ClusterDomain: "cluster.local",
+		PodMeta:  &metav1.ObjectMeta{Name: "pod", Namespace: "ns", UID: "uid", Labels: map[string]string{}, Annotations: map[string]string{}},
+		PodSpec:  &corev1.PodSpec{ServiceAccountName: "sa", NodeName: "node"},
+		NodeMeta: &metav1.ObjectMeta{Name: "node", UID: "node-uid", Labels: map[string]string{}, Annotations: map[string]string{}},
+		NodeSpec: &corev1.NodeSpec{},
+	}
+}
+
+func renderTemplate(text, td string) (string, error) {
+	tmpl, err := template.New("template").Parse(text)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, clusterSPIFFEIDSample(td)); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// samplesOnlyFail: a template that looks up labels or annotations may
+// render an invalid ID only because the sample pod carries none, so only a
+// parse or execution error is held against it.
+func samplesOnlyFail(text string, err error) bool {
+	var notID errNotSPIFFEID
+	return errors.As(err, &notID) && (strings.Contains(text, "Labels") || strings.Contains(text, "Annotations"))
+}
+
+// errNotSPIFFEID is a rendered template that is not a SPIFFE ID.
+type errNotSPIFFEID struct {
+	rendered string
+	err      error
+}
+
+func (e errNotSPIFFEID) Error() string {
+	return fmt.Sprintf("it renders %q, which is not a SPIFFE ID (%v)", e.rendered, e.err)
+}
+
+// renderSPIFFEIDTemplate renders the template for a cluster of trust domain
+// td and parses the result as a SPIFFE ID.
+func renderSPIFFEIDTemplate(text, td string) (spiffeid.ID, error) {
+	out, err := renderTemplate(text, td)
+	if err != nil {
+		return spiffeid.ID{}, err
+	}
+	id, err := spiffeid.FromString(out)
+	if err != nil {
+		return spiffeid.ID{}, errNotSPIFFEID{rendered: out, err: err}
+	}
+	return id, nil
+}
+
+// ModifyPlan derives the id and class name, plans federation_problems
+// empty (the apply waits until it is), and checks against the cluster what
+// the configuration alone cannot show.
+func (r *clusterSPIFFEIDResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.Data == nil {
+		return
+	}
+	var plan, config clusterSPIFFEIDResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return
+	}
+	if plan.Cluster.IsUnknown() || plan.Name.IsUnknown() {
+		plan.ID = types.StringUnknown()
+	} else {
+		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
+	}
+	if config.ClassName.IsNull() && plan.ClassName.IsUnknown() {
+		plan.ClassName = types.StringValue(r.Data.SpireClassName)
+	}
+	if !req.State.Raw.IsNull() {
+		var state clusterSPIFFEIDResourceModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if found := elementStrings(ctx, state.FederationProblems); len(found) > 0 {
+			resp.Diagnostics.AddAttributeWarning(path.Root("federation_problems"), "Workloads Do Not Federate",
+				fmt.Sprintf("The last refresh found that the workloads of ClusterSPIFFEID %q do not federate as it "+
+					"declares: %s. The apply waits until they do; it cannot fix a missing federation or a template that "+
+					"fails to render.", plan.Name.ValueString(), strings.Join(found, "; ")))
+		}
+	}
+	plan.FederationProblems = types.ListValueMust(types.StringType, nil)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	r.checkCluster(ctx, plan, &resp.Diagnostics)
+}
+
+// checkCluster makes the plan-time checks that ask the cluster: the SPIFFE
+// ID template renders an ID of the cluster's trust domain, the entries do
+// not federate with it, and every federates_with trust domain is declared
+// by a federation of the cluster, existing or planned earlier in this run.
+func (r *clusterSPIFFEIDResource) checkCluster(ctx context.Context, plan clusterSPIFFEIDResourceModel, diags *diag.Diagnostics) {
+	tds := plan.federatesWith(ctx)
+	if plan.FederatesWith.IsUnknown() || plan.Cluster.IsUnknown() {
+		return
+	}
+	client := planClient(ctx, r.Data, plan.Cluster, diags)
+	if client == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
+	defer cancel()
+	if facts, err := spirefacts.Lookup(ctx, client); err == nil && facts.Found() {
+		if own, _ := facts.TrustDomain(); own != "" {
+			r.checkOwnTrustDomain(plan, own, tds, client.DisplayName(), diags)
+		}
+	}
+	if len(tds) == 0 {
+		return
+	}
+	declared := plannedFederationsOf(r.Data).of(plan.Cluster.ValueString())
+	items, err := client.ListOnce(ctx, kube.ClusterFederatedTrustDomain)
+	if err != nil {
+		return // the apply's wait names what is missing
+	}
+	for _, item := range items {
+		td, _, _ := unstructured.NestedString(item.Object, "spec", "trustDomain")
+		declared = append(declared, td)
+	}
+	for _, td := range tds {
+		if !slices.Contains(declared, td) {
+			validate.AttributeError(diags, path.Root("federates_with"), "Trust Domain Not Federated", fmt.Sprintf("Cluster %q has no federation with %q: no ClusterFederatedTrustDomain on the cluster declares it, and "+
+				"none is planned before this resource in this run. SPIRE refuses entries that federate with a trust "+
+				"domain whose bundle it does not hold, so the workloads would never federate. Declare it "+
+				"(zerotrust_federated_trust_domain, or federates_with of zerotrust_spire_federation) and make this "+
+				"resource depend on it, or remove %q from federates_with.", client.DisplayName(), td, td))
+		}
+	}
+}
+
+// checkOwnTrustDomain: the template must render an ID of the cluster's own
+// trust domain, and federating with that trust domain is refused.
+func (r *clusterSPIFFEIDResource) checkOwnTrustDomain(plan clusterSPIFFEIDResourceModel, own string, tds []string,
+	clusterName string, diags *diag.Diagnostics) {
+	if slices.Contains(tds, own) {
+		validate.AttributeError(diags, path.Root("federates_with"), "Federation With the Own Trust Domain", fmt.Sprintf("%q is the trust domain of cluster %q itself; federates_with lists peers only.", own, clusterName))
+	}
+	if plan.SPIFFEIDTemplate.IsUnknown() {
+		return
+	}
+	id, err := renderSPIFFEIDTemplate(plan.SPIFFEIDTemplate.ValueString(), own)
+	if err == nil && id.TrustDomain().Name() != own {
+		validate.AttributeError(diags, path.Root("spiffe_id_template"), "SPIFFE ID Outside the Cluster's Trust Domain", fmt.Sprintf("The template renders %s, but cluster %q is trust domain %q: spire-controller-manager refuses to render "+
+			"such an entry. Use {{ .TrustDomain }} for the trust domain.", id, clusterName, own))
+	}
+}
+
+// plannedFederations records, per provider instance (one graph walk), the
+// trust domains each cluster's federations plan. Terraform plans a resource
+// after those it depends on, so a ClusterSPIFFEID that depends on its
+// federations sees them here although the cluster has none yet.
+type plannedFederations struct {
+	mu    sync.Mutex
+	byKey map[string][]string
+}
+
+var plannedFederationsByData sync.Map // *providerdata.Data -> *plannedFederations
+
+func plannedFederationsOf(d *providerdata.Data) *plannedFederations {
+	v, _ := plannedFederationsByData.LoadOrStore(d, &plannedFederations{byKey: map[string][]string{}})
+	p, _ := v.(*plannedFederations)
+	return p
+}
+
+// add records that cluster (its key; "" the default connection) plans a
+// federation with td.
+func (p *plannedFederations) add(cluster, td string) {
+	if td == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Contains(p.byKey[cluster], td) {
+		p.byKey[cluster] = append(p.byKey[cluster], td)
+	}
+}
+
+func (p *plannedFederations) of(cluster string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.byKey[cluster])
+}

@@ -1,0 +1,271 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+)
+
+var csidGVR = schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterspiffeids"}
+
+const csidTemplate = "spiffe://{{ .TrustDomain }}/ns/{{ .PodMeta.Namespace }}/sa/{{ .PodSpec.ServiceAccountName }}"
+
+// csidFederation is a zerotrust_federated_trust_domain on cluster of peer,
+// bootstrapped with the peer's bundle and waiting for SPIRE to hold it.
+func csidFederation(t *testing.T, block, cluster string, peer *harness.Spire) string {
+	t.Helper()
+	bundle, err := peer.BundleShow(context.Background(), "spiffe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`
+resource "zerotrust_federated_trust_domain" %[1]q {
+  cluster             = %[2]q
+  trust_domain        = %[3]q
+  bundle_endpoint_url = %[4]q
+  bundle_endpoint_profile = {
+    type               = "https_spiffe"
+    endpoint_spiffe_id = %[5]q
+  }
+  trust_domain_bundle      = %[6]q
+  wait_for_bundle          = true
+  delete_bundle_on_destroy = true
+  timeouts {
+    create = "2m"
+    delete = "2m"
+  }
+}
+`, block, cluster, peer.TrustDomain, peer.BundleEndpointURL, peer.EndpointSPIFFEID, string(bundle))
+}
+
+// startCSIDWorkload starts, in the background, a k8s_psat agent and a pod
+// workload (namespace csid, label app=<app>) on s's cluster that accepts
+// peer's workloads; the pod has no entry until a ClusterSPIFFEID selects it,
+// so the workload serves only once the apply registered it. wait returns it.
+func startCSIDWorkload(t *testing.T, s *harness.Spire, app, peer string) (wait func() *harness.Workload) {
+	t.Helper()
+	type result struct {
+		w   *harness.Workload
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		a, err := harness.StartSpireAgentWith(ctx, s, harness.SpireAgentOptions{Name: acctest.UniqueName("csid"), K8sPSAT: true})
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		t.Cleanup(func() { _ = a.Stop() })
+		w, err := harness.StartPodWorkload(ctx, a, harness.PodWorkloadOptions{
+			Namespace: "csid", Pod: acctest.UniqueName(app), ServiceAccount: app, Labels: map[string]string{"app": app},
+			Allow: []string{"spiffe://" + peer}, SPIFFEID: "spiffe://" + s.TrustDomain + "/ns/csid/sa/" + app,
+			ReadyTimeout: 4 * time.Minute,
+		})
+		if err == nil {
+			t.Cleanup(func() { _ = w.Stop() })
+		}
+		done <- result{w, err}
+	}()
+	return func() *harness.Workload {
+		t.Helper()
+		r := <-done
+		if r.err != nil {
+			t.Fatalf("workload of %s: %v", s.TrustDomain, r.err)
+		}
+		return r.w
+	}
+}
+
+// TestAccClusterSPIFFEID_sameApply creates the federation of east and west
+// and a ClusterSPIFFEID on each that federates with the peer in ONE apply:
+// Terraform orders them, the ClusterSPIFFEIDs wait until the pods' entries
+// carry the federation, and then both ordered pairs of pod workloads
+// handshake. Import of a ClusterSPIFFEID plans nothing.
+func TestAccClusterSPIFFEID_sameApply(t *testing.T) {
+	east, west := acctest.Spire(t, acctest.East), acctest.Spire(t, acctest.West)
+	app := acctest.UniqueName("web")
+	waitEast := startCSIDWorkload(t, east, app, west.TrustDomain)
+	waitWest := startCSIDWorkload(t, west, app, east.TrustDomain)
+	csid := func(block, cluster, peer string) string {
+		return fmt.Sprintf(`
+resource "zerotrust_cluster_spiffe_id" %[1]q {
+  cluster            = %[2]q
+  name               = %[4]q
+  spiffe_id_template = %[5]q
+  pod_selector = {
+    match_labels = { app = %[4]q }
+  }
+  namespace_selector = {
+    match_expressions = [{ key = "kubernetes.io/metadata.name", operator = "In", values = ["csid"] }]
+  }
+  federates_with = [%[3]q]
+  ttl            = "1h"
+  timeouts = {
+    create = "3m"
+  }
+  depends_on = [zerotrust_federated_trust_domain.%[1]s]
+}
+`, block, cluster, peer, app, csidTemplate)
+	}
+	config := acctest.ProviderConfig(t) +
+		csidFederation(t, "east", acctest.East, west) + csidFederation(t, "west", acctest.West, east) +
+		csid("east", acctest.East, west.TrustDomain) + csid("west", acctest.West, east.TrustDomain)
+	var start time.Time
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy: func(s *terraform.State) error {
+			for _, c := range []string{acctest.East, acctest.West} {
+				if err := acctest.CheckGone(t, c, csidGVR, "", app)(s); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { start = time.Now() },
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("zerotrust_cluster_spiffe_id.east", tfjsonpath.New("federation_problems"), knownvalue.ListExact(nil)),
+					statecheck.ExpectKnownValue("zerotrust_cluster_spiffe_id.east", tfjsonpath.New("id"), knownvalue.StringExact("east/"+app)),
+					statecheck.ExpectKnownValue("zerotrust_cluster_spiffe_id.west", tfjsonpath.New("class_name"), knownvalue.StringExact(harness.DefaultSpireClassName)),
+					clusterCheck(func(*terraform.State) error {
+						t.Logf("apply of federation + ClusterSPIFFEIDs: %s", time.Since(start).Round(time.Millisecond))
+						we, ww := waitEast(), waitWest()
+						for _, p := range [][2]*harness.Workload{{we, ww}, {ww, we}} {
+							if _, err := harness.WaitMTLS(context.Background(), p[0], p[1], true, 60*time.Second); err != nil {
+								return fmt.Errorf("after the one apply, %s -> %s: %w", p[0].SPIFFEID, p[1].SPIFFEID, err)
+							}
+						}
+						t.Logf("both ordered pairs handshake %s after the start of the apply", time.Since(start).Round(time.Millisecond))
+						return nil
+					}),
+				},
+			},
+			{
+				ResourceName:                         "zerotrust_cluster_spiffe_id.west",
+				ImportState:                          true,
+				ImportStateId:                        "west/" + app,
+				ImportStateVerify:                    true,
+				ImportStateVerifyIdentifierAttribute: "id",
+				ImportStateVerifyIgnore:              []string{"timeouts", "timeouts.%", "timeouts.create"},
+			},
+		},
+	})
+}
+
+// TestAccClusterSPIFFEID_entryFailureSurfaced: a ClusterSPIFFEID federating
+// with a trust domain whose bundle SPIRE never gets (its endpoint is
+// unreachable and it has no bootstrap bundle) fails the apply at the timeout,
+// naming that trust domain; the next plan creates it again (no taint).
+func TestAccClusterSPIFFEID_entryFailureSurfaced(t *testing.T) {
+	acctest.Spire(t, acctest.East)
+	td := acctest.UniqueName("never") + ".test"
+	name := acctest.UniqueName("never")
+	config := acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "zerotrust_federated_trust_domain" "never" {
+  cluster             = "east"
+  trust_domain        = %[1]q
+  bundle_endpoint_url = "https://127.0.0.1:1"
+  bundle_endpoint_profile = {
+    type               = "https_spiffe"
+    endpoint_spiffe_id = "spiffe://%[1]s/spire/server"
+  }
+}
+
+resource "zerotrust_cluster_spiffe_id" "never" {
+  cluster            = "east"
+  name               = %[2]q
+  spiffe_id_template = %[3]q
+  federates_with     = [zerotrust_federated_trust_domain.never.trust_domain]
+  timeouts = {
+    create = "8s"
+  }
+}
+`, td, name, csidTemplate)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkCFTDsGone(t, map[string]string{"east": td}),
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				ExpectError: regexp.MustCompile(`(?s)Workloads Do Not Federate.*holds no bundle of\s+"` + regexp.QuoteMeta(td) + `"`),
+			},
+			{
+				// The next apply is a create again (the failed one returned no
+				// state, so nothing is tainted or replaced), and fails the same way.
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("zerotrust_cluster_spiffe_id.never", plancheck.ResourceActionCreate),
+				}},
+				ExpectError: regexp.MustCompile(`(?s)Workloads Do Not Federate.*` + regexp.QuoteMeta(td)),
+			},
+		},
+	})
+	// The failed create left the object on the cluster without state (as
+	// designed: nothing torn down); remove it for the tests after this one.
+	err := acctest.Dynamic(t, acctest.East).Resource(csidGVR).Delete(context.Background(), name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("removing the ClusterSPIFFEID the failed create left: %v", err)
+	}
+}
+
+// TestAccClusterSPIFFEID_planErrors: what spire-controller-manager would
+// refuse is refused at plan, naming the attribute.
+func TestAccClusterSPIFFEID_planErrors(t *testing.T) {
+	acctest.Spire(t, acctest.East)
+	for _, tc := range []struct{ name, body, want string }{
+		{"template parse", `spiffe_id_template = "spiffe://{{ .TrustDomain }/x"`, `(?s)Invalid SPIFFE ID Template.*spiffe_id_template.*unexpected "}"`},
+		{"not an ID", `spiffe_id_template = "{{ .PodMeta.Name }}"`, `(?s)Invalid SPIFFE ID Template.*not a SPIFFE ID`},
+		{"unknown field", `spiffe_id_template = "spiffe://{{ .TrustDomain }}/{{ .PodMeta.Nope }}"`, `(?s)Invalid SPIFFE ID Template.*Nope`},
+		{"dns template", `
+  spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
+  dns_name_templates = ["{{ .PodMeta.Name "]`, `(?s)Invalid Template.*dns_name_templates\[0\].*unclosed action`},
+		{"selector values", `
+  spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
+  pod_selector = { match_expressions = [{ key = "app", operator = "Exists", values = ["x"] }] }`, `(?s)Invalid Label Selector Requirement.*match_expressions\[0\]\.values.*Exists takes no\s+values`},
+		{"malformed trust domain", `
+  spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
+  federates_with = ["Not A Domain"]`, `(?s)federates_with`},
+		{"undeclared trust domain", `
+  spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
+  federates_with = ["nobody-declares.test"]`, `(?s)Trust Domain Not Federated.*nobody-declares\.test`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config: acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "zerotrust_cluster_spiffe_id" "bad" {
+  cluster = "east"
+  name    = "bad"
+  %s
+}
+`, tc.body),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(tc.want),
+				}},
+			})
+		})
+	}
+}
