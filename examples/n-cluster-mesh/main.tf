@@ -60,6 +60,22 @@ variable "clusters" {
   }
 }
 
+variable "workloads" {
+  description = <<-EOT
+    Which workloads federate: on every cluster, a ClusterSPIFFEID registers the
+    pods carrying pod_labels (in every namespace spire-controller-manager does
+    not ignore) with spiffe_id_template, their entries federating with every
+    peer. null leaves the clusters' own ClusterSPIFFEIDs alone (then make them
+    federate yourself, or with zerotrust_cluster_spiffe_id_federation).
+  EOT
+  type = object({
+    name               = optional(string, "zerotrust-federated-workloads")
+    pod_labels         = map(string)
+    spiffe_id_template = optional(string, "spiffe://{{ .TrustDomain }}/ns/{{ .PodMeta.Namespace }}/sa/{{ .PodSpec.ServiceAccountName }}")
+  })
+  default = null
+}
+
 provider "zerotrust" {
   clusters = {
     for name, c in var.clusters : name => {
@@ -153,6 +169,27 @@ resource "zerotrust_federated_trust_domain" "peer" {
       error_message = "Cluster ${each.value.peer} has no federation Route to read its bundle endpoint URL from: set var.clusters[\"${each.value.peer}\"].bundle_endpoint_url."
     }
   }
+}
+
+# The last step of the bootstrap: the workloads' registration entries
+# federate with every peer, so the workloads accept the peers' SVIDs. One
+# ClusterSPIFFEID per cluster; SPIRE refuses entries federating with a trust
+# domain whose bundle it does not hold, so each depends on its cluster's
+# federations (which already waited for SPIRE to hold the bundles) and itself
+# waits until the selected pods' entries carry the federation. Adding a
+# cluster adds it to every other cluster's federates_with: one apply.
+resource "zerotrust_cluster_spiffe_id" "workloads" {
+  for_each = var.workloads == null ? toset([]) : toset(keys(var.clusters))
+
+  cluster            = each.key
+  name               = var.workloads.name
+  spiffe_id_template = var.workloads.spiffe_id_template
+  pod_selector = {
+    match_labels = var.workloads.pod_labels
+  }
+  federates_with = [
+    for f in zerotrust_federated_trust_domain.peer : f.trust_domain if f.cluster == each.key
+  ]
 }
 
 output "trust_domains" {

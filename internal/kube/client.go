@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -171,6 +172,23 @@ func (c *Client) Apply(ctx context.Context, kind Kind, obj *unstructured.Unstruc
 	})
 	if err != nil {
 		return nil, &OpError{Cluster: c.DisplayName(), Verb: "patch", Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Err: err}
+	}
+	return out, nil
+}
+
+// MergePatch sends a JSON merge patch (an update, not an apply: the
+// fields it sets are recorded under the client's field manager with
+// operation Update), for the one change server-side apply cannot make:
+// removing some items of an atomic list that another manager applied too.
+func (c *Client) MergePatch(ctx context.Context, kind Kind, namespace, name string, patch []byte) (*unstructured.Unstructured, error) {
+	var out *unstructured.Unstructured
+	err := c.doOnce(ctx, "patch", kind, namespace, name, func(ctx context.Context) error {
+		var err error
+		out, err = c.resource(kind, namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: c.FieldManager})
+		return err
+	})
+	if err != nil {
+		return nil, &OpError{Cluster: c.DisplayName(), Verb: "patch", Kind: kind, Namespace: namespace, Name: name, Err: err}
 	}
 	return out, nil
 }

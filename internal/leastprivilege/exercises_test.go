@@ -154,6 +154,9 @@ resource "zerotrust_mesh_trust_domain" "fresh" {
 			"spec": map[string]any{"host": "federation.rbac.zt.test", "to": map[string]any{"kind": "Service", "name": "spire-server"}},
 		})
 	}
+	// The SPIRE lifecycle's objects as its configuration has them, for the
+	// exercises after one that changed them.
+	spireBack := func(t *testing.T) { e.mustTF(t, d.spire, "apply", "-auto-approve") }
 	// The IstioCSR exercises that need it gone, or put it back.
 	csrGone := func(t *testing.T) { e.mustTF(t, d.csr, "destroy", "-auto-approve") }
 	csrBack := func(t *testing.T) {
@@ -201,8 +204,8 @@ resource "zerotrust_mesh_trust_domain" "fresh" {
 		{rule: key(rbac.Cluster, csid, "create"), object: `ClusterSPIFFEID "fresh"`, run: apply(csidFresh, csidProbeConfig("fresh", "1h"))},
 		{rule: key(rbac.Cluster, csid, "patch"), object: `ClusterSPIFFEID "probe"`, run: apply(csidProbe, csidProbeConfig("probe", "2h"))},
 		{rule: key(rbac.Cluster, csid, "delete"), object: `ClusterSPIFFEID "probe"`, run: destroy(csidProbe)},
-		{rule: key(rbac.Cluster, "namespaces", "list"), object: "Namespace objects", run: apply(d.spire, e.spireConfig("", "2h"))},
-		{rule: key(rbac.Cluster, "pods", "list"), object: "Pod objects", run: apply(d.spire, e.spireConfig("", "3h"))},
+		{rule: key(rbac.Cluster, "namespaces", "list"), object: "Namespace objects", run: apply(d.spire, e.spireConfig("", "2h")), after: spireBack},
+		{rule: key(rbac.Cluster, "pods", "list"), object: "Pod objects", run: apply(d.spire, e.spireConfig("", "3h")), after: spireBack},
 		// SpireServer, ZeroTrustWorkloadIdentityManager
 		{rule: key(rbac.Cluster, ss, "get"), object: `SpireServer "cluster"`, run: plan(d.spire)},
 		{rule: key(rbac.Cluster, ss, "list"), object: "SpireServer objects", run: query("zerotrust_spire_federation")},

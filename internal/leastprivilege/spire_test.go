@@ -3,6 +3,9 @@ package leastprivilege_test
 import (
 	"fmt"
 	"testing"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // spireConfig federates the cluster's SPIRE with the peer (the SpireServer's
@@ -58,6 +61,12 @@ resource "zerotrust_cluster_spiffe_id" "peer" {
   ttl            = %[6]q
 }
 
+# The federation of a ClusterSPIFFEID an administrator made (spireLifecycle).
+resource "zerotrust_cluster_spiffe_id_federation" "shared" {
+  name           = "shared"
+  federates_with = [zerotrust_federated_trust_domain.peer.trust_domain]
+}
+
 data "zerotrust_spire_server" "this" {
   depends_on = [zerotrust_spire_federation.this]
 }
@@ -108,9 +117,16 @@ const spireExtraPeer = `
 // identity) and the refresh action of the SPIRE resources and data sources
 // in dir, leaving the objects in place for the list and rule exercises.
 func (e *env) spireLifecycle(t *testing.T) string {
+	acctest.ApplyAs(t, e.c, kube.ClusterSPIFFEID, acctest.OperatorManager, map[string]any{
+		"metadata": map[string]any{"name": "shared"},
+		"spec": map[string]any{
+			"spiffeIDTemplate": "spiffe://{{ .TrustDomain }}/shared",
+			"podSelector":      map[string]any{"matchLabels": map[string]any{"app": "least-privilege-none"}},
+		},
+	})
 	dir := e.workdir(t, e.spireConfig(""))
 	out := e.mustTF(t, dir, "apply", "-auto-approve")
-	expect(t, "SPIRE create", out, "Apply complete! Resources: 3 added", `federation_ok = true`, `same_bundle = true`)
+	expect(t, "SPIRE create", out, "Apply complete! Resources: 4 added", `federation_ok = true`, `same_bundle = true`)
 	e.emptyPlan(t, dir)
 	e.write(t, dir, "main.tf", e.spireConfig(spireExtraPeer))
 	expect(t, "SPIRE update", e.mustTF(t, dir, "apply", "-auto-approve"), "0 added, 1 changed, 0 destroyed")
@@ -119,7 +135,7 @@ func (e *env) spireLifecycle(t *testing.T) string {
 	// Forget them, then import the SpireServer and the ClusterSPIFFEID by
 	// ID and the ClusterFederatedTrustDomain by identity.
 	e.mustTF(t, dir, "state", "rm", "zerotrust_spire_federation.this", "zerotrust_federated_trust_domain.peer",
-		"zerotrust_cluster_spiffe_id.peer")
+		"zerotrust_cluster_spiffe_id.peer", "zerotrust_cluster_spiffe_id_federation.shared")
 	e.write(t, dir, "import.tf", `
 import {
   to = zerotrust_spire_federation.this
@@ -135,10 +151,15 @@ import {
   to = zerotrust_cluster_spiffe_id.peer
   id = "peer"
 }
+
+import {
+  to       = zerotrust_cluster_spiffe_id_federation.shared
+  identity = { name = "shared" }
+}
 `)
 	// wait_for_bundle and the timeouts are not on the cluster: the import
 	// stores their defaults and the apply sets them (an update of state only).
-	expect(t, "SPIRE import", e.mustTF(t, dir, "apply", "-auto-approve"), "3 imported, 0 added")
+	expect(t, "SPIRE import", e.mustTF(t, dir, "apply", "-auto-approve"), "4 imported, 0 added")
 	e.emptyPlan(t, dir)
 
 	out = e.mustTF(t, dir, "apply", "-auto-approve", "-invoke=action.zerotrust_spire_bundle_refresh.peer")

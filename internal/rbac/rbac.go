@@ -97,6 +97,7 @@ const (
 	rMSI   = res + "zerotrust_mesh_service_identities"
 	rDV    = res + "zerotrust_domain_verification"
 	rCSID  = res + "zerotrust_cluster_spiffe_id"
+	rCSF   = res + "zerotrust_cluster_spiffe_id_federation"
 	dTB    = ds + "zerotrust_trust_bundle"
 	dSS    = ds + "zerotrust_spire_server"
 	dFS    = ds + "zerotrust_federation_status"
@@ -109,6 +110,7 @@ const (
 	lMSI   = list + "zerotrust_mesh_service_identities"
 	lDV    = list + "zerotrust_domain_verification"
 	lCSID  = list + "zerotrust_cluster_spiffe_id"
+	lCSF   = list + "zerotrust_cluster_spiffe_id_federation"
 	aRefr  = act + "zerotrust_spire_bundle_refresh"
 	aCheck = act + "zerotrust_domain_verification_check"
 )
@@ -121,6 +123,7 @@ var spireExec = []Use{
 	{dFS, "always (asks every checked cluster's SPIRE server)"},
 	{aRefr, "always"},
 	{rCSID, "with `federates_with`: create and update (wait until the entries federate), refresh (`federation_problems`; refused, the prior value is kept)"},
+	{rCSF, "create and update (wait until the entries federate)"},
 }
 
 // selectedPods is what a ClusterSPIFFEID's wait lists to find the pods it
@@ -144,6 +147,7 @@ var Rules = []Rule{
 		{lFTD, "always"},
 		{dFS, "always"},
 		{rCSID, "plan with `federates_with`: every trust domain must be declared by a federation of the cluster (refused, the plan skips the check)"},
+		{rCSF, "plan: every trust domain must be declared by a federation of the cluster (refused, the plan skips the check)"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterfederatedtrustdomains", "create", []Use{
 		{rFTD, "create (server-side apply of an object that does not exist yet is authorized as create too)"},
@@ -156,25 +160,29 @@ var Rules = []Rule{
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "get", []Use{
 		{rCSID, "create (an object of that name already there), refresh, import, the wait of create and update (`status.stats`)"},
+		{rCSF, "plan of a create (the object must exist; refused, the plan skips the check), create, update, refresh, import, destroy"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "list", []Use{
 		{lCSID, "always"},
+		{lCSF, "always"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "create", []Use{
 		{rCSID, "create (server-side apply of an object that does not exist yet is authorized as create too)"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "patch", []Use{
 		{rCSID, "create and update (server-side apply)"},
+		{rCSF, "create and update (server-side apply of `spec.federatesWith`), plan of an update (dry run), destroy (gives the field up; a merge patch writes back other managers' trust domains)"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "delete", []Use{
 		{rCSID, "destroy"},
 	}},
-	{Cluster, "", "namespaces", "list", []Use{{rCSID, selectedPods}}},
-	{Cluster, "", "pods", "list", []Use{{rCSID, selectedPods}}},
+	{Cluster, "", "namespaces", "list", []Use{{rCSID, selectedPods}, {rCSF, "create and update (wait until the selected pods' entries federate)"}}},
+	{Cluster, "", "pods", "list", []Use{{rCSID, selectedPods}, {rCSF, "create and update (wait until the selected pods' entries federate)"}}},
 	{Cluster, "operator.openshift.io", "spireservers", "get", []Use{
 		{rFed, "plan, apply, refresh, import, destroy"},
 		{dSS, "always"},
 		{rCSID, "plan (the cluster's own trust domain, on operators that keep it there; refused, the plan skips the check)"},
+		{rCSF, "plan (the cluster's own trust domain, on operators that keep it there; refused, the plan skips the check)"},
 	}},
 	{Cluster, "operator.openshift.io", "spireservers", "list", []Use{
 		{lFed, "always"},
@@ -186,6 +194,7 @@ var Rules = []Rule{
 		{rFed, "plan and apply (the cluster's own trust domain)"},
 		{dSS, "always"},
 		{rCSID, "plan (the cluster's own trust domain; refused, the plan skips the check)"},
+		{rCSF, "plan (the cluster's own trust domain; refused, the plan skips the check)"},
 	}},
 	{Cluster, "operator.openshift.io", "istiocsrs", "list", []Use{
 		{rCSR, "plan of a create or replacement (the operator serves one IstioCSR per cluster), across all namespaces; refused, the plan warns and skips the check"},

@@ -178,19 +178,21 @@ func (r *clusterSPIFFEIDResource) ModifyPlan(ctx context.Context, req resource.M
 	}
 	plan.FederationProblems = types.ListValueMust(types.StringType, nil)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-	r.checkCluster(ctx, plan, &resp.Diagnostics)
+	checkWorkloadFederation(ctx, r.Data, plan.Cluster, plan.FederatesWith, plan.SPIFFEIDTemplate, &resp.Diagnostics)
 }
 
-// checkCluster makes the plan-time checks that ask the cluster: the SPIFFE
-// ID template renders an ID of the cluster's trust domain, the entries do
-// not federate with it, and every federates_with trust domain is declared
-// by a federation of the cluster, existing or planned earlier in this run.
-func (r *clusterSPIFFEIDResource) checkCluster(ctx context.Context, plan clusterSPIFFEIDResourceModel, diags *diag.Diagnostics) {
-	tds := plan.federatesWith(ctx)
-	if plan.FederatesWith.IsUnknown() || plan.Cluster.IsUnknown() {
+// checkWorkloadFederation makes the plan-time checks that ask the cluster:
+// the SPIFFE ID template (when given) renders an ID of the cluster's trust
+// domain, the entries do not federate with it, and every federates_with
+// trust domain is declared by a federation of the cluster, existing or
+// planned earlier in this run.
+func checkWorkloadFederation(ctx context.Context, data *providerdata.Data, cluster types.String, federatesWith types.Set,
+	template types.String, diags *diag.Diagnostics) {
+	tds := elementStrings(ctx, federatesWith)
+	if federatesWith.IsUnknown() || cluster.IsUnknown() {
 		return
 	}
-	client := planClient(ctx, r.Data, plan.Cluster, diags)
+	client := planClient(ctx, data, cluster, diags)
 	if client == nil {
 		return
 	}
@@ -198,13 +200,13 @@ func (r *clusterSPIFFEIDResource) checkCluster(ctx context.Context, plan cluster
 	defer cancel()
 	if facts, err := spirefacts.Lookup(ctx, client); err == nil && facts.Found() {
 		if own, _ := facts.TrustDomain(); own != "" {
-			r.checkOwnTrustDomain(plan, own, tds, client.DisplayName(), diags)
+			checkOwnTrustDomain(template, own, tds, client.DisplayName(), diags)
 		}
 	}
 	if len(tds) == 0 {
 		return
 	}
-	declared := plannedFederationsOf(r.Data).of(plan.Cluster.ValueString())
+	declared := plannedFederationsOf(data).of(cluster.ValueString())
 	items, err := client.ListOnce(ctx, kube.ClusterFederatedTrustDomain)
 	if err != nil {
 		return // the apply's wait names what is missing
@@ -226,15 +228,14 @@ func (r *clusterSPIFFEIDResource) checkCluster(ctx context.Context, plan cluster
 
 // checkOwnTrustDomain: the template must render an ID of the cluster's own
 // trust domain, and federating with that trust domain is refused.
-func (r *clusterSPIFFEIDResource) checkOwnTrustDomain(plan clusterSPIFFEIDResourceModel, own string, tds []string,
-	clusterName string, diags *diag.Diagnostics) {
+func checkOwnTrustDomain(template types.String, own string, tds []string, clusterName string, diags *diag.Diagnostics) {
 	if slices.Contains(tds, own) {
 		validate.AttributeError(diags, path.Root("federates_with"), "Federation With the Own Trust Domain", fmt.Sprintf("%q is the trust domain of cluster %q itself; federates_with lists peers only.", own, clusterName))
 	}
-	if plan.SPIFFEIDTemplate.IsUnknown() {
+	if template.IsNull() || template.IsUnknown() {
 		return
 	}
-	id, err := renderSPIFFEIDTemplate(plan.SPIFFEIDTemplate.ValueString(), own)
+	id, err := renderSPIFFEIDTemplate(template.ValueString(), own)
 	if err == nil && id.TrustDomain().Name() != own {
 		validate.AttributeError(diags, path.Root("spiffe_id_template"), "SPIFFE ID Outside the Cluster's Trust Domain", fmt.Sprintf("The template renders %s, but cluster %q is trust domain %q: spire-controller-manager refuses to render "+
 			"such an entry. Use {{ .TrustDomain }} for the trust domain.", id, clusterName, own))

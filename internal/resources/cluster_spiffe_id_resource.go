@@ -132,28 +132,40 @@ func (r *clusterSPIFFEIDResource) apply(ctx context.Context, client *kube.Client
 	if len(m.federatesWith(ctx)) == 0 {
 		return // nothing to federate: no SPIRE to ask
 	}
-	server, d := spireServer(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	m.FederationProblems = waitWorkloadsFederate(ctx, r.Data, client, m.SpireServer, m.Name.ValueString(),
+		m.federatesWith(ctx), timeout, verb, diags)
+}
+
+// waitWorkloadsFederate waits, up to timeout, until the workloads of the
+// ClusterSPIFFEID name federate with tds, and returns the problems left
+// (federation_problems); an error names them. verb names the timeout.
+func waitWorkloadsFederate(ctx context.Context, data *providerdata.Data, client *kube.Client, spireServerValue types.Object,
+	name string, tds []string, timeout time.Duration, verb string, diags *diag.Diagnostics) types.List {
+	none := types.ListValueMust(types.StringType, nil)
+	server, d := spireServer(ctx, client, data.SpireNamespace, spireServerValue)
 	diags.Append(d...)
 	if diags.HasError() {
-		return
+		return none
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	want := []workloadtrust.Want{{Name: m.Name.ValueString(), FederatesWith: m.federatesWith(ctx)}}
+	what := fmt.Sprintf("ClusterSPIFFEID %q on cluster %q", name, client.DisplayName())
+	want := []workloadtrust.Want{{Name: name, FederatesWith: tds}}
 	err := workloadtrust.Wait(ctx, client, server, want, clusterSPIFFEIDPoll)
 	if workloadtrust.IsPermanent(err) {
-		diags.Append(kube.Diagnostic(err, "check whether the workloads of the "+m.describe(client.DisplayName())+" federate"))
-		return
+		diags.Append(kube.Diagnostic(err, "check whether the workloads of the "+what+" federate"))
+		return none
 	}
-	if err != nil {
-		problems, _ := workloadtrust.Check(context.WithoutCancel(ctx), client, server, want)
-		m.FederationProblems = problemList(problems[m.Name.ValueString()])
-		diags.AddAttributeError(path.Root("federates_with"), "Workloads Do Not Federate", fmt.Sprintf(
-			"The %s was applied, but within the %s timeout its workloads do not federate as it declares (asked %s). "+
-				"The object stays as applied; the next apply waits again. Fix what is named below (a peer whose "+
-				"federation is missing or whose bundle SPIRE cannot fetch, a template that fails to render), or raise "+
-				"timeouts.%s.\n\n%v", m.describe(client.DisplayName()), timeout, server, verb, err))
+	if err == nil {
+		return none
 	}
+	problems, _ := workloadtrust.Check(context.WithoutCancel(ctx), client, server, want)
+	diags.AddAttributeError(path.Root("federates_with"), "Workloads Do Not Federate", fmt.Sprintf(
+		"The %s was applied, but within the %s timeout its workloads do not federate as it declares (asked %s). "+
+			"The object stays as applied; the next apply waits again. Fix what is named below (a peer whose "+
+			"federation is missing or whose bundle SPIRE cannot fetch, a template that fails to render), or raise "+
+			"timeouts.%s.\n\n%v", what, timeout, server, verb, err))
+	return problemList(problems[name])
 }
 
 // problemList is the federation_problems value of problems.

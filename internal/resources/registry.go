@@ -11,6 +11,7 @@ import (
 func All() []func() resource.Resource {
 	return []func() resource.Resource{
 		NewClusterSPIFFEIDResource,
+		NewClusterSPIFFEIDFederationResource,
 		NewDomainVerificationResource,
 		NewFederatedTrustDomainResource,
 		NewIstioCSRResource,
@@ -25,6 +26,7 @@ func All() []func() resource.Resource {
 func Lists() []func() list.ListResource {
 	return []func() list.ListResource{
 		NewClusterSPIFFEIDListResource,
+		NewClusterSPIFFEIDFederationListResource,
 		NewDomainVerificationListResource,
 		NewFederatedTrustDomainListResource,
 		NewIstioCSRListResource,

@@ -1,0 +1,41 @@
+package resources
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/list"
+	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// NewClusterSPIFFEIDFederationListResource lists the ClusterSPIFFEIDs that
+// federate, for `terraform query` to adopt their federation.
+func NewClusterSPIFFEIDFederationListResource() list.ListResource {
+	return newListShell(clusterSPIFFEIDFederationType,
+		"The federation (`spec.federatesWith`) of every spire-controller-manager ClusterSPIFFEID that has one, on one "+
+			"cluster or all of them. ClusterSPIFFEIDs without federation are left out: there is nothing to adopt.",
+		map[string]listschema.Attribute{},
+		func(config clusterSPIFFEIDFederationListConfig) listConverter {
+			return func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (listedObject, bool, diag.Diagnostics) {
+				spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+				if len(objStrings(spec, "federatesWith")) == 0 {
+					return listedObject{}, true, nil
+				}
+				cluster := clusterValue(t.key)
+				lo := listedObject{
+					id:      objectIdentity{Cluster: t.key, Name: obj.GetName()},
+					display: resourceID(cluster, obj.GetName()),
+				}
+				if includeResource {
+					state := clusterSPIFFEIDFederationStateFromObject(cluster, obj)
+					lo.state = &state
+				}
+				return lo, false, nil
+			}
+		})
+}
+
+type clusterSPIFFEIDFederationListConfig struct {
+	listScope
+}
