@@ -61,7 +61,9 @@ func TestAccClusterSPIFFEIDFederation_adopt(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = acctest.Dynamic(t, acctest.East).Resource(csidGVR).Delete(ctx, app, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = acctest.Dynamic(t, acctest.East).Resource(csidGVR).Delete(ctx, app, metav1.DeleteOptions{})
+	})
 	before, _, err := csidOwners(t, acctest.East, app)
 	if err != nil {
 		t.Fatal(err)
