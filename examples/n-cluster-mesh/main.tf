@@ -39,7 +39,10 @@ variable "clusters" {
     cluster's SPIRE bundle endpoint; needed only when the cluster has no
     federation Route to read it from. `make demo` writes
     demo/state/clusters.json, whose entries give kubeconfig, context and
-    bundle_endpoint_url.
+    bundle_endpoint_url. leaving = true takes a cluster out of the mesh in
+    one apply (its federations on both sides and its ClusterSPIFFEID are
+    destroyed, the peers stop federating with it) while the provider can
+    still reach it to do so; remove its entry in a later apply.
   EOT
   type = map(object({
     config_path            = optional(string)
@@ -48,10 +51,11 @@ variable "clusters" {
     token                  = optional(string)
     cluster_ca_certificate = optional(string)
     bundle_endpoint_url    = optional(string)
+    leaving                = optional(bool, false)
   }))
 
   validation {
-    condition     = length(var.clusters) >= 2
+    condition     = length([for c in values(var.clusters) : c if !c.leaving]) >= 2
     error_message = "Federation needs at least two clusters."
   }
   validation {
@@ -88,9 +92,14 @@ provider "zerotrust" {
   }
 }
 
+locals {
+  # The clusters of the mesh: every one of var.clusters not leaving it.
+  members = { for name, c in var.clusters : name => c if !c.leaving }
+}
+
 # What a peer needs to federate with each cluster.
 data "zerotrust_spire_server" "this" {
-  for_each = toset(keys(var.clusters))
+  for_each = local.members
 
   cluster = each.key
 }
@@ -135,7 +144,7 @@ locals {
   # Every ordered pair of distinct clusters: "east->west" means that east
   # federates with (trusts) west.
   pairs = {
-    for pair in setproduct(keys(var.clusters), keys(var.clusters)) :
+    for pair in setproduct(keys(local.members), keys(local.members)) :
     "${pair[0]}->${pair[1]}" => { cluster = pair[0], peer = pair[1] }
     if pair[0] != pair[1]
   }
@@ -179,7 +188,7 @@ resource "zerotrust_federated_trust_domain" "peer" {
 # waits until the selected pods' entries carry the federation. Adding a
 # cluster adds it to every other cluster's federates_with: one apply.
 resource "zerotrust_cluster_spiffe_id" "workloads" {
-  for_each = var.workloads == null ? toset([]) : toset(keys(var.clusters))
+  for_each = var.workloads == null ? {} : local.members
 
   cluster            = each.key
   name               = var.workloads.name
@@ -200,7 +209,7 @@ output "trust_domains" {
 output "federations" {
   description = "Per cluster, the trust domains it now federates with."
   value = {
-    for name in keys(var.clusters) : name => sort([
+    for name in keys(local.members) : name => sort([
       for f in zerotrust_federated_trust_domain.peer : f.trust_domain if f.cluster == name
     ])
   }
