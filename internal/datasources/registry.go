@@ -8,6 +8,7 @@ import "github.com/hashicorp/terraform-plugin-framework/datasource"
 // what the provider serves.
 func All() []func() datasource.DataSource {
 	return []func() datasource.DataSource{
+		NewClusterSPIFFEIDDataSource,
 		NewDomainVerificationDataSource,
 		NewFederationStatusDataSource,
 		NewMeshServiceDataSource,

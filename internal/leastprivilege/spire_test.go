@@ -67,6 +67,10 @@ resource "zerotrust_cluster_spiffe_id_federation" "shared" {
   federates_with = [zerotrust_federated_trust_domain.peer.trust_domain]
 }
 
+data "zerotrust_cluster_spiffe_id" "peer" {
+  name = zerotrust_cluster_spiffe_id.peer.name
+}
+
 data "zerotrust_spire_server" "this" {
   depends_on = [zerotrust_spire_federation.this]
 }

@@ -103,6 +103,7 @@ const (
 	dFS    = ds + "zerotrust_federation_status"
 	dDV    = ds + "zerotrust_domain_verification"
 	dMS    = ds + "zerotrust_mesh_service"
+	dCSID  = ds + "zerotrust_cluster_spiffe_id"
 	lFTD   = list + "zerotrust_federated_trust_domain"
 	lFed   = list + "zerotrust_spire_federation"
 	lCSR   = list + "zerotrust_istio_csr"
@@ -161,6 +162,7 @@ var Rules = []Rule{
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "get", []Use{
 		{rCSID, "create (an object of that name already there), refresh, import, the wait of create and update (`status.stats`)"},
 		{rCSF, "plan of a create (the object must exist; refused, the plan skips the check), create, update, refresh, import, destroy"},
+		{dCSID, "always"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "list", []Use{
 		{lCSID, "always"},
