@@ -67,28 +67,32 @@ type View struct {
 // View runs `federation list` and `bundle list` in the pod. An error names
 // the command and quotes what SPIRE answered.
 func (s Server) View(ctx context.Context) (View, error) {
-	run := func(args []string) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(ctx, viewCommandTimeout)
-		defer cancel()
-		out, err := s.Run(ctx, args...)
-		var exit *kube.ExitError
-		if errors.As(err, &exit) && exit.Stderr != "" {
-			return nil, fmt.Errorf("`spire-server %s` failed: %s", strings.Join(args, " "), OneLine(exit.Stderr))
-		}
-		return out, err
-	}
 	var view View
-	out, err := run(ListFederationArgs)
+	out, err := s.Ask(ctx, ListFederationArgs...)
 	if err == nil {
 		view.Relationships, err = ParseFederationList(out)
 	}
 	if err != nil {
 		return view, err
 	}
-	if out, err = run(ListBundlesArgs); err == nil {
+	if out, err = s.Ask(ctx, ListBundlesArgs...); err == nil {
 		view.Bundles, err = ParseBundleList(out)
 	}
 	return view, err
+}
+
+// Ask runs one read-only spire-server command in the pod, bounded by
+// viewCommandTimeout. An error names the command and quotes what SPIRE
+// answered.
+func (s Server) Ask(ctx context.Context, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, viewCommandTimeout)
+	defer cancel()
+	out, err := s.Run(ctx, args...)
+	var exit *kube.ExitError
+	if errors.As(err, &exit) && exit.Stderr != "" {
+		return nil, fmt.Errorf("`spire-server %s` failed: %s", strings.Join(args, " "), OneLine(exit.Stderr))
+	}
+	return out, err
 }
 
 // int64JSON is a 64-bit protobuf integer in protojson, which quotes it.

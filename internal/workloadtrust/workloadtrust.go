@@ -17,7 +17,6 @@ package workloadtrust
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -342,7 +341,7 @@ func selectorAt(obj *unstructured.Unstructured, field string) (labels.Selector, 
 
 // heldBundles is the set of trust domains SPIRE holds a federated bundle of.
 func heldBundles(ctx context.Context, s spireexec.Server) (map[string]bool, error) {
-	out, err := run(ctx, s, spireexec.ListBundlesArgs...)
+	out, err := s.Ask(ctx, spireexec.ListBundlesArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -361,25 +360,11 @@ func heldBundles(ctx context.Context, s spireexec.Server) (map[string]bool, erro
 var listEntryArgs = []string{"entry", "show", "-output", "json"}
 
 func listEntries(ctx context.Context, s spireexec.Server) ([]Entry, error) {
-	out, err := run(ctx, s, listEntryArgs...)
+	out, err := s.Ask(ctx, listEntryArgs...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseEntries(out)
-}
-
-// commandTimeout bounds one spire-server command.
-const commandTimeout = 30 * time.Second
-
-func run(ctx context.Context, s spireexec.Server, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
-	defer cancel()
-	out, err := s.Run(ctx, args...)
-	var exit *kube.ExitError
-	if errors.As(err, &exit) && exit.Stderr != "" {
-		return nil, fmt.Errorf("`spire-server %s` in %s failed: %s", strings.Join(args, " "), s, spireexec.OneLine(exit.Stderr))
-	}
-	return out, err
 }
 
 // ParseEntries reads `spire-server entry show -output json`.
