@@ -129,11 +129,12 @@ func (r *clusterSPIFFEIDResource) apply(ctx context.Context, client *kube.Client
 	}
 	m.ID = types.StringValue(resourceID(m.Cluster, m.Name.ValueString()))
 	m.FederationProblems = types.ListValueMust(types.StringType, nil)
-	if len(m.federatesWith(ctx)) == 0 {
+	tds := m.federatesWith(ctx)
+	if len(tds) == 0 {
 		return // nothing to federate: no SPIRE to ask
 	}
 	m.FederationProblems = waitWorkloadsFederate(ctx, r.Data, client, m.SpireServer, m.Name.ValueString(),
-		m.federatesWith(ctx), timeout, verb, diags)
+		tds, timeout, verb, diags)
 }
 
 // waitWorkloadsFederate waits, up to timeout, until the workloads of the
@@ -151,7 +152,7 @@ func waitWorkloadsFederate(ctx context.Context, data *providerdata.Data, client 
 	defer cancel()
 	what := fmt.Sprintf("ClusterSPIFFEID %q on cluster %q", name, client.DisplayName())
 	want := []workloadtrust.Want{{Name: name, FederatesWith: tds}}
-	err := workloadtrust.Wait(ctx, client, server, want, clusterSPIFFEIDPoll)
+	problems, err := workloadtrust.Wait(ctx, client, server, want, clusterSPIFFEIDPoll)
 	if workloadtrust.IsPermanent(err) {
 		diags.Append(kube.Diagnostic(err, "check whether the workloads of the "+what+" federate"))
 		return none
@@ -159,7 +160,11 @@ func waitWorkloadsFederate(ctx context.Context, data *providerdata.Data, client 
 	if err == nil {
 		return none
 	}
-	problems, _ := workloadtrust.Check(context.WithoutCancel(ctx), client, server, want)
+	if problems == nil {
+		// The last question was cut short by the timeout: ask once more
+		// for what to record.
+		problems, _ = workloadtrust.Check(context.WithoutCancel(ctx), client, server, want)
+	}
 	diags.AddAttributeError(path.Root("federates_with"), "Workloads Do Not Federate", fmt.Sprintf(
 		"The %s was applied, but within the %s timeout its workloads do not federate as it declares (asked %s). "+
 			"The object stays as applied; the next apply waits again. Fix what is named below (a peer whose "+

@@ -139,24 +139,26 @@ func CheckWith(ctx context.Context, c *kube.Client, spire SPIRE, want []Want) (m
 }
 
 // Wait polls Check every interval until no problem is left or ctx ends; then
-// its error names every problem left (or the last error asking).
-func Wait(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want, every time.Duration) error {
+// its error names every problem left (or the last error asking), and the
+// problems it returns are those of the last Check, so the caller need not
+// ask again.
+func Wait(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want, every time.Duration) (map[string][]Problem, error) {
 	start := time.Now()
 	for {
 		problems, err := Check(ctx, c, s, want)
 		left := Describe(problems)
 		if err == nil && left == "" {
-			return nil
+			return nil, nil
 		}
 		if IsPermanent(err) {
-			return err
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():
 			if err != nil {
-				return fmt.Errorf("after %s the workloads' federation could not be checked: %w", time.Since(start).Round(time.Second), err)
+				return problems, fmt.Errorf("after %s the workloads' federation could not be checked: %w", time.Since(start).Round(time.Second), err)
 			}
-			return fmt.Errorf("after %s the workloads do not federate yet: %s", time.Since(start).Round(time.Second), left)
+			return problems, fmt.Errorf("after %s the workloads do not federate yet: %s", time.Since(start).Round(time.Second), left)
 		case <-time.After(every):
 		}
 	}
