@@ -6,9 +6,12 @@
 # examples/n-cluster-mesh with the provider built from this checkout
 # (dev_overrides: no registry, no init), then what every SPIRE server holds,
 # asked from SPIRE itself, and how long each federation waited for it.
-# Each cluster also runs a real spire-agent and a go-spiffe workload: the
-# demo tries an mTLS handshake between the workloads of every ordered pair
-# of clusters before the apply (no trust) and after it (trust both ways).
+# Each cluster also runs a real k8s_psat spire-agent and a go-spiffe workload
+# as a Pod, which gets its identity only from the ClusterSPIFFEID the apply
+# creates (through the real spire-controller-manager): the demo tries an mTLS
+# handshake between the workloads of every ordered pair of clusters before
+# the apply (no identity, no trust) and after it (trust both ways), with no
+# step outside Terraform.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -53,20 +56,24 @@ up() {
   local names
   names=$(IFS=,; echo "${clusters[*]}")
   echo "==> starting ${#clusters[@]} local clusters ($names), each with SPIRE, spire-controller-manager, a pod exec endpoint,"
-  echo "    a spire-agent and a workload (spiffe://<trust domain>/workload/app accepting only the other clusters' workloads)"
+  echo "    a k8s_psat spire-agent and a workload as the Pod apps/app (label zerotrust.example/workload=app), accepting only the"
+  echo "    other clusters' workloads; it has no identity until a ClusterSPIFFEID selects it"
   # Terraform state left from clusters that no longer run describes nothing:
   # start from an empty one unless the recorded lab is still up (then `up`
   # keeps it, and the apply below changes nothing).
+  local before=(--want fail)
   if ! ztlab status --state "$state" >/dev/null 2>&1; then
     rm -rf "$state/work"
+  else
+    before=()
   fi
   ztlab up --clusters "$names" --spire --workloads --state "$state"
   mkdir -p "$state/work"
 
   echo
-  echo "==> before the apply: mTLS between the workloads of every ordered pair of clusters (no cluster trusts another yet;"
-  echo "    a lab kept from an earlier run is federated already)"
-  ztlab mtls --state "$state"
+  echo "==> before the apply: mTLS between the workloads of every ordered pair of clusters (no workload has an identity and no"
+  echo "    cluster trusts another yet; a lab kept from an earlier run is federated already)"
+  ztlab mtls --state "$state" "${before[@]}"
   echo
 
   cat > "$state/terraformrc" <<RC
@@ -86,13 +93,16 @@ RC
   ztlab tfvars --state "$state" > "$state/work/terraform.tfvars.json"
 
   echo "==> terraform apply ($example): every cluster federates with every other one, from one provider block;"
-  echo "    each ClusterFederatedTrustDomain is created only once SPIRE holds the peer's bundle (wait_for_bundle)"
+  echo "    each ClusterFederatedTrustDomain is created only once SPIRE holds the peer's bundle (wait_for_bundle), then"
+  echo "    each cluster's ClusterSPIFFEID gives its workload Pods their identity, federated with every peer, and waits until"
+  echo "    SPIRE's entries carry the federations"
   TF_CLI_CONFIG_FILE="$state/terraformrc" KUBECACHEDIR="$state/kubecache" TF_IN_AUTOMATION=1 \
     "$tf" -chdir="$state/work" apply -auto-approve -input=false 2>&1 | tee "$state/apply.log"
   echo
-  echo "==> creation time of each ClusterFederatedTrustDomain (includes waiting for SPIRE to hold the peer's bundle)"
+  echo "==> creation time of each ClusterFederatedTrustDomain (includes waiting for SPIRE to hold the peer's bundle) and"
+  echo "    ClusterSPIFFEID (includes waiting for SPIRE's entries to federate)"
   sed 's/\x1b\[[0-9;]*m//g' "$state/apply.log" |
-    grep -E '^zerotrust_federated_trust_domain\.peer\[.*(Creation complete|Still creating)' ||
+    grep -E '^zerotrust_(federated_trust_domain\.peer|cluster_spiffe_id\.workloads)\[.*(Creation complete|Still creating)' ||
     echo "(none created: the lab already held them)"
   echo
   echo "==> what each cluster holds (objects asked from its API server; bundles asked from its SPIRE server)"
@@ -101,9 +111,8 @@ RC
   ztlab show --state "$state" --wait 60s
   echo
   echo "==> after the apply: mTLS between the workloads of every ordered pair of clusters, each side authorizing only the"
-  echo "    other's SPIFFE ID; first each workload's registration entry federates with the peers (what a ClusterSPIFFEID's"
-  echo "    federatesWith does; SPIRE refuses it until it holds the peer's bundle)"
-  ztlab mtls --state "$state" --federate --want ok --wait 60s
+  echo "    other's SPIFFE ID (from the ClusterSPIFFEIDs' entries; nothing outside Terraform touched them)"
+  ztlab mtls --state "$state" --want ok --wait 60s
   echo
   echo "Clusters keep running: kubeconfig at $state/kubeconfig (contexts: $names);"
   echo "trust domains, bundle endpoints and SPIRE admin sockets in $state/clusters.json;"

@@ -53,10 +53,12 @@ const podEntryTimeout = 60 * time.Second
 
 // WorkloadPod is the Pod a pod workload runs in.
 type WorkloadPod struct {
-	Namespace, Name, UID string
-	ServiceAccount       string
-	NodeName             string // the agent's Node
-	Labels               map[string]string
+	Namespace      string            `json:"namespace"`
+	Name           string            `json:"name"`
+	UID            string            `json:"uid"`
+	ServiceAccount string            `json:"service_account"`
+	NodeName       string            `json:"node_name"` // the agent's Node
+	Labels         map[string]string `json:"labels,omitempty"`
 }
 
 // PodWorkloadOptions configures StartPodWorkload.
@@ -84,6 +86,16 @@ type PodWorkloadOptions struct {
 	SPIFFEID string
 	// ReadyTimeout bounds the wait for its first SVID. Default 60 s.
 	ReadyTimeout time.Duration
+	// ServeLater, with SPIFFEID, has StartPodWorkload return once the
+	// process runs, without waiting for it to serve: its identity may come
+	// later, from a ClusterSPIFFEID not applied yet, and the process waits up
+	// to ReadyTimeout for it. Until it serves, Addr is empty and handshakes
+	// with it fail, saying so.
+	ServeLater bool
+	// Detach gives the workload a session of its own, so it outlives this
+	// process (the demo lab; Workload.State records it for StopFromState and
+	// CheckMTLSState).
+	Detach bool
 }
 
 // StartPodWorkload creates a Pod on a's Node, waits for the registration
@@ -145,12 +157,16 @@ func StartPodWorkload(ctx context.Context, a *SpireAgent, opts PodWorkloadOption
 		w.selectors = entry.Selectors
 	}
 	w.readyTimeout = opts.ReadyTimeout
-	record := podattest.Record{
-		Namespace: w.Pod.Namespace, PodName: w.Pod.Name, PodUID: w.Pod.UID, ServiceAccount: w.Pod.ServiceAccount,
-		NodeName: w.Pod.NodeName, Labels: w.Pod.Labels, ContainerName: podWorkloadContainer, ContainerImage: podWorkloadImage,
-	}
+	record := w.Pod.record()
 	w.attest = func(pid int) (func(), error) { return a.registerPodProcess(pid, record) }
-	if err := w.serve(ctx, opts.Allow, false); err != nil {
+	if opts.ServeLater && opts.SPIFFEID != "" {
+		// It serves once a ClusterSPIFFEID gives its Pod that identity.
+		if err := w.startServer(opts.Allow, opts.Detach); err != nil {
+			return fail(err)
+		}
+		return w, nil
+	}
+	if err := w.serve(ctx, opts.Allow, opts.Detach); err != nil {
 		return fail(err)
 	}
 	// The SVID it serves with must be the entry's: not one of another entry
@@ -159,6 +175,14 @@ func StartPodWorkload(ctx context.Context, a *SpireAgent, opts PodWorkloadOption
 		return fail(fmt.Errorf("ztworkload does not serve as %s (the entry %s); its log:\n%s", w.SPIFFEID, w.EntryID, fileTail(w.LogPath(), 5)))
 	}
 	return w, nil
+}
+
+// record is what the pod attestor reports for a process of the Pod.
+func (p *WorkloadPod) record() podattest.Record {
+	return podattest.Record{
+		Namespace: p.Namespace, PodName: p.Name, PodUID: p.UID, ServiceAccount: p.ServiceAccount,
+		NodeName: p.NodeName, Labels: p.Labels, ContainerName: podWorkloadContainer, ContainerImage: podWorkloadImage,
+	}
 }
 
 const (
@@ -318,15 +342,15 @@ type attestFunc func(pid int) (release func(), err error)
 // the registration and get no identity. Exit 97: the harness gave up.
 const attestGate = `read -r _ || exit 97; exec "$@" </dev/null`
 
-// startAttested starts bin with args like startProc (not detached), as a
-// process registered with attest.
-func startAttested(component, bin string, args []string, logPath string, attest attestFunc) (*proc, func(), error) {
+// startAttested starts bin with args like startProc, as a process
+// registered with attest.
+func startAttested(component, bin string, args []string, logPath string, detach bool, attest attestFunc) (*proc, func(), error) {
 	r, wr, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer wr.Close()
-	p, err := startProcStdin(component, "/bin/sh", append([]string{"-c", attestGate, component + "-gate", bin}, args...), logPath, false, r)
+	p, err := startProcStdin(component, "/bin/sh", append([]string{"-c", attestGate, component + "-gate", bin}, args...), logPath, detach, r)
 	r.Close()
 	if err != nil {
 		return nil, nil, err

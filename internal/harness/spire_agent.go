@@ -55,7 +55,7 @@ type SpireAgent struct {
 	pods        map[int]podattest.Record
 
 	bin        string
-	detach     bool // started by StartDetachedSpireAgent
+	detach     bool // SpireAgentOptions.Detach
 	healthPort int
 	proc       *proc
 	sockDir    string
@@ -81,8 +81,8 @@ type SpireAgentOptions struct {
 	// (StartPodWorkload), beside "unix" (StartWorkload works as well). Not
 	// for standalone servers.
 	K8sPSAT bool
-	// Detach gives the agent a session of its own (the demo lab); see
-	// StartDetachedSpireAgent.
+	// Detach gives the agent a session of its own, so it outlives this
+	// process (the demo lab); SpireAgent.State records it for StopFromState.
 	Detach bool
 }
 
@@ -96,13 +96,6 @@ const SpireAgentServiceAccount = "spire-agent"
 // it started; the error quotes the agent's log.
 func StartSpireAgent(ctx context.Context, s *Spire, name string) (*SpireAgent, error) {
 	return StartSpireAgentWith(ctx, s, SpireAgentOptions{Name: name})
-}
-
-// StartDetachedSpireAgent is StartSpireAgent for the demo lab: the agent gets
-// a session of its own and outlives this process; SpireAgent.State records it
-// for StopFromState.
-func StartDetachedSpireAgent(ctx context.Context, s *Spire, name string) (*SpireAgent, error) {
-	return StartSpireAgentWith(ctx, s, SpireAgentOptions{Name: name, Detach: true})
 }
 
 // StartSpireAgentWith is StartSpireAgent with options.

@@ -212,43 +212,56 @@ func entryResult(out []byte) (string, error) {
 // LogPath is the workload server's output: one line per handshake.
 func (w *Workload) LogPath() string { return filepath.Join(w.Dir, "ztworkload.log") }
 
+func (w *Workload) addrFile() string { return filepath.Join(w.Dir, "addr") }
+
+// serve starts the workload's server and waits until it listens.
 func (w *Workload) serve(ctx context.Context, allow []string, detach bool) error {
-	addrFile := filepath.Join(w.Dir, "addr")
-	if err := os.Remove(addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := w.startServer(allow, detach); err != nil {
 		return err
 	}
 	timeout := cmp.Or(w.readyTimeout, workloadReadyTimeout)
-	args := []string{"serve", "-socket", w.Agent.SocketPath, "-addr", "127.0.0.1:0", "-allow", strings.Join(allow, ","),
-		"-addr-file", addrFile, "-timeout", timeout.String()}
-	var err error
-	if w.attest != nil {
-		w.proc, w.release, err = startAttested("ztworkload", w.bin, args, w.LogPath(), w.attest)
-	} else {
-		w.proc, err = startProc("ztworkload", w.bin, args, w.LogPath(), detach)
-	}
-	if err != nil {
-		return err
-	}
 	start := time.Now()
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		if w.proc.exited() {
 			return false, w.proc.exitError()
 		}
-		data, err := os.ReadFile(addrFile)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			return false, nil
-		case err != nil:
-			return false, err
-		}
-		w.Addr = strings.TrimSpace(string(data))
-		return true, nil
+		addr, err := readAddrFile(w.addrFile())
+		w.Addr = addr
+		return addr != "", err
 	})
 	if err != nil && !w.proc.exited() {
 		return fmt.Errorf("ztworkload (pid %d) did not serve within %v (%v: no SVID from the agent? see %s); last lines of %s:\n%s",
 			w.proc.pid(), time.Since(start).Round(time.Millisecond), err, w.Agent.LogPath(), w.LogPath(), fileTail(w.LogPath(), 10))
 	}
 	return err
+}
+
+// startServer starts `ztworkload serve`, which listens (and writes its
+// address to addrFile) once the agent hands it an SVID.
+func (w *Workload) startServer(allow []string, detach bool) error {
+	if err := os.Remove(w.addrFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	timeout := cmp.Or(w.readyTimeout, workloadReadyTimeout)
+	args := []string{"serve", "-socket", w.Agent.SocketPath, "-addr", "127.0.0.1:0", "-allow", strings.Join(allow, ","),
+		"-addr-file", w.addrFile(), "-timeout", timeout.String()}
+	var err error
+	if w.attest != nil {
+		w.proc, w.release, err = startAttested("ztworkload", w.bin, args, w.LogPath(), detach, w.attest)
+	} else {
+		w.proc, err = startProc("ztworkload", w.bin, args, w.LogPath(), detach)
+	}
+	return err
+}
+
+// readAddrFile returns the address a workload's server wrote, or "" while
+// it has written none.
+func readAddrFile(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	return strings.TrimSpace(string(data)), err
 }
 
 // Stop stops the workload's server. The registration entry stays. Safe to
@@ -274,7 +287,28 @@ func (w *Workload) Stop() error {
 // from lacks to's bundle, or "remote error: tls: bad certificate" when to
 // cannot verify from).
 func CheckMTLS(ctx context.Context, from, to *Workload) (ok bool, detail string) {
-	return dialMTLS(ctx, from.bin, from.Agent.SocketPath, to.Addr, to.SPIFFEID, from.attest)
+	addr, detail := serverAddr(to.Addr, to.addrFile(), to.SPIFFEID)
+	if addr == "" {
+		return false, detail
+	}
+	return dialMTLS(ctx, from.bin, from.Agent.SocketPath, addr, to.SPIFFEID, from.attest)
+}
+
+// serverAddr returns the address of a workload's server: addr, else what the
+// server wrote to addrFile once it served (PodWorkloadOptions.ServeLater);
+// or "" and why there is none.
+func serverAddr(addr, addrFile, id string) (string, string) {
+	if addr != "" {
+		return addr, ""
+	}
+	addr, err := readAddrFile(addrFile)
+	switch {
+	case err != nil:
+		return "", err.Error()
+	case addr == "":
+		return "", id + " does not serve yet: the agent has handed it no X.509-SVID (no registration entry)"
+	}
+	return addr, ""
 }
 
 // dialMTLS runs `ztworkload dial` (bin, attested through the agent at

@@ -8,7 +8,7 @@
 //	ztlab up     --clusters east,west --state demo/state [--spire [--workloads]] [--audit] [--skip-crds]
 //	ztlab status --state demo/state
 //	ztlab show   --state demo/state [--wait 60s]
-//	ztlab mtls   --state demo/state [--federate] [--want ok|fail] [--wait 60s]
+//	ztlab mtls   --state demo/state [--want ok|fail] [--wait 60s]
 //	ztlab down   --state demo/state
 //	ztlab tfvars --state demo/state
 //
@@ -23,11 +23,16 @@
 // <state>/bin, logging every request to <spire dir>/exec-endpoint.log; lab.json
 // records them, so status checks their health and down stops them.
 //
-// With --workloads each cluster also gets a real spire-agent (join token,
-// unix workload attestor) and a go-spiffe workload (internal/cmd/ztworkload,
-// spiffe://<trust domain>/workload/app) whose server accepts only the other
-// clusters' workloads; both run detached and are recorded in lab.json too.
-// mtls tries an mTLS handshake for every ordered pair of clusters.
+// With --workloads each cluster also gets a real spire-agent (k8s_psat, with
+// the pod workload attestor) and a go-spiffe workload (internal/cmd/ztworkload)
+// running as the Pod apps/app (ServiceAccount app), labelled
+// zerotrust.example/workload=app, whose
+// server accepts only the other clusters' workloads; both run detached and
+// are recorded in lab.json too. The workload has no identity until a
+// ClusterSPIFFEID selects its Pod (examples/n-cluster-mesh's gives it
+// spiffe://<trust domain>/ns/apps/sa/app, federated with every peer, when its
+// workloads variable selects the label, as `ztlab tfvars` sets it): it waits
+// for it. mtls tries an mTLS handshake for every ordered pair of clusters.
 package main
 
 import (
@@ -59,13 +64,12 @@ const usage = `usage:
                each cluster's pod exec endpoint served)
   ztlab tfvars [--state DIR]
                (prints clusters.json as the clusters variable of
-               examples/n-cluster-mesh: a terraform.tfvars.json)
-  ztlab mtls   [--state DIR] [--federate] [--want ok|fail] [--wait 60s]
+               examples/n-cluster-mesh, and its workloads variable selecting
+               the lab's workload pods: a terraform.tfvars.json)
+  ztlab mtls   [--state DIR] [--want ok|fail] [--wait 60s]
                (needs up --workloads: a table of the mTLS handshake between the
-               workloads of every ordered pair of clusters; --federate first makes
-               each workload's entry federate with every peer whose bundle its
-               SPIRE server holds; --want exits 1 unless every pair has that
-               outcome, retrying each pair for up to --wait)
+               workloads of every ordered pair of clusters; --want exits 1 unless
+               every pair has that outcome, retrying each pair for up to --wait)
 `
 
 func main() {
@@ -135,7 +139,7 @@ func up(ctx context.Context, args []string) error {
 	skipCRDs := fs.Bool("skip-crds", false, "start bare clusters without the test CRDs")
 	withSpire := fs.Bool("spire", false, "also start, per cluster, a SPIRE server and spire-controller-manager")
 	tdSuffix := fs.String("trust-domain-suffix", "demo.test", "with --spire, cluster <name> gets trust domain <name>.<suffix>")
-	withWorkloads := fs.Bool("workloads", false, "with --spire, also start a spire-agent and a workload per cluster (see ztlab mtls)")
+	withWorkloads := fs.Bool("workloads", false, "with --spire, also start a k8s_psat spire-agent and a pod workload per cluster (see ztlab mtls)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -223,7 +227,7 @@ func up(ctx context.Context, args []string) error {
 				_ = os.Remove(p.state)
 				return err
 			}
-			fmt.Printf("started a spire-agent and a workload on %d cluster(s) in %v\n",
+			fmt.Printf("started a k8s_psat spire-agent and the pod workload apps/app (no identity until a ClusterSPIFFEID selects it) on %d cluster(s) in %v\n",
 				len(workloads), time.Since(start).Round(10*time.Millisecond))
 		}
 		if err := lab.WriteStateWithWorkloads(p.state, spires, workloads); err != nil {
@@ -333,9 +337,17 @@ func tfvars(args []string, w io.Writer) error {
 		ConfigContext     string `json:"config_context"`
 		BundleEndpointURL string `json:"bundle_endpoint_url,omitempty"`
 	}
-	out := map[string]map[string]entry{"clusters": {}}
+	// The example's ClusterSPIFFEIDs select the lab's workload pods by their
+	// label, so that the apply gives them their federated identities.
+	type workloads struct {
+		PodLabels map[string]string `json:"pod_labels"`
+	}
+	out := struct {
+		Clusters  map[string]entry `json:"clusters"`
+		Workloads workloads        `json:"workloads"`
+	}{Clusters: map[string]entry{}, Workloads: workloads{PodLabels: map[string]string{workloadLabel: workloadName}}}
 	for name, c := range clusters {
-		out["clusters"][name] = entry{ConfigPath: c.Kubeconfig, ConfigContext: c.Context, BundleEndpointURL: c.BundleEndpointURL}
+		out.Clusters[name] = entry{ConfigPath: c.Kubeconfig, ConfigContext: c.Context, BundleEndpointURL: c.BundleEndpointURL}
 	}
 	data, err = json.MarshalIndent(out, "", "  ")
 	if err != nil {

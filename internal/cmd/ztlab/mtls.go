@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -16,27 +15,44 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 )
 
-// workloadName is each cluster's workload: spiffe://<trust domain>/workload/app.
-const workloadName = "app"
+// workloadName is each cluster's workload: the Pod apps/app, of the
+// ServiceAccount app, labelled workloadLabel=app, which
+// examples/n-cluster-mesh's ClusterSPIFFEID gives the ID
+// spiffe://<trust domain>/ns/apps/sa/app.
+const (
+	workloadName      = "app"
+	workloadNamespace = "apps"
+	workloadLabel     = "zerotrust.example/workload"
+	// workloadIdentityWait is how long a workload waits for its identity:
+	// nothing gives it one until `terraform apply` creates the
+	// ClusterSPIFFEIDs.
+	workloadIdentityWait = 2 * time.Hour
+)
 
-// startWorkloads starts, per SPIRE server, a detached spire-agent and a
-// workload whose server accepts only the other servers' workloads; on
-// failure it stops what it started.
+// startWorkloads starts, per SPIRE server, a detached k8s_psat spire-agent
+// and a pod workload whose server accepts only the other servers' workloads;
+// on failure it stops what it started. No ClusterSPIFFEID selects the Pods
+// yet, so the workloads have no identity: each waits for the one the
+// example's ClusterSPIFFEID will give it.
 func startWorkloads(ctx context.Context, spires []*harness.Spire) ([]*harness.Workload, error) {
 	var workloads []*harness.Workload
 	for _, s := range spires {
 		var allow []string
 		for _, peer := range spires {
 			if peer != s {
-				allow = append(allow, "spiffe://"+peer.TrustDomain+"/workload/"+workloadName)
+				allow = append(allow, workloadID(peer.TrustDomain))
 			}
 		}
-		a, err := harness.StartDetachedSpireAgent(ctx, s, "node")
+		a, err := harness.StartSpireAgentWith(ctx, s, harness.SpireAgentOptions{Name: "node", K8sPSAT: true, Detach: true})
 		if err != nil {
 			stopWorkloads(workloads)
 			return nil, err
 		}
-		w, err := harness.StartWorkload(ctx, a, harness.WorkloadOptions{Name: workloadName, Allow: allow, Detach: true})
+		w, err := harness.StartPodWorkload(ctx, a, harness.PodWorkloadOptions{
+			Namespace: workloadNamespace, Pod: workloadName, ServiceAccount: workloadName,
+			Labels: map[string]string{workloadLabel: workloadName}, Allow: allow, SPIFFEID: workloadID(s.TrustDomain),
+			ReadyTimeout: workloadIdentityWait, ServeLater: true, Detach: true,
+		})
 		if err != nil {
 			_ = a.Stop()
 			stopWorkloads(workloads)
@@ -45,6 +61,12 @@ func startWorkloads(ctx context.Context, spires []*harness.Spire) ([]*harness.Wo
 		workloads = append(workloads, w)
 	}
 	return workloads, nil
+}
+
+// workloadID is the SPIFFE ID the example's template gives the workload of
+// trust domain td.
+func workloadID(td string) string {
+	return "spiffe://" + td + "/ns/" + workloadNamespace + "/sa/" + workloadName
 }
 
 func stopWorkloads(workloads []*harness.Workload) {
@@ -73,7 +95,6 @@ func hasWorkloads(st *harness.State) bool {
 func mtls(ctx context.Context, args []string, w io.Writer) (int, error) {
 	fs := flag.NewFlagSet("mtls", flag.ContinueOnError)
 	stateDir := fs.String("state", "demo/state", "directory given to ztlab up")
-	federate := fs.Bool("federate", false, "first make each workload's entry federate with every trust domain whose bundle its SPIRE server holds")
 	want := fs.String("want", "", `"ok" or "fail": exit 1 unless every pair has that outcome`)
 	waitFor := fs.Duration("wait", 0, "with --want, retry each pair until it has the wanted outcome or this passes")
 	if err := fs.Parse(args); err != nil {
@@ -98,11 +119,6 @@ func mtls(ctx context.Context, args []string, w io.Writer) (int, error) {
 	}
 	if len(spires) < 2 {
 		return 2, errors.New("the lab has fewer than two workloads: start it with ztlab up --spire --workloads")
-	}
-	if *federate {
-		if err := federateEntries(ctx, spires, w); err != nil {
-			return 1, err
-		}
 	}
 
 	type result struct {
@@ -158,30 +174,6 @@ func mtls(ctx context.Context, args []string, w io.Writer) (int, error) {
 	}
 	tw.Flush()
 	return code, nil
-}
-
-// federateEntries does what a ClusterSPIFFEID's federatesWith would: each
-// workload's entry federates with every trust domain of the lab whose bundle
-// its SPIRE server holds (SPIRE refuses the others).
-func federateEntries(ctx context.Context, spires []harness.SpireState, w io.Writer) error {
-	for _, s := range spires {
-		held, err := s.FederatedTrustDomains(ctx)
-		if err != nil {
-			return err
-		}
-		var tds []string
-		for _, peer := range spires {
-			if peer.TrustDomain != s.TrustDomain && slices.Contains(held, peer.TrustDomain) {
-				tds = append(tds, peer.TrustDomain)
-			}
-		}
-		if err := s.SetWorkloadFederatesWith(ctx, tds...); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "%s: entry of %s federates with [%s]\n", s.TrustDomain, s.Workload.SPIFFEID, strings.Join(tds, " "))
-	}
-	fmt.Fprintln(w)
-	return nil
 }
 
 // oneLine joins s's lines and cuts it to at most n runes.
