@@ -130,9 +130,10 @@ func applyWebClusterSPIFFEID(ctx context.Context, t *testing.T, s *harness.Spire
 }
 
 // startWebWorkload starts a k8s_psat agent named agent on s's cluster and a
-// pod workload pod (app=web) on it whose server accepts the workloads of
-// every trust domain in accept but s's own; both stop at the end of the test.
-func startWebWorkload(ctx context.Context, t *testing.T, s *harness.Spire, agent, pod string, accept []string) *harness.Workload {
+// pod workload pod (app=web, and the label/value pairs in labels) on it
+// whose server accepts the workloads of every trust domain in accept but s's
+// own; both stop at the end of the test.
+func startWebWorkload(ctx context.Context, t *testing.T, s *harness.Spire, agent, pod string, accept []string, labels ...string) *harness.Workload {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
@@ -143,8 +144,12 @@ func startWebWorkload(ctx context.Context, t *testing.T, s *harness.Spire, agent
 			allow = append(allow, "spiffe://"+td)
 		}
 	}
+	podLabels := map[string]string{"app": "web"}
+	for i := 0; i+1 < len(labels); i += 2 {
+		podLabels[labels[i]] = labels[i+1]
+	}
 	w, err := harness.StartPodWorkload(ctx, a, harness.PodWorkloadOptions{
-		Namespace: "apps", Pod: pod, ServiceAccount: "web", Labels: map[string]string{"app": "web"}, Allow: allow,
+		Namespace: "apps", Pod: pod, ServiceAccount: "web", Labels: podLabels, Allow: allow,
 	})
 	if err != nil {
 		t.Fatal(err)

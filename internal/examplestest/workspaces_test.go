@@ -251,17 +251,13 @@ func expectSpireHolds(ctx context.Context, t *testing.T, when string, wss []*wor
 	}
 }
 
-// applyClusterSPIFFEID makes w's workloads' entries federate with peers.
-func (w *workspace) applyClusterSPIFFEID(ctx context.Context, t *testing.T, peers []*workspace) {
-	t.Helper()
-	applyWebClusterSPIFFEID(ctx, t, w.spire, trustDomains(peers))
-}
-
 // startWorkload starts a k8s_psat agent on w's cluster and a pod workload on
-// it whose server accepts workloads of every trust domain in accept.
+// it whose server accepts workloads of every trust domain in accept. The
+// module's ClusterSPIFFEID selects it (its workload_label default): its
+// entry federates with the peers the workspace federated.
 func (w *workspace) startWorkload(ctx context.Context, t *testing.T, accept []string) {
 	t.Helper()
-	w.workload = startWebWorkload(ctx, t, w.spire, "node", "web-0", accept)
+	w.workload = startWebWorkload(ctx, t, w.spire, "node", "web-0", accept, moduleWorkloadLabel, "web")
 }
 
 // expectHandshakes fails the test unless every ordered pair of the
@@ -306,14 +302,16 @@ func (w *workspace) expectState(t *testing.T, federated, waiting []string) {
 //  2. Pass 2: each workspace gets its peers' `federation` outputs (what
 //     tfe_outputs would hand over), the four applies run at the same time
 //     again; every SPIRE server holds every peer's bundle, workloads whose
-//     entries come from ClusterSPIFFEIDs handshake for every ordered pair,
-//     and every workspace's plan is then empty.
+//     entries come from the module's ClusterSPIFFEID (no step outside
+//     Terraform) handshake for every ordered pair, and every workspace's
+//     plan is then empty.
 //  3. A second workspace on an already managed cluster that declares a peer
 //     the first one federates fails at plan: every workspace has its own
 //     field manager.
 //  4. A fifth cluster joins: its workspace applies with the others'
-//     outputs, then the four others apply concurrently with one more peer;
-//     every ordered pair of the five handshakes.
+//     outputs, then the four others apply concurrently with one more peer
+//     (their ClusterSPIFFEIDs add it); every ordered pair of the five
+//     handshakes.
 //  5. A cluster leaves: its peers apply concurrently without it, which
 //     deletes its bundle from their SPIRE servers, so handshakes with it
 //     fail; its own workspace is destroyed.
@@ -360,7 +358,6 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 	}
 	expectSpireHolds(ctx, t, "after pass 2", wss, func(w *workspace) []*workspace { return others(w, wss) })
 	for _, w := range wss {
-		w.applyClusterSPIFFEID(ctx, t, others(w, wss))
 		w.startWorkload(ctx, t, accept)
 	}
 	expectHandshakes(ctx, t, wss, "after pass 2")
@@ -403,17 +400,16 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 	}
 	runConcurrently(t, "join (the four others add the fifth)", wss[:4], "apply", "-auto-approve", "-no-color")
 	expectSpireHolds(ctx, t, "after the join", wss, func(w *workspace) []*workspace { return others(w, wss) })
-	for _, w := range wss {
-		w.applyClusterSPIFFEID(ctx, t, others(w, wss))
-	}
 	e.startWorkload(ctx, t, accept)
 	expectHandshakes(ctx, t, wss, "after the fifth cluster joined")
+	t.Logf("join: all 20 ordered pairs of the five handshook %s after the start of the new workspace's apply (its workload started after the applies)",
+		time.Since(start).Round(100*time.Millisecond))
 	for _, w := range wss {
 		planEmpty(t, w.dir, "of workspace "+w.name+" after the join")
 	}
 
-	// 5. ws-d leaves. Its peers' ClusterSPIFFEIDs still federate with it:
-	// what cuts the trust is the bundle its peers' applies delete.
+	// 5. ws-d leaves: its peers' applies drop it from their ClusterSPIFFEIDs
+	// and delete its bundle from their SPIRE servers.
 	leaver := wss[3]
 	stay := slices.DeleteFunc(slices.Clone(wss), func(w *workspace) bool { return w == leaver })
 	for _, w := range stay {
@@ -426,6 +422,17 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 		expectPairsFail(ctx, t, w.workload, leaver.workload, leaver.name+" left")
 	}
 	expectHandshakes(ctx, t, stay, "after "+leaver.name+" left")
+	for _, w := range stay {
+		entries, err := w.spire.Entries(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range entries {
+			if slices.Contains(en.FederatesWith, leaver.spire.TrustDomain) {
+				t.Errorf("after %s left, entry %s (%s) on %s still federates with %s", leaver.name, en.ID, en.SPIFFEID, w.name, leaver.spire.TrustDomain)
+			}
+		}
+	}
 	out = mustTerraform(t, leaver.dir, "destroy", "-auto-approve", "-no-color")
 	leaver.destroyed = true
 	if strings.Contains(out, "Peer Bundle Not Deleted") {
@@ -440,7 +447,8 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 // TestAccModuleClusterWorkspaceTerraformTest runs the cluster-workspace
 // module's own `terraform test` (examples/modules/cluster-workspace/tests),
 // whose provider is mocked: which peers wait, which are federated with
-// which profile, the shape of the `federation` output, and the refusals.
+// which profile, which the workloads' ClusterSPIFFEID federates with, the
+// shape of the `federation` output, and the refusals.
 func TestAccModuleClusterWorkspaceTerraformTest(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(copyExamples(t, "modules"), "modules", "cluster-workspace")
@@ -449,7 +457,11 @@ func TestAccModuleClusterWorkspaceTerraformTest(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("terraform test exited %d", code)
 	}
-	if !strings.Contains(out, "Success! 5 passed, 0 failed.") {
-		t.Fatalf("terraform test did not report all five runs passing")
+	if !strings.Contains(out, "Success! 6 passed, 0 failed.") {
+		t.Fatalf("terraform test did not report all six runs passing")
 	}
 }
+
+// moduleWorkloadLabel is the cluster-workspace module's workload_label
+// default: its ClusterSPIFFEID selects the pods that carry it.
+const moduleWorkloadLabel = "zerotrust.example/workload"

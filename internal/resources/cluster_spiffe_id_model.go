@@ -126,7 +126,7 @@ func setClusterSPIFFEIDFromObject(ctx context.Context, m *clusterSPIFFEIDResourc
 	diags.Append(d...)
 	m.NamespaceSelector, d = labelSelectorFromObject(ctx, spec["namespaceSelector"])
 	diags.Append(d...)
-	m.FederatesWith = stringSetFrom(spec, "federatesWith")
+	m.FederatesWith = keepEmptySet(m.FederatesWith, stringSetFrom(spec, "federatesWith"))
 	m.DNSNameTemplates = stringListFrom(spec, "dnsNameTemplates")
 	m.WorkloadSelectorTemplates = stringListFrom(spec, "workloadSelectorTemplates")
 	m.TTL = durationtype.Value{StringValue: keepEmpty(m.TTL.StringValue, spec["ttl"])}
@@ -174,6 +174,17 @@ func stringSetFrom(m map[string]any, key string) types.Set {
 	}
 	set, _ := types.SetValueFrom(context.Background(), types.StringType, s)
 	return set
+}
+
+// keepEmptySet is read, except that an empty prior set stays empty when the
+// object has none: a configuration that computes the list (the peers
+// federated so far) may give an empty one, which the object cannot tell
+// from none.
+func keepEmptySet(prior, read types.Set) types.Set {
+	if read.IsNull() && !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
+		return prior
+	}
+	return read
 }
 
 func stringListFrom(m map[string]any, key string) types.List {

@@ -75,8 +75,9 @@ func clusterSPIFFEIDSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: "Trust domains the entries federate with (`spec.federatesWith`): the workloads get " +
 					"these trust domains' bundles and accept their SVIDs. Not the cluster's own trust domain; each must " +
 					"be declared by a federation on the cluster (a ClusterFederatedTrustDomain existing or planned in " +
-					"the same run, or `federates_with` of `zerotrust_spire_federation`). At least one when set.",
-				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(validate.TrustDomain())},
+					"the same run, or `federates_with` of `zerotrust_spire_federation`). An empty set is the same as none (a computed list of " +
+					"the peers federated so far may be empty).",
+				Validators: []validator.Set{setvalidator.ValueStringsAre(validate.TrustDomain())},
 			},
 			"dns_name_templates": schema.ListAttribute{
 				Optional:    true,

@@ -28,9 +28,17 @@
 # without one would only make SPIRE retry and wait_for_bundle time out. The
 # next run after the peer's first apply federates it.
 #
-# Removing a peer from var.peers deletes its ClusterFederatedTrustDomain and,
-# with delete_bundle_on_destroy (default), its bundle from this cluster's
-# SPIRE server: that is the revocation.
+# Workloads: a ClusterSPIFFEID gives the Pods labelled var.workload_label the
+# SPIFFE ID spiffe://<trust domain>/ns/<namespace>/sa/<service account> and
+# federates their
+# entries with exactly the peers federated here; a peer in `waiting_for` is
+# added by the run that federates it. The apply ends when SPIRE's entries for
+# those Pods carry every federation. workload_label = null leaves the
+# cluster's workload identities to someone else.
+#
+# Removing a peer from var.peers drops it from the ClusterSPIFFEID, deletes its
+# ClusterFederatedTrustDomain and, with delete_bundle_on_destroy (default),
+# its bundle from this cluster's SPIRE server: that is the revocation.
 
 terraform {
   required_version = ">= 1.8"
@@ -97,12 +105,30 @@ resource "zerotrust_federated_trust_domain" "peer" {
   }
 }
 
+# The identity of this cluster's workloads, federated with every peer
+# federated above.
+resource "zerotrust_cluster_spiffe_id" "workloads" {
+  count = var.workload_label == null ? 0 : 1
+
+  name               = var.workload_identity_name
+  spiffe_id_template = "spiffe://{{ .TrustDomain }}/ns/{{ .PodMeta.Namespace }}/sa/{{ .PodSpec.ServiceAccountName }}"
+  pod_selector = {
+    match_expressions = [{ key = var.workload_label, operator = "Exists" }]
+  }
+  class_name = var.class_name
+  # Read from the federations, so they come first: SPIRE refuses an entry
+  # that federates with a trust domain whose bundle it does not hold, and
+  # each federation is done once SPIRE holds the peer's bundle
+  # (wait_for_bundle). Peers still in waiting_for are not among them.
+  federates_with = [for f in zerotrust_federated_trust_domain.peer : f.trust_domain]
+}
+
 # Whether every federation of this cluster works, on every plan and apply:
 # SPIRE has each relationship and bundle, and each peer's endpoint serves the
 # bundle SPIRE holds. A failed check is a warning listing each problem.
 check "federation_healthy" {
   data "zerotrust_federation_status" "this" {
-    depends_on = [zerotrust_federated_trust_domain.peer]
+    depends_on = [zerotrust_federated_trust_domain.peer, zerotrust_cluster_spiffe_id.workloads]
   }
 
   assert {

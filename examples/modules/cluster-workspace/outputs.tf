@@ -28,3 +28,8 @@ output "waiting_for" {
   description = "The https_spiffe peers (keys of var.peers) not federated yet because their bundle is still unknown (their workspace has not applied once): the next run after theirs federates them."
   value       = sort([for name, p in var.peers : name if !contains(keys(local.ready), name)])
 }
+
+output "workloads_federate_with" {
+  description = "The trust domains this cluster's workloads (the Pods labelled var.workload_label) federate with, sorted; empty without a ClusterSPIFFEID."
+  value       = sort(flatten(zerotrust_cluster_spiffe_id.workloads[*].federates_with))
+}

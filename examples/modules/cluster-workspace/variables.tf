@@ -33,8 +33,20 @@ variable "bundle_endpoint_url" {
   default     = null
 }
 
+variable "workload_label" {
+  description = "Pods with this label (any value) get the SPIFFE ID spiffe://<trust domain>/ns/<namespace>/sa/<service account>, federated with every federated peer; null creates no ClusterSPIFFEID."
+  type        = string
+  default     = "zerotrust.example/workload"
+}
+
+variable "workload_identity_name" {
+  description = "Name of the ClusterSPIFFEID (cluster-scoped) that gives the workloads their identity."
+  type        = string
+  default     = "federated-workloads"
+}
+
 variable "class_name" {
-  description = "spire-controller-manager class name of the ClusterFederatedTrustDomains; null uses the provider's spire.class_name."
+  description = "spire-controller-manager class name of the ClusterFederatedTrustDomains and the ClusterSPIFFEID; null uses the provider's spire.class_name."
   type        = string
   default     = null
 }

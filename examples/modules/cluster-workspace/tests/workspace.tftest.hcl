@@ -74,6 +74,12 @@ run "a_bundle_less_https_spiffe_peer_waits" {
     condition     = zerotrust_federated_trust_domain.peer["partner"].bundle_endpoint_profile.type == "https_web"
     error_message = "a peer without endpoint_spiffe_id must be federated with the https_web profile"
   }
+  assert {
+    # The workloads federate with the federated peer only, not with the one
+    # still waiting for its bundle.
+    condition     = output.workloads_federate_with == tolist(["partner.example.com"])
+    error_message = "expected the workloads to federate with partner.example.com only, got ${jsonencode(output.workloads_federate_with)}"
+  }
 }
 
 run "the_peer_is_federated_once_its_bundle_is_known" {
@@ -100,6 +106,20 @@ run "the_peer_is_federated_once_its_bundle_is_known" {
       zerotrust_federated_trust_domain.peer["west"].trust_domain_bundle == var.west_bundle &&
     zerotrust_federated_trust_domain.peer["west"].wait_for_bundle)
     error_message = "an https_spiffe peer must be bootstrapped with its bundle and waited for"
+  }
+  assert {
+    condition     = output.workloads_federate_with == tolist(["partner.example.com", "west.example.org"])
+    error_message = "expected the workloads to federate with both peers, got ${jsonencode(output.workloads_federate_with)}"
+  }
+}
+
+run "no_workload_identity_without_a_label" {
+  variables {
+    workload_label = null
+  }
+  assert {
+    condition     = length(zerotrust_cluster_spiffe_id.workloads) == 0 && length(output.workloads_federate_with) == 0
+    error_message = "workload_label = null must create no ClusterSPIFFEID"
   }
 }
 
