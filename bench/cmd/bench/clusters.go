@@ -187,11 +187,7 @@ func meshRow(ctx context.Context, env *tfEnv, opts options, members []*meshMembe
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	facts := make([]meshClusterFacts, k)
-	for i, m := range members {
-		facts[i] = meshClusterFacts{Name: m.cluster.Name, Kubeconfig: m.cluster.Kubeconfig, BundleEndpointURL: m.spire.BundleEndpointURL}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(meshConfig(env.providers[targetZerotrust], facts)), 0o644); err != nil {
+	if err := writeMeshConfig(env, dir, members, false); err != nil {
 		return err
 	}
 	if out, err := env.tf(ctx, dir, 10*time.Minute, "init", "-input=false", "-no-color"); err != nil {
@@ -405,12 +401,24 @@ type meshClusterFacts struct {
 	Name, Kubeconfig, BundleEndpointURL string
 }
 
+// writeMeshConfig writes dir/main.tf, the full-mesh configuration of
+// members (meshConfig).
+func writeMeshConfig(env *tfEnv, dir string, members []*meshMember, workloads bool) error {
+	facts := make([]meshClusterFacts, len(members))
+	for i, m := range members {
+		facts[i] = meshClusterFacts{Name: m.cluster.Name, Kubeconfig: m.cluster.Kubeconfig, BundleEndpointURL: m.spire.BundleEndpointURL}
+	}
+	return os.WriteFile(filepath.Join(dir, "main.tf"), []byte(meshConfig(env.providers[targetZerotrust], facts, workloads)), 0o644)
+}
+
 // meshConfig is the full-mesh configuration of clusters: the bootstrap part
 // of examples/n-cluster-mesh (without its check block and second bundle
 // read, which verify rather than federate; the benchmark asks SPIRE itself)
 // plus a zerotrust_spire_federation per cluster, as
-// examples/resources/zerotrust_spire_federation writes it.
-func meshConfig(p provider, clusters []meshClusterFacts) string {
+// examples/resources/zerotrust_spire_federation writes it. With workloads,
+// also the example's ClusterSPIFFEID per cluster (meshWorkloadsBody), so
+// that the workloads' identities and federations come from the same apply.
+func meshConfig(p provider, clusters []meshClusterFacts, workloads bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `terraform {
   required_providers {
@@ -433,8 +441,30 @@ locals {
 	}
 	b.WriteString("  }\n}\n")
 	b.WriteString(meshConfigBody)
+	if workloads {
+		fmt.Fprintf(&b, meshWorkloadsBody, trustCSID, trustTemplate, trustLabels["app"])
+	}
 	return b.String()
 }
+
+// meshWorkloadsBody is examples/n-cluster-mesh's ClusterSPIFFEID, selecting
+// the benchmark's pods (name, template, app label): it comes after the
+// cluster's federations, whose trust domains it reads.
+const meshWorkloadsBody = `
+resource "zerotrust_cluster_spiffe_id" "web" {
+  for_each = local.clusters
+
+  cluster            = each.key
+  name               = %q
+  spiffe_id_template = %q
+  pod_selector = {
+    match_labels = { app = %q }
+  }
+  federates_with = [
+    for f in zerotrust_federated_trust_domain.peer : f.trust_domain if f.cluster == each.key
+  ]
+}
+`
 
 const meshConfigBody = `
 provider "zerotrust" {

@@ -26,7 +26,7 @@ func TestMeshConfig(t *testing.T) {
 		{Name: "mesh02", Kubeconfig: "/lab/mesh02/kubeconfig", BundleEndpointURL: "https://127.0.0.1:4002"},
 		{Name: "mesh03", Kubeconfig: "/lab/mesh03/kubeconfig", BundleEndpointURL: "https://127.0.0.1:4003"},
 	}
-	src := meshConfig(p, facts)
+	src := meshConfig(p, facts, false)
 	f, diags := hclsyntax.ParseConfig([]byte(src), "main.tf", hcl.InitialPos)
 	if diags.HasErrors() {
 		t.Fatalf("%s\n%s", diags, src)
@@ -52,6 +52,22 @@ func TestMeshConfig(t *testing.T) {
 		`mesh02 = { config_path = "/lab/mesh02/kubeconfig", config_context = "mesh02", bundle_endpoint_url = "https://127.0.0.1:4002" }`,
 		`wait_for_bundle     = true`,
 	} {
+		if !strings.Contains(src, s) {
+			t.Errorf("config lacks %q:\n%s", s, src)
+		}
+	}
+
+	// The time-to-trust run's configuration adds the ClusterSPIFFEIDs.
+	src = meshConfig(p, facts, true)
+	f, diags = hclsyntax.ParseConfig([]byte(src), "main.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatalf("%s\n%s", diags, src)
+	}
+	last := f.Body.(*hclsyntax.Body).Blocks
+	if b := last[len(last)-1]; b.Type != "resource" || !reflect.DeepEqual(b.Labels, []string{"zerotrust_cluster_spiffe_id", "web"}) {
+		t.Errorf("last block %s %v, want resource zerotrust_cluster_spiffe_id web", b.Type, b.Labels)
+	}
+	for _, s := range []string{`name               = "` + trustCSID + `"`, `match_labels = { app = "` + trustCSID + `" }`, `if f.cluster == each.key`} {
 		if !strings.Contains(src, s) {
 			t.Errorf("config lacks %q:\n%s", s, src)
 		}

@@ -25,13 +25,14 @@ import (
 // Time-to-trust and time-to-heal: "SPIRE holds the peer's bundle" is what the
 // provider controls; what a platform wants is that workloads of every cluster
 // complete mTLS handshakes with those of every other. Each cluster gets what
-// a platform team would have deployed before federating: a ClusterSPIFFEID
-// whose entries federate with every peer, a k8s_psat agent, and a Pod whose
-// workload (a go-spiffe mTLS server) is running and waiting for its SVID.
-// SPIRE refuses those entries until it holds every peer's bundle, so
-// spire-controller-manager retries them (every gcInterval) until the apply
-// has federated the cluster; the agent then issues the SVID and the workload
-// serves.
+// a platform team would have deployed before federating: a k8s_psat agent,
+// and a Pod whose workload (a go-spiffe mTLS server) is running and waiting
+// for its SVID. The apply then creates, besides the federations, a
+// ClusterSPIFFEID per cluster (zerotrust_cluster_spiffe_id, as
+// examples/n-cluster-mesh does) whose entries federate with every peer; it
+// comes after that cluster's federations and waits until SPIRE's entries
+// for the selected pods carry them. The agent then issues the SVID and the
+// workload serves.
 
 const (
 	// trustWaitCap bounds the wait, from the start of the apply, for every
@@ -290,7 +291,8 @@ func (p *pairPoll) stop() {
 
 // meshTrust is the time-to-trust run of a row, after its timed cycles, on
 // clean clusters: workloads first, then one apply of the mesh (the row's
-// configuration in dir), timed until every ordered pair handshakes. With
+// configuration in dir, with the ClusterSPIFFEIDs), timed until every
+// ordered pair handshakes. With
 // heal, the heal cases follow on the same mesh. It returns the heal cases;
 // the error means the clusters are not clean afterwards.
 func meshTrust(ctx context.Context, env *tfEnv, opts options, dir string, members []*meshMember, row *ClusterScaleRow, heal bool) ([]HealCase, error) {
@@ -306,12 +308,10 @@ func meshTrust(ctx context.Context, env *tfEnv, opts options, dir string, member
 	}
 	var cases []HealCase
 	err := func() error {
-		for i, m := range members {
-			if err := m.spire.ApplyClusterSPIFFEID(ctx, harness.ClusterSPIFFEIDOptions{
-				Name: trustCSID, SPIFFEIDTemplate: trustTemplate, PodLabels: trustLabels, FederatesWith: meshPeers(members, i),
-			}); err != nil {
-				return err
-			}
+		// The row's configuration plus the ClusterSPIFFEIDs, created in the
+		// same apply as the federations.
+		if err := writeMeshConfig(env, dir, members, true); err != nil {
+			return err
 		}
 		var (
 			wg   sync.WaitGroup
@@ -384,8 +384,9 @@ func meshTrust(ctx context.Context, env *tfEnv, opts options, dir string, member
 	return cases, nil
 }
 
-// trustCleanup removes what meshTrust added (ClusterSPIFFEIDs, Pods; their
-// entries go with them) and destroys the mesh, untimed (a failed apply may
+// trustCleanup removes what meshTrust added (Pods, and ClusterSPIFFEIDs a
+// failed apply may have left outside the state; their entries go with them)
+// and destroys the mesh and its ClusterSPIFFEIDs, untimed (a failed apply may
 // have created part of it).
 func trustCleanup(ctx context.Context, env *tfEnv, opts options, dir string, members []*meshMember) error {
 	var errs []error
