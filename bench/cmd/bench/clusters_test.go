@@ -318,6 +318,14 @@ func TestTrustMarkdownAndGoals(t *testing.T) {
 	if len(goals) != 2 || goals[0].Status != met || goals[1].Status != met {
 		t.Errorf("goals = %+v, want two, met", goals)
 	}
+
+	// A row whose ClusterSPIFFEIDs the apply created says so.
+	r.ClusterScale[0].TrustClusterSPIFFEIDsInApply = true
+	goals = nil
+	r.trustGoals(func(g Goal) { goals = append(goals, g) })
+	if want := "3 clusters (6 pairs) 4.5 s (ClusterSPIFFEIDs in the apply)"; goals[0].Measured != want {
+		t.Errorf("time to trust measured %q, want %q", goals[0].Measured, want)
+	}
 }
 
 func TestPlanTrustRE(t *testing.T) {

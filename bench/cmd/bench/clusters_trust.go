@@ -367,6 +367,7 @@ func meshTrust(ctx context.Context, env *tfEnv, opts options, dir string, member
 			return err
 		}
 		row.TimeToTrust = round3(all.Seconds())
+		row.TrustClusterSPIFFEIDsInApply = true
 		logf("clusters %d: time to trust %.1f s (apply %.1f s, all bundles held at %.1f s, last workload serving at %.1f s, %d handshakes for %d pairs)",
 			k, row.TimeToTrust, row.TrustApplyWall, row.TrustBundlesHeld, row.TrustWorkloadsServing, dials, row.TrustPairs)
 		if heal {

@@ -61,9 +61,11 @@ type ClusterScaleRow struct {
 	Error       string  `json:"error,omitempty"`
 
 	// Time to trust: one more apply of the row's mesh (after the timed
-	// cycles), with a ClusterSPIFFEID federating with every peer, a k8s_psat
-	// agent and a Pod whose workload waits for its SVID in every cluster
-	// before it starts. TimeToTrust is from the start of that apply until
+	// cycles), with a k8s_psat agent and a Pod whose workload waits for its
+	// SVID in every cluster before it starts, and a ClusterSPIFFEID per
+	// cluster federating with every peer: created by that apply when
+	// TrustClusterSPIFFEIDsInApply, before it otherwise (results of earlier
+	// versions of this program). TimeToTrust is from the start of that apply until
 	// every ordered pair of workloads (TrustPairs) has completed an mTLS
 	// handshake; zero: not reached. TrustBundlesHeld is when every SPIRE
 	// server held every peer bundle (as AllBundlesHeld); TrustWorkloadsServing is when the last
@@ -76,6 +78,8 @@ type ClusterScaleRow struct {
 	TrustPairs            int     `json:"trust_pairs,omitempty"`
 	TrustDials            int     `json:"trust_dials,omitempty"`
 	TrustError            string  `json:"trust_error,omitempty"`
+
+	TrustClusterSPIFFEIDsInApply bool `json:"trust_cluster_spiffe_ids_in_apply,omitempty"`
 }
 
 // HealCase is one time-to-heal measurement on the federated mesh of the
