@@ -63,8 +63,11 @@ func TestMeshConfig(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatalf("%s\n%s", diags, src)
 	}
-	last := f.Body.(*hclsyntax.Body).Blocks
-	if b := last[len(last)-1]; b.Type != "resource" || !reflect.DeepEqual(b.Labels, []string{"zerotrust_cluster_spiffe_id", "web"}) {
+	wbody, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		t.Fatalf("body is %T", f.Body)
+	}
+	if b := wbody.Blocks[len(wbody.Blocks)-1]; b.Type != "resource" || !reflect.DeepEqual(b.Labels, []string{"zerotrust_cluster_spiffe_id", "web"}) {
 		t.Errorf("last block %s %v, want resource zerotrust_cluster_spiffe_id web", b.Type, b.Labels)
 	}
 	for _, s := range []string{`name               = "` + trustCSID + `"`, `match_labels = { app = "` + trustCSID + `" }`, `if f.cluster == each.key`} {
