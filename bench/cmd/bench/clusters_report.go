@@ -141,10 +141,11 @@ func trustMarkdown(r *Results) string {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("\n### Time to trust: workloads of every cluster handshake\n\n")
 	p("After its timed runs, each row applies its mesh once more, into clusters where a platform team has already "+
-		"deployed what the federation is for: per cluster a ClusterSPIFFEID (`%s`, federating with every peer trust "+
-		"domain), a k8s_psat spire-agent, and a Pod whose workload (a go-spiffe mTLS server, `internal/cmd/ztworkload`) "+
-		"runs and waits for its SVID. SPIRE refuses entries federating with a trust domain whose bundle it lacks, so "+
-		"spire-controller-manager retries them (every second here) until the apply has federated the cluster; then the "+
+		"deployed its applications: per cluster a k8s_psat spire-agent and a Pod whose workload (a go-spiffe mTLS "+
+		"server, `internal/cmd/ztworkload`) runs and waits for its SVID. The apply creates, besides the federations, "+
+		"a ClusterSPIFFEID per cluster (`zerotrust_cluster_spiffe_id`, template `%s`, federating with every peer trust "+
+		"domain) after that cluster's federations, as `examples/n-cluster-mesh` does, and waits until SPIRE's entries "+
+		"for the selected Pods carry every federation; then the "+
 		"agent issues the SVID (with every peer bundle) and the workload serves. *Time to trust* runs from the start of "+
 		"the one `terraform apply` until every ordered pair of workloads has completed an mTLS handshake (each side "+
 		"authorizing the other's trust domain): all pairs are tried as soon as both of their workloads serve, %d handshakes "+
