@@ -104,6 +104,23 @@ func runClusterScale(ctx context.Context, env *tfEnv, opts options, res *Results
 			var cases []HealCase
 			cases, err = meshTrust(ctx, env, opts, dir, members[:k], &row, k == opts.clusterCounts[0])
 			res.ClusterHeal = append(res.ClusterHeal, cases...)
+			// The join once too, on the smallest mesh: one more cluster
+			// joins it (started now if no row has it yet).
+			if err == nil && k == opts.clusterCounts[0] {
+				if have := len(members); have < k+1 {
+					lab, added, serr := startMeshMembers(ctx, env.work, have, k+1)
+					if lab != nil {
+						labs = append(labs, lab)
+					}
+					members = append(members, added...)
+					err = serr
+				}
+				if err == nil {
+					var join JoinRow
+					join, err = meshJoin(ctx, env, opts, dir, members[:k+1])
+					res.ClusterJoin = append(res.ClusterJoin, join)
+				}
+			}
 		}
 		res.ClusterScale = append(res.ClusterScale, row)
 		if werr := writeOutputs(opts.outDir, res); werr != nil {

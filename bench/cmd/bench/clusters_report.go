@@ -122,6 +122,7 @@ func clusterScaleMarkdown(r *Results) string {
 		}
 	}
 	b.WriteString(trustMarkdown(r))
+	b.WriteString(joinMarkdown(r))
 	return b.String()
 }
 

@@ -347,3 +347,28 @@ Plan: 0 to add, 1 to change, 0 to destroy.`
 		t.Errorf("plan summary %q, want 1 to change", c)
 	}
 }
+
+func TestJoinMarkdownAndGoal(t *testing.T) {
+	r := &Results{}
+	if got := joinMarkdown(r); got != "" {
+		t.Errorf("no join run: %q, want nothing", got)
+	}
+	r.ClusterJoin = []JoinRow{{Clusters: 4, Pairs: 12, NewPairs: 6, ApplyWall: 6.5, BundlesHeld: 3.2, TimeToJoin: 14.25, Dials: 40}}
+	got := joinMarkdown(r)
+	for _, want := range []string{"### Time to join", "| 3 -> 4 | 12 (6) | 6.5 | 3.2 | 14.2 | 40 |"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("join section lacks %q:\n%s", want, got)
+		}
+	}
+	var goals []Goal
+	r.joinGoal(func(g Goal) { goals = append(goals, g) })
+	if len(goals) != 1 || goals[0].Status != met || goals[0].Measured != "3 -> 4 clusters (12 pairs, 6 new) 14.2 s" {
+		t.Errorf("goals = %+v, want one, met, 3 -> 4 clusters (12 pairs, 6 new) 14.2 s", goals)
+	}
+	r.ClusterJoin[0].TimeToJoin, r.ClusterJoin[0].Error = 0, "apply failed"
+	goals = nil
+	r.joinGoal(func(g Goal) { goals = append(goals, g) })
+	if goals[0].Status == met || !strings.Contains(joinMarkdown(r), "- 3 -> 4 clusters: apply failed") {
+		t.Errorf("a join not reached: goal %+v, section:\n%s", goals[0], joinMarkdown(r))
+	}
+}

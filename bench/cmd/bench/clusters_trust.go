@@ -140,6 +140,43 @@ func (m *meshWorkloads) start(ctx context.Context, i int, pod string) error {
 	}
 }
 
+func newMeshWorkloads(members []*meshMember) *meshWorkloads {
+	k := len(members)
+	return &meshWorkloads{
+		members: members, agents: make([]*harness.SpireAgent, k), ws: make([]*harness.Workload, k),
+		readyAt: make([]time.Time, k), errs: make([]error, k),
+	}
+}
+
+// startAll starts a k8s_psat agent on every member (in parallel), then every
+// member's pod workload (start); names end in suffix.
+func (m *meshWorkloads) startAll(ctx context.Context, suffix string) error {
+	var (
+		wg   sync.WaitGroup
+		errs = make([]error, len(m.members))
+	)
+	for i, mm := range m.members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := harness.StartSpireAgentWith(ctx, mm.spire, harness.SpireAgentOptions{Name: "bench-" + suffix, K8sPSAT: true})
+			m.mu.Lock()
+			m.agents[i], errs[i] = a, err
+			m.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i := range m.members {
+		if err := m.start(ctx, i, "web-"+suffix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // stopAll stops every workload and agent.
 func (m *meshWorkloads) stopAll() {
 	m.mu.Lock()
@@ -182,9 +219,14 @@ type pairPoll struct {
 }
 
 func startPairPoll(ctx context.Context, ws *meshWorkloads, start time.Time, limit time.Duration) *pairPoll {
+	return startPairPollOf(ctx, ws, len(ws.members), start, limit)
+}
+
+// startPairPollOf is startPairPoll for the pairs among ws's first k
+// members only (the mesh before a join).
+func startPairPollOf(ctx context.Context, ws *meshWorkloads, k int, start time.Time, limit time.Duration) *pairPoll {
 	ctx, cancel := context.WithDeadline(ctx, start.Add(limit))
 	p := &pairPoll{cancel: cancel, done: make(chan struct{})}
-	k := len(ws.members)
 	type pair struct {
 		from, to int
 		done     time.Duration
@@ -302,10 +344,7 @@ func meshTrust(ctx context.Context, env *tfEnv, opts options, dir string, member
 		row.TrustError = strings.TrimPrefix(row.TrustError+"; "+msg, "; ")
 		logf("clusters %d: time to trust: %s", k, msg)
 	}
-	ws := &meshWorkloads{
-		members: members, agents: make([]*harness.SpireAgent, k), ws: make([]*harness.Workload, k),
-		readyAt: make([]time.Time, k), errs: make([]error, k),
-	}
+	ws := newMeshWorkloads(members)
 	var cases []HealCase
 	err := func() error {
 		// The row's configuration plus the ClusterSPIFFEIDs, created in the
@@ -313,27 +352,10 @@ func meshTrust(ctx context.Context, env *tfEnv, opts options, dir string, member
 		if err := writeMeshConfig(env, dir, members, true); err != nil {
 			return err
 		}
-		var (
-			wg   sync.WaitGroup
-			errs = make([]error, k)
-		)
-		for i, m := range members {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ws.agents[i], errs[i] = harness.StartSpireAgentWith(ctx, m.spire, harness.SpireAgentOptions{Name: fmt.Sprintf("bench-k%d", k), K8sPSAT: true})
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return err
-		}
 		// The Pods exist and their workloads wait for SVIDs before the apply,
 		// as in a platform whose applications were deployed first.
-		for i := range members {
-			if err := ws.start(ctx, i, fmt.Sprintf("web-k%d", k)); err != nil {
-				return err
-			}
+		if err := ws.startAll(ctx, fmt.Sprintf("k%d", k)); err != nil {
+			return err
 		}
 		start := time.Now()
 		poll := startPairPoll(ctx, ws, start, trustWaitCap)

@@ -234,6 +234,7 @@ func (r *Results) clusterGoals(add func(Goal)) {
 		Measured: fmt.Sprintf("all bundles held in every row: %v (slowest %.1f s after the apply started); plans empty: %v", held, worst, empty),
 		Status:   status(held && empty)})
 	r.trustGoals(add)
+	r.joinGoal(add)
 }
 
 // trustGoals checks the time-to-trust runs (every ordered workload pair

@@ -39,6 +39,7 @@ type Results struct {
 	BundleFetch           *GoBench          `json:"bundle_fetch,omitempty"`
 	ClusterScale          []ClusterScaleRow `json:"cluster_scale,omitempty"`
 	ClusterHeal           []HealCase        `json:"cluster_heal,omitempty"`
+	ClusterJoin           []JoinRow         `json:"cluster_join,omitempty"`
 	Goals                 []Goal            `json:"targets_checked"`
 	Notes                 []string          `json:"notes"`
 }
