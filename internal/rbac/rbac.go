@@ -167,6 +167,7 @@ var Rules = []Rule{
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "list", []Use{
 		{lCSID, "always"},
 		{lCSF, "always"},
+		{rCSID, "plan of a new object or a new `class_name` that is not the provider's `spire.class_name` (whether a controller serves it; refused, no warning)"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "create", []Use{
 		{rCSID, "create (server-side apply of an object that does not exist yet is authorized as create too)"},

@@ -179,6 +179,57 @@ func (r *clusterSPIFFEIDResource) ModifyPlan(ctx context.Context, req resource.M
 	plan.FederationProblems = types.ListValueMust(types.StringType, nil)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	checkWorkloadFederation(ctx, r.Data, plan.Cluster, plan.FederatesWith, plan.SPIFFEIDTemplate, &resp.Diagnostics)
+	var stateClass types.String
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("class_name"), &stateClass)...)
+	}
+	if !plan.ClassName.Equal(stateClass) {
+		checkClassServed(ctx, r.Data, plan.Cluster, plan.ClassName, &resp.Diagnostics)
+	}
+}
+
+// checkClassServed warns when class, planned for a new object or a changed
+// class_name, is not the provider's spire.class_name and nothing shows
+// that a controller serves it: spire-controller-manager ignores objects of
+// another class, so their workloads get no entries and the apply waits out
+// its timeout. The evidence is a ClusterSPIFFEID of that class whose
+// status.stats a controller wrote. The provider's class is trusted as
+// stated; a cluster that cannot be listed gives no warning.
+func checkClassServed(ctx context.Context, data *providerdata.Data, cluster, class types.String, diags *diag.Diagnostics) {
+	if class.IsUnknown() || class.IsNull() || cluster.IsUnknown() || class.ValueString() == data.SpireClassName {
+		return
+	}
+	client := planClient(ctx, data, cluster, diags)
+	if client == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
+	defer cancel()
+	items, err := client.ListOnce(ctx, kube.ClusterSPIFFEID)
+	if err != nil {
+		return
+	}
+	for _, item := range items {
+		c, _, _ := unstructured.NestedString(item.Object, "spec", "className")
+		if _, rendered, _ := unstructured.NestedMap(item.Object, "status", "stats"); rendered && c == class.ValueString() {
+			return
+		}
+	}
+	name := fmt.Sprintf("%q", class.ValueString())
+	if class.ValueString() == "" {
+		name = "none (no spec.className)"
+	}
+	provider := fmt.Sprintf("%q", data.SpireClassName)
+	if data.SpireClassName == "" {
+		provider = "unset"
+	}
+	diags.AddAttributeWarning(path.Root("class_name"), "No Controller Known to Serve This Class",
+		fmt.Sprintf("The class of this ClusterSPIFFEID is %s, but the provider's spire.class_name is %s, and no "+
+			"ClusterSPIFFEID of that class on cluster %q has been rendered by a spire-controller-manager (status.stats). "+
+			"A controller ignores objects of another class than its own (its className; class-less objects only with "+
+			"watchClassless), so unless one serves this class, the selected workloads get no entries and the apply "+
+			"waits until its timeout. Set class_name to the class the cluster's controller serves, or leave it unset "+
+			"to use the provider's.", name, provider, client.DisplayName()))
 }
 
 // checkWorkloadFederation makes the plan-time checks that ask the cluster:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,5 +268,43 @@ resource "zerotrust_cluster_spiffe_id" "bad" {
 				}},
 			})
 		})
+	}
+}
+
+// TestAccClusterSPIFFEID_classNotServed: a class_name that is not the
+// provider's spire.class_name, and of which no ClusterSPIFFEID on the
+// cluster has been rendered by a controller, warns at plan, naming the
+// class and the cluster; the provider's class plans without it.
+func TestAccClusterSPIFFEID_classNotServed(t *testing.T) {
+	acctest.Spire(t, acctest.East)
+	name := acctest.UniqueName("cls")
+	config := func(class string) string {
+		attr := ""
+		if class != "" {
+			attr = fmt.Sprintf("class_name = %q", class)
+		}
+		return acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "zerotrust_cluster_spiffe_id" "cls" {
+  cluster            = "east"
+  name               = %q
+  spiffe_id_template = %q
+  %s
+}
+`, name, csidTemplate, attr)
+	}
+	const warning = "Warning: No Controller Known to Serve This Class"
+	w := newCLIWorkspace(t)
+	w.write(config("nobody-serves-this"))
+	out := w.run("plan")
+	t.Logf("plan with an unserved class: %s", out)
+	for _, want := range []string{warning, `The class of this ClusterSPIFFEID is "nobody-serves-this"`,
+		`spire.class_name is "` + harness.DefaultSpireClassName + `"`, `on cluster "east"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan with an unserved class does not say %q", want)
+		}
+	}
+	w.write(config(""))
+	if out := w.run("plan"); strings.Contains(out, warning) {
+		t.Errorf("the plan with the provider's class warns: %s", out)
 	}
 }
