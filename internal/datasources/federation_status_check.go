@@ -41,7 +41,8 @@ type fsEntry struct {
 
 // fsReport is the finding for every checked cluster.
 type fsReport struct {
-	Entries []fsEntry
+	Entries   []fsEntry
+	Workloads []fsWorkloads
 	// Problems of clusters that could not be checked at all.
 	ClusterProblems []string
 }
@@ -59,6 +60,7 @@ func checkFederations(ctx context.Context, clusters []fsCluster, checkEndpoints 
 	var all fsReport
 	for _, r := range reports {
 		all.Entries = append(all.Entries, r.Entries...)
+		all.Workloads = append(all.Workloads, r.Workloads...)
 		all.ClusterProblems = append(all.ClusterProblems, r.ClusterProblems...)
 	}
 	slices.SortFunc(all.Entries, func(a, b fsEntry) int {
@@ -115,6 +117,9 @@ func checkCluster(ctx context.Context, c fsCluster, checkEndpoints bool) fsRepor
 		e.Problems = e.problems(c.Spire, spireErr, time.Now())
 		report.Entries = append(report.Entries, *e)
 	}
+	workloads, problems := checkWorkloads(ctx, c, view, spireErr)
+	report.Workloads = workloads
+	report.ClusterProblems = append(report.ClusterProblems, problems...)
 	return report
 }
 

@@ -17,6 +17,7 @@ type federationStatusModel struct {
 	SpireServer    types.Object `tfsdk:"spire_server"`
 	CheckEndpoints types.Bool   `tfsdk:"check_endpoints"`
 	Federations    types.List   `tfsdk:"federations"`
+	Workloads      types.List   `tfsdk:"workloads"`
 	OK             types.Bool   `tfsdk:"ok"`
 	Problems       types.List   `tfsdk:"problems"`
 }
@@ -51,6 +52,10 @@ func (m *federationStatusModel) setReport(ctx context.Context, r fsReport) diag.
 	var d diag.Diagnostics
 	m.Federations, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: fsEntryAttrTypes()}, entries)
 	diags.Append(d...)
+	m.Workloads = fsWorkloadsValue(ctx, r.Workloads, &diags)
+	for _, w := range r.Workloads {
+		problems = append(problems, w.Problems...)
+	}
 	m.Problems, d = types.ListValueFrom(ctx, types.StringType, problems)
 	diags.Append(d...)
 	m.OK = types.BoolValue(len(problems) == 0)

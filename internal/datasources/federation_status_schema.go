@@ -46,9 +46,11 @@ func federationStatusSchema() schema.Schema {
 					"Booleans that could not be found out (the SPIRE server did not answer, the endpoint was not checked) are null.",
 				NestedObject: schema.NestedAttributeObject{Attributes: fsEntryAttributes()},
 			},
+			"workloads": fsWorkloadsAttribute(),
 			"ok": schema.BoolAttribute{
-				Computed:            true,
-				MarkdownDescription: "True when `problems` is empty: every federation found is declared, known to SPIRE, bundled and, when checked, served by its peer.",
+				Computed: true,
+				MarkdownDescription: "True when `problems` is empty: every federation found is declared, known to SPIRE, bundled and, when " +
+					"checked, served by its peer, and the workloads of every ClusterSPIFFEID that federates carry the federation.",
 			},
 			"problems": schema.ListAttribute{
 				Computed:    true,

@@ -163,11 +163,13 @@ var Rules = []Rule{
 		{rCSID, "create (an object of that name already there), refresh, import, the wait of create and update (`status.stats`)"},
 		{rCSF, "plan of a create (the object must exist; refused, the plan skips the check), create, update, refresh, import, destroy"},
 		{dCSID, "always"},
+		{dFS, "always (each ClusterSPIFFEID that federates)"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "list", []Use{
 		{lCSID, "always"},
 		{lCSF, "always"},
 		{rCSID, "plan of a new object or a new `class_name` that is not the provider's `spire.class_name` (whether a controller serves it; refused, no warning)"},
+		{dFS, "always (`workloads`; refused, a problem of the cluster)"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "create", []Use{
 		{rCSID, "create (server-side apply of an object that does not exist yet is authorized as create too)"},
@@ -179,8 +181,10 @@ var Rules = []Rule{
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "delete", []Use{
 		{rCSID, "destroy"},
 	}},
-	{Cluster, "", "namespaces", "list", []Use{{rCSID, selectedPods}, {rCSF, "create and update (wait until the selected pods' entries federate)"}}},
-	{Cluster, "", "pods", "list", []Use{{rCSID, selectedPods}, {rCSF, "create and update (wait until the selected pods' entries federate)"}}},
+	{Cluster, "", "namespaces", "list", []Use{{rCSID, selectedPods}, {rCSF, "create and update (wait until the selected pods' entries federate)"},
+		{dFS, "when a ClusterSPIFFEID federates (`workloads`; refused, a problem of the cluster)"}}},
+	{Cluster, "", "pods", "list", []Use{{rCSID, selectedPods}, {rCSF, "create and update (wait until the selected pods' entries federate)"},
+		{dFS, "when a ClusterSPIFFEID federates (`workloads`; refused, a problem of the cluster)"}}},
 	{Cluster, "operator.openshift.io", "spireservers", "get", []Use{
 		{rFed, "plan, apply, refresh, import, destroy"},
 		{dSS, "always"},
