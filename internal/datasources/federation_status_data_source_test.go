@@ -204,7 +204,47 @@ data "zerotrust_federation_status" "nope" {
 				},
 			},
 			{
+				// Workloads: fseast's ClusterSPIFFEID "fed" federates with a
+				// peer SPIRE holds the bundle of, "ghost" also with a trust
+				// domain nobody federates, so SPIRE would refuse its entries.
 				PreConfig: func() {
+					ctx := context.Background()
+					for name, with := range map[string][]string{"fed": {td(north)}, "ghost": {td(west), "ghost.zt.test"}} {
+						if err := east.spire.ApplyClusterSPIFFEID(ctx, harness.ClusterSPIFFEIDOptions{
+							Name: name, SPIFFEIDTemplate: "spiffe://{{ .TrustDomain }}/" + name, PodLabels: map[string]string{"app": name},
+							FederatesWith: with,
+						}); err != nil {
+							t.Fatal(err)
+						}
+					}
+				},
+				Config: fsConfig(t, members, false),
+				ConfigStateChecks: []statecheck.StateCheck{
+					fsLogProblems{t, all},
+					statecheck.ExpectKnownValue(all, tfjsonpath.New("ok"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue(all, tfjsonpath.New("problems"), knownvalue.ListExact([]knownvalue.Check{
+						fsProblem(`^fseast: ClusterSPIFFEID ghost: the SPIRE server holds no bundle of "ghost\.zt\.test"`),
+					})),
+					statecheck.ExpectKnownValue(all, tfjsonpath.New("workloads"), knownvalue.ListExact([]knownvalue.Check{
+						knownvalue.ObjectExact(map[string]knownvalue.Check{
+							"cluster": knownvalue.StringExact("fseast"), "name": knownvalue.StringExact("fed"),
+							"federates_with": knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(td(north))}),
+							"problems":       knownvalue.ListExact([]knownvalue.Check{}),
+						}),
+						knownvalue.ObjectPartial(map[string]knownvalue.Check{
+							"cluster": knownvalue.StringExact("fseast"), "name": knownvalue.StringExact("ghost"),
+							"federates_with": knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("ghost.zt.test"), knownvalue.StringExact(td(west))}),
+						}),
+					})),
+				},
+			},
+			{
+				PreConfig: func() {
+					for _, name := range []string{"fed", "ghost"} {
+						if err := fsDynamic(t, east.c).Resource(harness.ClusterSPIFFEIDResource).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+							t.Fatal(err)
+						}
+					}
 					if err := east.spire.StopServer(); err != nil {
 						t.Fatal(err)
 					}

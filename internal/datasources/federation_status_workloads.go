@@ -57,11 +57,7 @@ func checkWorkloads(ctx context.Context, c fsCluster, view spireexec.View, spire
 	for td := range view.Bundles {
 		spire.Bundles[td] = true
 	}
-	out, err := c.Spire.Run(ctx, "entry", "show", "-output", "json")
-	if err == nil {
-		spire.Entries, err = workloadtrust.ParseEntries(out)
-	}
-	if err != nil {
+	if spire.Entries, err = workloadtrust.AskEntries(ctx, c.Spire); err != nil {
 		return nil, []string{fmt.Sprintf("%s: cannot list the registration entries of the %s: %v", name, fsServerName(c.Spire), err)}
 	}
 	found, err := workloadtrust.CheckWith(ctx, c.Client, spire, want)

@@ -94,7 +94,7 @@ func Ask(ctx context.Context, s spireexec.Server) (SPIRE, error) {
 	if err != nil {
 		return SPIRE{}, err
 	}
-	entries, err := listEntries(ctx, s)
+	entries, err := AskEntries(ctx, s)
 	return SPIRE{Bundles: bundles, Entries: entries}, err
 }
 
@@ -361,7 +361,9 @@ func heldBundles(ctx context.Context, s spireexec.Server) (map[string]bool, erro
 // listEntryArgs asks SPIRE for every registration entry.
 var listEntryArgs = []string{"entry", "show", "-output", "json"}
 
-func listEntries(ctx context.Context, s spireexec.Server) ([]Entry, error) {
+// AskEntries asks the SPIRE server for its registration entries, once (for
+// a caller that has its bundles already).
+func AskEntries(ctx context.Context, s spireexec.Server) ([]Entry, error) {
 	out, err := s.Ask(ctx, listEntryArgs...)
 	if err != nil {
 		return nil, err
