@@ -233,7 +233,7 @@ data "zerotrust_federation_status" "nope" {
 						}),
 						knownvalue.ObjectPartial(map[string]knownvalue.Check{
 							"cluster": knownvalue.StringExact("fseast"), "name": knownvalue.StringExact("ghost"),
-							"federates_with": knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("ghost.zt.test"), knownvalue.StringExact(td(west))}),
+							"federates_with": knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(td(west)), knownvalue.StringExact("ghost.zt.test")}),
 						}),
 					})),
 				},
