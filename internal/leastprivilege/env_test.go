@@ -134,7 +134,15 @@ var degraded = []string{"forbidden", "left behind", "not asked", "may not"}
 func (e *env) mustTF(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	out := acctest.MustTerraform(t, "terraform", dir, e.reattach, args...)
-	lower := strings.ToLower(strings.Join(strings.Fields(out), " "))
+	// A plan line that removes a value quotes what an earlier run recorded
+	// (an output of a run an exercise refused): not this run's answer.
+	var current []string
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "- ") {
+			current = append(current, line)
+		}
+	}
+	lower := strings.ToLower(strings.Join(strings.Fields(strings.Join(current, "\n")), " "))
 	for _, d := range degraded {
 		if strings.Contains(lower, d) {
 			t.Errorf("terraform %s: the output says %q: the manifest lacks a permission:\n%s", strings.Join(args, " "), d, out)
