@@ -2,6 +2,8 @@ package resources
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -33,8 +35,21 @@ func (r *clusterSPIFFEIDFederationResource) ModifyPlan(ctx context.Context, req 
 	if req.State.Raw.IsNull() && !plan.Name.IsUnknown() {
 		if client := planClient(ctx, r.Data, plan.Cluster, &resp.Diagnostics); client != nil {
 			ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
-			_, err := client.Get(ctx, kube.ClusterSPIFFEID, "", plan.Name.ValueString())
+			obj, err := client.Get(ctx, kube.ClusterSPIFFEID, "", plan.Name.ValueString())
 			cancel()
+			if err == nil && applier(client.FieldManager).holds(obj, clusterSPIFFEIDSpecFieldsBut("federatesWith")...) {
+				// Our apply holds the object's other fields (a
+				// zerotrust_cluster_spiffe_id with this field manager):
+				// an apply of federatesWith alone, by the same manager,
+				// would remove them.
+				resp.Diagnostics.AddAttributeError(path.Root("name"), "ClusterSPIFFEID Managed in Full by This Provider",
+					fmt.Sprintf("The %s is managed in full by field manager %q, this provider's: a zerotrust_cluster_spiffe_id "+
+						"(in this configuration or another one with the same field_manager) wrote it. Server-side apply of "+
+						"spec.federatesWith alone by the same manager would remove the other fields it wrote, such as the "+
+						"SPIFFE ID template. Set federates_with on that zerotrust_cluster_spiffe_id instead, or give this "+
+						"configuration its own provider field_manager.", plan.describe(client.DisplayName()), client.FieldManager))
+				return
+			}
 			if kube.IsNotFound(err) {
 				d := clusterSPIFFEIDNotFound(plan, client.DisplayName(), "The apply will not be able to set the federation "+
 					"of the "+plan.describe(client.DisplayName())+" unless something in the same apply creates it")
@@ -47,4 +62,18 @@ func (r *clusterSPIFFEIDFederationResource) ModifyPlan(ctx context.Context, req 
 		Object: func() (*unstructured.Unstructured, bool) {
 			return clusterSPIFFEIDFederationObjectFromModel(ctx, plan), true
 		}})
+}
+
+// clusterSPIFFEIDSpecFieldsBut is the path of every spec field of a
+// ClusterSPIFFEID that zerotrust_cluster_spiffe_id writes, except the named
+// ones.
+func clusterSPIFFEIDSpecFieldsBut(except ...string) [][]string {
+	var paths [][]string
+	for _, f := range []string{"spiffeIDTemplate", "podSelector", "namespaceSelector", "federatesWith", "dnsNameTemplates",
+		"workloadSelectorTemplates", "ttl", "jwtTtl", "hint", "className", "fallback", "admin", "downstream", "autoPopulateDNSNames"} {
+		if !slices.Contains(except, f) {
+			paths = append(paths, []string{"spec", f})
+		}
+	}
+	return paths
 }

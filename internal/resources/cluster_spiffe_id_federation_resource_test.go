@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -148,6 +149,41 @@ resource "zerotrust_cluster_spiffe_id" "west" {
 				ImportStateVerify:                    true,
 				ImportStateVerifyIdentifierAttribute: "id",
 				ImportStateVerifyIgnore:              []string{"timeouts", "timeouts.%", "timeouts.create"},
+			},
+		},
+	})
+}
+
+// TestAccClusterSPIFFEIDFederation_refusesOwnFullObject: a
+// ClusterSPIFFEID that zerotrust_cluster_spiffe_id manages (the same field
+// manager) cannot also get its federation from
+// zerotrust_cluster_spiffe_id_federation: the plan refuses, naming the
+// object and the field manager, since an apply of federatesWith alone by
+// that manager would remove the object's other fields.
+func TestAccClusterSPIFFEIDFederation_refusesOwnFullObject(t *testing.T) {
+	acctest.Spire(t, acctest.East)
+	name := acctest.UniqueName("own")
+	full := acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "zerotrust_cluster_spiffe_id" "full" {
+  cluster            = "east"
+  name               = %q
+  spiffe_id_template = %q
+}
+`, name, csidTemplate)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: full},
+			{
+				Config: full + fmt.Sprintf(`
+resource "zerotrust_cluster_spiffe_id_federation" "also" {
+  cluster        = "east"
+  name           = %q
+  federates_with = ["peer.zt.test"]
+}
+`, name),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)ClusterSPIFFEID Managed in Full by This Provider.*` + regexp.QuoteMeta(name) + `.*` + regexp.QuoteMeta(providerFieldManager)),
 			},
 		},
 	})

@@ -27,7 +27,9 @@ func clusterSPIFFEIDFederationSchema(ctx context.Context) schema.Schema {
 			"manages. The ClusterSPIFFEID must exist; this resource never creates or deletes it and writes " +
 			"`spec.federatesWith` only, by server-side apply with the provider's field manager, so its other fields " +
 			"stay with their managers. Adopting an object whose `federatesWith` already equals `federates_with` " +
-			"plans nothing and changes nothing on the cluster.\n\n" +
+			"plans nothing and changes nothing on the cluster. An object that a `zerotrust_cluster_spiffe_id` with " +
+			"the same field manager wrote is refused at plan (an apply of `federatesWith` alone by that manager would " +
+			"remove its other fields): set `federates_with` there.\n\n" +
 			"`spec.federatesWith` is one value as a whole (an atomic list in the CRD): when another field manager " +
 			"set a different list, the apply fails and names it unless `force_conflicts` is `true`. Destroy removes " +
 			"only this resource's trust domains: the others stay, written back by a merge patch (which records the " +
