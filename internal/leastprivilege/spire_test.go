@@ -92,7 +92,8 @@ data "zerotrust_trust_bundle" "spire_server" {
 }
 
 data "zerotrust_federation_status" "this" {
-  depends_on = [zerotrust_federated_trust_domain.peer]
+  depends_on      = [zerotrust_federated_trust_domain.peer]
+  carried_bundles = [{ trust_domain = zerotrust_spire_bundle.courier.trust_domain }]
 }
 
 action "zerotrust_spire_bundle_refresh" "peer" {

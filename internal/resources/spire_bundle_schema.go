@@ -39,7 +39,8 @@ func spireBundleSchema() schema.Schema {
 			"shows as the state, replaced by the configured one.\n\n" +
 			"The bundle is only as fresh as the last apply: SPIRE never fetches it by itself. Apply more often than " +
 			"the peer's CA rotates (between its prepare and its activate: at least every sixth of its `ca_ttl`); the " +
-			"guide \"When SPIRE servers cannot reach each other\" says why and how. A federation relationship for the " +
+			"section \"When SPIRE servers cannot reach each other\" of the guide \"Federating N clusters\" says why " +
+			"and how. A federation relationship for the " +
 			"same trust domain on the cluster (a ClusterFederatedTrustDomain, `federates_with` of " +
 			"`zerotrust_spire_federation`) is a plan error: SPIRE would overwrite the bundle from the endpoint, and " +
 			"every apply would set it back.",
