@@ -186,16 +186,22 @@ func (m *courierMesh) pairsWithEast() []pairResult {
 	return pairs
 }
 
+// eastAuthority is the authority that signed east's workload SVID.
+func (m *courierMesh) eastAuthority(t *testing.T) string {
+	t.Helper()
+	v, err := m.workloads[east].Show(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.SVIDAuthority
+}
+
 // scheduledRotation rotates east's CA as SPIRE's CA manager does on its own,
 // with the apply a schedule would run between prepare and activate.
 func (m *courierMesh) scheduledRotation(t *testing.T) {
 	ctx := context.Background()
 	s := m.spires[east]
-	before, err := m.workloads[east].Show(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := before.SVIDAuthority
+	old := m.eastAuthority(t)
 	p := startProber(t, m.pairsWithEast())
 	start := time.Now()
 	prepared, err := s.PrepareX509Authority(ctx)
@@ -242,11 +248,7 @@ func (m *courierMesh) scheduledRotation(t *testing.T) {
 func (m *courierMesh) forcedRotation(t *testing.T) {
 	ctx := context.Background()
 	s := m.spires[east]
-	before, err := m.workloads[east].Show(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := before.SVIDAuthority
+	old := m.eastAuthority(t)
 	prepared, err := s.PrepareX509Authority(ctx)
 	if err != nil {
 		t.Fatal(err)
