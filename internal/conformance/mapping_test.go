@@ -66,10 +66,18 @@ type resourceContract struct {
 // contracts is filled by one file per resource.
 var contracts []resourceContract
 
+// withoutCRD are the resources that write no Kubernetes object, so no CRD
+// field, with what they write instead.
+var withoutCRD = map[string]string{
+	"zerotrust_spire_bundle": "a bundle in SPIRE's datastore, through `spire-server bundle set` in the server pod",
+}
+
 func TestEveryResourceHasAContract(t *testing.T) {
 	var want []string
 	for _, f := range resources.All() {
-		want = append(want, typeName(f()))
+		if name := typeName(f()); withoutCRD[name] == "" {
+			want = append(want, name)
+		}
 	}
 	var got []string
 	for _, c := range contracts {

@@ -23,6 +23,9 @@ type fsCluster struct {
 	Key    string // kube.DefaultKey for the `kubernetes` connection
 	Client *kube.Client
 	Spire  spireexec.Server
+	// Carried are the trust domains whose bundles Terraform carries into
+	// this cluster's SPIRE server (carried_bundles).
+	Carried []string
 }
 
 // fsEntry is the finding for one cluster and one federated trust domain.
@@ -31,6 +34,7 @@ type fsEntry struct {
 	TrustDomain         string
 	CFTDs               []fsCFTD    // the objects declaring it, sorted by name
 	Asked               bool        // SPIRE answered
+	Carried             bool        // Terraform carries the bundle (carried_bundles)
 	Relationship        *fsEndpoint // SPIRE's federation relationship
 	Held                *spiffebundle.Bundle
 	Endpoint            *fsEndpoint // the endpoint checked, if any
@@ -92,6 +96,9 @@ func checkCluster(ctx context.Context, c fsCluster, checkEndpoints bool) fsRepor
 	for _, o := range cftds {
 		e := entry(o.TrustDomain)
 		e.CFTDs = append(e.CFTDs, o)
+	}
+	for _, td := range c.Carried {
+		entry(td).Carried = true
 	}
 	if spireErr == nil {
 		for td, rel := range view.Relationships {
@@ -238,11 +245,18 @@ func (e *fsEntry) spireProblems(now time.Time, add func(string, ...any)) {
 		add("SPIRE fetches the bundle from %s but ClusterFederatedTrustDomain %s says %s (spire-controller-manager has not "+
 			"applied the change yet)", e.Relationship.URL, e.CFTDs[0].Name, e.CFTDs[0].Endpoint.URL)
 	}
+	if e.Carried && (declared || e.Relationship != nil) {
+		add("Terraform carries the bundle (zerotrust_spire_bundle), and a federation relationship refreshes it from the " +
+			"peer's endpoint too: the two overwrite each other; keep one")
+	}
 	switch {
+	case e.Held == nil && e.Carried:
+		add("SPIRE does not hold the bundle Terraform carries (deleted, or lost with SPIRE's datastore), so its workloads " +
+			"cannot verify the peer's SVIDs; the next apply of zerotrust_spire_bundle sets it again")
 	case e.Held == nil && (declared || e.Relationship != nil):
 		add("SPIRE does not hold the bundle, so its workloads cannot verify the peer's SVIDs (SPIRE fetches it from the " +
 			"bundle endpoint; https_spiffe needs a bootstrap bundle first: set trust_domain_bundle)")
-	case e.Held != nil && !declared && e.Relationship == nil:
+	case e.Held != nil && !declared && e.Relationship == nil && !e.Carried:
 		add("SPIRE still holds the bundle although no federation relationship or ClusterFederatedTrustDomain declares it, "+
 			"so its workloads keep trusting this trust domain; delete it (`spire-server bundle delete -id spiffe://%s`, or "+
 			"delete_bundle_on_destroy on zerotrust_federated_trust_domain)", e.TrustDomain)

@@ -44,7 +44,12 @@ func (d *federationStatusDataSource) Read(ctx context.Context, req datasource.Re
 	if !m.SpireServer.IsNull() && !m.SpireServer.IsUnknown() {
 		resp.Diagnostics.Append(m.SpireServer.As(ctx, &server, basetypes.ObjectAsOptions{})...)
 	}
+	carried, diags := m.carried(ctx)
+	resp.Diagnostics.Append(diags...)
 	clusters := d.clusters(m.Cluster, server, &resp.Diagnostics)
+	for i := range clusters {
+		clusters[i].Carried = carried[clusters[i].Key]
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}

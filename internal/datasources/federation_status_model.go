@@ -9,12 +9,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
 
 type federationStatusModel struct {
 	Cluster        types.String `tfsdk:"cluster"`
 	SpireServer    types.Object `tfsdk:"spire_server"`
+	CarriedBundles types.List   `tfsdk:"carried_bundles"`
 	CheckEndpoints types.Bool   `tfsdk:"check_endpoints"`
 	Federations    types.List   `tfsdk:"federations"`
 	Workloads      types.List   `tfsdk:"workloads"`
@@ -29,6 +31,7 @@ type fsEntryModel struct {
 	CFTDName           types.String `tfsdk:"cftd_name"`
 	BundleEndpointURL  types.String `tfsdk:"bundle_endpoint_url"`
 	Relationship       types.Bool   `tfsdk:"relationship"`
+	Carried            types.Bool   `tfsdk:"carried"`
 	BundleHeld         types.Bool   `tfsdk:"bundle_held"`
 	SequenceNumber     types.Int64  `tfsdk:"sequence_number"`
 	X509ExpiresAt      types.String `tfsdk:"x509_expires_at"`
@@ -36,6 +39,27 @@ type fsEntryModel struct {
 	EndpointOK         types.Bool   `tfsdk:"endpoint_ok"`
 	EndpointMatches    types.Bool   `tfsdk:"endpoint_matches"`
 	Problems           types.List   `tfsdk:"problems"`
+}
+
+// fsCarriedModel is one element of `carried_bundles`.
+type fsCarriedModel struct {
+	Cluster     types.String `tfsdk:"cluster"`
+	TrustDomain types.String `tfsdk:"trust_domain"`
+}
+
+// carried is `carried_bundles` by cluster key.
+func (m *federationStatusModel) carried(ctx context.Context) (map[string][]string, diag.Diagnostics) {
+	var list []fsCarriedModel
+	if m.CarriedBundles.IsNull() || m.CarriedBundles.IsUnknown() {
+		return nil, nil
+	}
+	diags := m.CarriedBundles.ElementsAs(ctx, &list, false)
+	out := map[string][]string{}
+	for _, c := range list {
+		key := providerdata.ClusterKey(c.Cluster)
+		out[key] = append(out[key], c.TrustDomain.ValueString())
+	}
+	return out, diags
 }
 
 // setReport fills the computed attributes from r.
@@ -69,6 +93,7 @@ func fsEntryToModel(ctx context.Context, e fsEntry) (fsEntryModel, diag.Diagnost
 		CFTDName:           types.StringNull(),
 		BundleEndpointURL:  types.StringNull(),
 		Relationship:       types.BoolNull(),
+		Carried:            types.BoolValue(e.Carried),
 		BundleHeld:         types.BoolNull(),
 		SequenceNumber:     types.Int64Null(),
 		X509ExpiresAt:      types.StringNull(),

@@ -5,9 +5,11 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
 func federationStatusSchema() schema.Schema {
@@ -22,7 +24,8 @@ func federationStatusSchema() schema.Schema {
 			"A trust domain is listed for a cluster when a ClusterFederatedTrustDomain declares it, SPIRE has a " +
 			"federation relationship with it, or SPIRE holds its bundle. A bundle SPIRE still holds with neither (left " +
 			"behind after a federation was removed without `delete_bundle_on_destroy`) is a problem: workloads keep " +
-			"trusting that trust domain.",
+			"trusting that trust domain; unless `carried_bundles` names it, as a bundle Terraform carries " +
+			"(`zerotrust_spire_bundle`), which SPIRE must hold and no relationship may refresh.",
 		Attributes: map[string]schema.Attribute{
 			"cluster": schema.StringAttribute{
 				Optional: true,
@@ -33,6 +36,24 @@ func federationStatusSchema() schema.Schema {
 			},
 			"spire_server": spireexec.DataSourceAttribute("The SPIRE server pod asked through pod exec on every checked cluster (the credentials need " +
 				"`get` on `pods` and `get` and `create` on `pods/exec` there). Unset, or `{}`, means the defaults."),
+			"carried_bundles": schema.ListNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "The bundles Terraform carries into SPIRE without a federation relationship " +
+					"(`zerotrust_spire_bundle`), for example `[for b in zerotrust_spire_bundle.peer : { cluster = b.cluster, " +
+					"trust_domain = b.trust_domain }]`. SPIRE holding one of them is expected; SPIRE not holding one, or a " +
+					"relationship for the same trust domain, is a problem.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"cluster": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "Key of the provider's `clusters` map; unset for the `kubernetes` connection.",
+					},
+					"trust_domain": schema.StringAttribute{
+						Required:            true,
+						MarkdownDescription: "The trust domain whose bundle is carried.",
+						Validators:          []validator.String{validate.TrustDomain()},
+					},
+				}},
+			},
 			"check_endpoints": schema.BoolAttribute{
 				Optional: true,
 				Computed: true,
@@ -87,6 +108,10 @@ func fsEntryAttributes() map[string]schema.Attribute {
 			Computed: true,
 			MarkdownDescription: "SPIRE has a federation relationship with the trust domain (`spire-server federation list`); " +
 				"spire-controller-manager creates it from the ClusterFederatedTrustDomain. Null when SPIRE could not be asked.",
+		},
+		"carried": schema.BoolAttribute{
+			Computed:            true,
+			MarkdownDescription: "`carried_bundles` names the trust domain on this cluster: Terraform carries its bundle.",
 		},
 		"bundle_held": schema.BoolAttribute{
 			Computed: true,

@@ -58,6 +58,10 @@ type SpireOptions struct {
 	// Tests of a CA rotation shorten it so SVIDs move to a newly activated
 	// authority within seconds rather than half an hour.
 	X509SVIDTTL time.Duration
+	// NoBundleEndpoint runs the server without a federation bundle endpoint:
+	// nothing listens on BundleEndpointURL's port, as for SPIRE servers that
+	// cannot reach each other, so only bundles set by `bundle set` federate.
+	NoBundleEndpoint bool
 	// Standalone runs only the SPIRE server process with its bundle
 	// endpoint: no Kubernetes objects, no exec endpoint, no bundle ConfigMap,
 	// no controller manager. The cluster may then be nil.
@@ -337,20 +341,10 @@ func (s *Spire) serverConfig() string {
 		svidTTL = time.Hour
 	}
 	fmt.Fprintf(&b, "  log_level = \"DEBUG\"\n  ca_ttl = \"24h\"\n  default_x509_svid_ttl = %q\n", svidTTL)
-	b.WriteString("  federation {\n    bundle_endpoint {\n")
-	fmt.Fprintf(&b, "      address = \"127.0.0.1\"\n      port = %d\n", s.bundlePort)
-	if s.opts.FederationRefreshHint > 0 {
-		fmt.Fprintf(&b, "      refresh_hint = %q\n", s.opts.FederationRefreshHint)
+	if !s.opts.NoBundleEndpoint {
+		s.writeBundleEndpoint(&b)
 	}
-	if s.opts.WebProfile {
-		fmt.Fprintf(&b, "      profile \"https_web\" {\n        serving_cert_file {\n          cert_file_path = %q\n"+
-			"          key_file_path = %q\n          file_sync_interval = \"1h\"\n        }\n      }\n",
-			filepath.Join(s.Dir, "bundle-endpoint.crt"), filepath.Join(s.Dir, "bundle-endpoint.key"))
-	} else {
-		// SPIRE 1.15 wants the profile spelled out.
-		b.WriteString("      profile \"https_spiffe\" {}\n")
-	}
-	b.WriteString("    }\n  }\n}\n\nplugins {\n")
+	b.WriteString("}\n\nplugins {\n")
 	fmt.Fprintf(&b, "  DataStore \"sql\" {\n    plugin_data {\n      database_type = \"sqlite3\"\n      connection_string = %q\n    }\n  }\n",
 		filepath.Join(dataDir, "datastore.sqlite3"))
 	// A disk key manager (not memory) keeps the CA keys across StopServer and
@@ -375,6 +369,24 @@ func (s *Spire) serverConfig() string {
 	b.WriteString("}\n\nhealth_checks {\n  listener_enabled = true\n  bind_address = \"127.0.0.1\"\n")
 	fmt.Fprintf(&b, "  bind_port = \"%d\"\n  live_path = \"/live\"\n  ready_path = \"/ready\"\n}\n", s.healthPort)
 	return b.String()
+}
+
+// writeBundleEndpoint writes the server's `federation` block.
+func (s *Spire) writeBundleEndpoint(b *strings.Builder) {
+	b.WriteString("  federation {\n    bundle_endpoint {\n")
+	fmt.Fprintf(b, "      address = \"127.0.0.1\"\n      port = %d\n", s.bundlePort)
+	if s.opts.FederationRefreshHint > 0 {
+		fmt.Fprintf(b, "      refresh_hint = %q\n", s.opts.FederationRefreshHint)
+	}
+	if s.opts.WebProfile {
+		fmt.Fprintf(b, "      profile \"https_web\" {\n        serving_cert_file {\n          cert_file_path = %q\n"+
+			"          key_file_path = %q\n          file_sync_interval = \"1h\"\n        }\n      }\n",
+			filepath.Join(s.Dir, "bundle-endpoint.crt"), filepath.Join(s.Dir, "bundle-endpoint.key"))
+	} else {
+		// SPIRE 1.15 wants the profile spelled out.
+		b.WriteString("      profile \"https_spiffe\" {}\n")
+	}
+	b.WriteString("    }\n  }\n")
 }
 
 // startServer starts the spire-server process and waits until its health
@@ -429,7 +441,7 @@ func (s *Spire) probeServer(ctx context.Context, client *http.Client, readyURL s
 	if resp.StatusCode != http.StatusOK {
 		return "GET " + readyURL + ": " + resp.Status
 	}
-	if !listensOn(s.server.pid(), s.bundlePort) {
+	if !s.opts.NoBundleEndpoint && !listensOn(s.server.pid(), s.bundlePort) {
 		return fmt.Sprintf("not listening on the bundle endpoint port %d yet", s.bundlePort)
 	}
 	if _, err := os.Stat(s.SocketPath); err != nil {

@@ -9,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
+
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/rbac"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )
 
 // clusterName is the audited cluster the tests run on.
@@ -39,8 +42,14 @@ type env struct {
 	token      string
 	reattach   string
 	peerBundle string
-	pems       []string
+	// courierBundle is the bundle of courierTrustDomain, a trust domain the
+	// cluster has no relationship with, for zerotrust_spire_bundle.
+	courierBundle string
+	pems          []string
 }
+
+// courierTrustDomain is the peer whose bundle Terraform sets in SPIRE.
+const courierTrustDomain = "courier.zt.test"
 
 // saName is the ServiceAccount the provider runs as, as the manifest's
 // bindings name it.
@@ -64,6 +73,8 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.peerBundle = string(b)
+	courier := spiffeid.RequireTrustDomainFromString(courierTrustDomain)
+	e.courierBundle = bundletest.BundleJSON(t, courier, bundletest.NewCA(t, courier, time.Now().Add(-time.Minute), time.Now().Add(24*time.Hour)))
 
 	acctest.ZTWIMStandIn(t, e.c)
 	acctest.IstioCSRStandIn(t, clusterName)

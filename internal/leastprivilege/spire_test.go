@@ -67,6 +67,12 @@ resource "zerotrust_cluster_spiffe_id_federation" "shared" {
   federates_with = [zerotrust_federated_trust_domain.peer.trust_domain]
 }
 
+# A bundle Terraform carries to SPIRE, with no relationship (pod exec only).
+resource "zerotrust_spire_bundle" "courier" {
+  trust_domain = %[7]q
+  bundle       = %[8]q
+}
+
 data "zerotrust_cluster_spiffe_id" "peer" {
   name = zerotrust_cluster_spiffe_id.peer.name
 }
@@ -86,7 +92,8 @@ data "zerotrust_trust_bundle" "spire_server" {
 }
 
 data "zerotrust_federation_status" "this" {
-  depends_on = [zerotrust_federated_trust_domain.peer]
+  depends_on      = [zerotrust_federated_trust_domain.peer]
+  carried_bundles = [{ trust_domain = zerotrust_spire_bundle.courier.trust_domain }]
 }
 
 action "zerotrust_spire_bundle_refresh" "peer" {
@@ -107,7 +114,7 @@ output "federation_problems" {
 output "same_bundle" {
   value = data.zerotrust_trust_bundle.config_map.trust_domain == data.zerotrust_trust_bundle.spire_server.trust_domain
 }
-`, e.peer.TrustDomain, e.peer.BundleEndpointURL, e.peer.EndpointSPIFFEID, e.peerBundle, extra, ttl)
+`, e.peer.TrustDomain, e.peer.BundleEndpointURL, e.peer.EndpointSPIFFEID, e.peerBundle, extra, ttl, courierTrustDomain, e.courierBundle)
 }
 
 const spireExtraPeer = `
@@ -130,7 +137,7 @@ func (e *env) spireLifecycle(t *testing.T) string {
 	})
 	dir := e.workdir(t, e.spireConfig(""))
 	out := e.mustTF(t, dir, "apply", "-auto-approve")
-	expect(t, "SPIRE create", out, "Apply complete! Resources: 4 added", `federation_ok = true`, `same_bundle = true`)
+	expect(t, "SPIRE create", out, "Apply complete! Resources: 5 added", `federation_ok = true`, `same_bundle = true`)
 	e.emptyPlan(t, dir)
 	e.write(t, dir, "main.tf", e.spireConfig(spireExtraPeer))
 	expect(t, "SPIRE update", e.mustTF(t, dir, "apply", "-auto-approve"), "0 added, 1 changed, 0 destroyed")
@@ -139,7 +146,7 @@ func (e *env) spireLifecycle(t *testing.T) string {
 	// Forget them, then import the SpireServer and the ClusterSPIFFEID by
 	// ID and the ClusterFederatedTrustDomain by identity.
 	e.mustTF(t, dir, "state", "rm", "zerotrust_spire_federation.this", "zerotrust_federated_trust_domain.peer",
-		"zerotrust_cluster_spiffe_id.peer", "zerotrust_cluster_spiffe_id_federation.shared")
+		"zerotrust_cluster_spiffe_id.peer", "zerotrust_cluster_spiffe_id_federation.shared", "zerotrust_spire_bundle.courier")
 	e.write(t, dir, "import.tf", `
 import {
   to = zerotrust_spire_federation.this
@@ -160,10 +167,15 @@ import {
   to       = zerotrust_cluster_spiffe_id_federation.shared
   identity = { name = "shared" }
 }
+
+import {
+  to       = zerotrust_spire_bundle.courier
+  identity = { trust_domain = "`+courierTrustDomain+`" }
+}
 `)
 	// wait_for_bundle and the timeouts are not on the cluster: the import
 	// stores their defaults and the apply sets them (an update of state only).
-	expect(t, "SPIRE import", e.mustTF(t, dir, "apply", "-auto-approve"), "4 imported, 0 added")
+	expect(t, "SPIRE import", e.mustTF(t, dir, "apply", "-auto-approve"), "5 imported, 0 added")
 	e.emptyPlan(t, dir)
 
 	out = e.mustTF(t, dir, "apply", "-auto-approve", "-invoke=action.zerotrust_spire_bundle_refresh.peer")

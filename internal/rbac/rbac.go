@@ -98,6 +98,7 @@ const (
 	rDV    = res + "zerotrust_domain_verification"
 	rCSID  = res + "zerotrust_cluster_spiffe_id"
 	rCSF   = res + "zerotrust_cluster_spiffe_id_federation"
+	rSB    = res + "zerotrust_spire_bundle"
 	dTB    = ds + "zerotrust_trust_bundle"
 	dSS    = ds + "zerotrust_spire_server"
 	dFS    = ds + "zerotrust_federation_status"
@@ -112,6 +113,7 @@ const (
 	lDV    = list + "zerotrust_domain_verification"
 	lCSID  = list + "zerotrust_cluster_spiffe_id"
 	lCSF   = list + "zerotrust_cluster_spiffe_id_federation"
+	lSB    = list + "zerotrust_spire_bundle"
 	aRefr  = act + "zerotrust_spire_bundle_refresh"
 	aCheck = act + "zerotrust_domain_verification_check"
 )
@@ -125,6 +127,8 @@ var spireExec = []Use{
 	{aRefr, "always"},
 	{rCSID, "with `federates_with`: create and update (wait until the entries federate), refresh (`federation_problems`; refused, the prior value is kept)"},
 	{rCSF, "create and update (wait until the entries federate)"},
+	{rSB, "always: create and update (`bundle set`), refresh and plan (`bundle list`, `federation list`; refused, it warns \"SPIRE Bundles Not Read\" and keeps the prior state), destroy (`bundle delete`), import"},
+	{lSB, "always (`bundle list`, `federation list`)"},
 }
 
 // selectedPods is what a ClusterSPIFFEID's wait lists to find the pods it

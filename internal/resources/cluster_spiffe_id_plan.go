@@ -271,7 +271,7 @@ func checkWorkloadFederation(ctx context.Context, data *providerdata.Data, clust
 			validate.AttributeError(diags, path.Root("federates_with"), "Trust Domain Not Federated", fmt.Sprintf("Cluster %q has no federation with %q: no ClusterFederatedTrustDomain on the cluster declares it, and "+
 				"none is planned before this resource in this run. SPIRE refuses entries that federate with a trust "+
 				"domain whose bundle it does not hold, so the workloads would never federate. Declare it "+
-				"(zerotrust_federated_trust_domain, or federates_with of zerotrust_spire_federation) and make this "+
+				"(zerotrust_federated_trust_domain, federates_with of zerotrust_spire_federation, or zerotrust_spire_bundle) and make this "+
 				"resource depend on it, or remove %q from federates_with.", client.DisplayName(), td, td))
 		}
 	}
@@ -294,37 +294,58 @@ func checkOwnTrustDomain(template types.String, own string, tds []string, cluste
 }
 
 // plannedFederations records, per provider instance (one graph walk), the
-// trust domains each cluster's federations plan. Terraform plans a resource
-// after those it depends on, so a ClusterSPIFFEID that depends on its
-// federations sees them here although the cluster has none yet.
+// trust domains each cluster's federations plan: federation relationships
+// (zerotrust_federated_trust_domain, federates_with of
+// zerotrust_spire_federation) and bundles Terraform carries
+// (zerotrust_spire_bundle). Terraform plans a resource after those it
+// depends on, so a ClusterSPIFFEID that depends on its federations sees them
+// here although the cluster has none yet, and a carried bundle sees a
+// relationship planned before it for the same trust domain.
 type plannedFederations struct {
-	mu    sync.Mutex
-	byKey map[string][]string
+	mu            sync.Mutex
+	relationships map[string][]string
+	carried       map[string][]string
 }
 
 var plannedFederationsByData sync.Map // *providerdata.Data -> *plannedFederations
 
 func plannedFederationsOf(d *providerdata.Data) *plannedFederations {
-	v, _ := plannedFederationsByData.LoadOrStore(d, &plannedFederations{byKey: map[string][]string{}})
+	v, _ := plannedFederationsByData.LoadOrStore(d, &plannedFederations{
+		relationships: map[string][]string{}, carried: map[string][]string{}})
 	p, _ := v.(*plannedFederations)
 	return p
 }
 
 // add records that cluster (its key; "" the default connection) plans a
-// federation with td.
-func (p *plannedFederations) add(cluster, td string) {
+// federation relationship with td.
+func (p *plannedFederations) add(cluster, td string) { p.record(p.relationships, cluster, td) }
+
+// addCarried records that cluster plans to hold td's bundle without a
+// relationship, set by Terraform.
+func (p *plannedFederations) addCarried(cluster, td string) { p.record(p.carried, cluster, td) }
+
+func (p *plannedFederations) record(into map[string][]string, cluster, td string) {
 	if td == "" {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !slices.Contains(p.byKey[cluster], td) {
-		p.byKey[cluster] = append(p.byKey[cluster], td)
+	if !slices.Contains(into[cluster], td) {
+		into[cluster] = append(into[cluster], td)
 	}
 }
 
+// of is every trust domain cluster plans to federate with, either way.
 func (p *plannedFederations) of(cluster string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return slices.Clone(p.byKey[cluster])
+	return append(slices.Clone(p.relationships[cluster]), p.carried[cluster]...)
+}
+
+// relationshipsOf is the trust domains cluster plans a federation
+// relationship with.
+func (p *plannedFederations) relationshipsOf(cluster string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.relationships[cluster])
 }

@@ -40,6 +40,10 @@
 // existing model), in _model.go. spire_federation goes through federationSpec
 // (specFromModel, specFromObject, setModel), because the SpireServer's
 // federation is one field of an object this provider does not own.
+// spire_bundle manages no Kubernetes object but a bundle in SPIRE's
+// datastore: spireBundleStateFromBundle and setSpireBundleFromView read what
+// SPIRE holds, its identity names the trust domain (identityShape.key), and
+// its list resource asks SPIRE (listShell.withLister).
 //
 // Shared pieces live once: registry.go (All and Lists, the one list of what
 // the provider serves), typeinfo.go (the per-type descriptor, Metadata,

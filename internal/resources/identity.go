@@ -34,18 +34,38 @@ type objectIdentity struct {
 type identityShape struct {
 	kind       bool // the mesh kind (mesh_trust_domain)
 	namespaced bool
+	// key names what a resource manages that is no Kubernetes object (a
+	// trust domain's bundle in SPIRE): the identity attribute that holds
+	// objectIdentity.Name instead of "name". Unset for Kubernetes objects.
+	key *identityKey
+}
+
+// identityKey is the identity attribute naming a thing that is no
+// Kubernetes object.
+type identityKey struct{ attribute, description string }
+
+// nameAttribute is the identity attribute that holds objectIdentity.Name.
+func (s identityShape) nameAttribute() string {
+	if s.key != nil {
+		return s.key.attribute
+	}
+	return "name"
 }
 
 func (s identityShape) schema() identityschema.Schema {
+	nameDescription := "Name of the Kubernetes object."
+	if s.key != nil {
+		nameDescription = s.key.description
+	}
 	attrs := map[string]identityschema.Attribute{
 		"cluster": identityschema.StringAttribute{
 			OptionalForImport: true,
 			Description: "Key of the provider's `clusters` map; unset (null) for the provider's `kubernetes` " +
 				"connection.",
 		},
-		"name": identityschema.StringAttribute{
+		s.nameAttribute(): identityschema.StringAttribute{
 			RequiredForImport: true,
-			Description:       "Name of the Kubernetes object.",
+			Description:       nameDescription,
 		},
 	}
 	if s.namespaced {
@@ -94,7 +114,7 @@ func (id objectIdentity) terraformValue(ctx context.Context, s identityShape, ty
 	if err != nil {
 		return tftypes.Value{}, err
 	}
-	vals := map[string]tftypes.Value{"cluster": cluster, "name": tftypes.NewValue(tftypes.String, id.Name)}
+	vals := map[string]tftypes.Value{"cluster": cluster, s.nameAttribute(): tftypes.NewValue(tftypes.String, id.Name)}
 	if s.namespaced {
 		vals["namespace"] = tftypes.NewValue(tftypes.String, id.Namespace)
 	}
@@ -128,7 +148,7 @@ func readIdentity(ctx context.Context, s identityShape, ri *tfsdk.ResourceIdenti
 		*into = v.ValueString()
 	}
 	get("cluster", &id.Cluster)
-	get("name", &id.Name)
+	get(s.nameAttribute(), &id.Name)
 	if s.namespaced {
 		get("namespace", &id.Namespace)
 	}

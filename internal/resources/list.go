@@ -45,6 +45,18 @@ type listShell[C listConfig] struct {
 	// kindsFor narrows the type's kinds by the config (nil: all of them).
 	kindsFor func(C) []kube.Kind
 	convert  func(C) listConverter
+	// lister, for a type whose things are no Kubernetes objects, lists one
+	// target's things instead of convert (withLister).
+	lister func(ctx context.Context, data *providerdata.Data, config C, includeResource bool) func(t listTarget, out listOutput) bool
+}
+
+// withLister makes l list what lister finds on each target, for a type
+// whose things are no Kubernetes objects; l's convert is then unused.
+func (l *listShell[C]) withLister(
+	lister func(ctx context.Context, data *providerdata.Data, config C, includeResource bool) func(t listTarget, out listOutput) bool,
+) *listShell[C] {
+	l.lister = lister
+	return l
 }
 
 var _ list.ListResourceWithConfigure = (*listShell[listScope])(nil)
@@ -66,6 +78,10 @@ func (l *listShell[C]) List(ctx context.Context, req list.ListRequest, stream *l
 	var config C
 	if d := req.Config.Get(ctx, &config); d.HasError() {
 		stream.Results = list.ListResultsStreamDiagnostics(d)
+		return
+	}
+	if l.lister != nil {
+		streamTargets(ctx, req, stream, l.Data, l.shape, config.scope(), l.lister(ctx, l.Data, config, req.IncludeResource))
 		return
 	}
 	kinds := l.kinds
@@ -132,13 +148,55 @@ type listedObject struct {
 type listConverter func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (
 	lo listedObject, skip bool, diags diag.Diagnostics)
 
-// streamObjects is the List body every list resource shares: for each
-// target cluster and each kind, list the objects (namespace "" lists every
-// namespace), convert them and push results until Terraform's limit. A
-// kind the cluster does not serve is not an error for a list: there is
-// nothing of that kind to adopt.
+// streamObjects is the List body every list resource of Kubernetes objects
+// shares: for each target cluster and each kind, list the objects
+// (namespace "" lists every namespace) and convert them. A kind the cluster
+// does not serve is not an error for a list: there is nothing of that kind
+// to adopt.
 func streamObjects(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream, data *providerdata.Data,
 	shape identityShape, scope listScope, kinds []kube.Kind, convert listConverter,
+) {
+	streamTargets(ctx, req, stream, data, shape, scope, func(t listTarget, out listOutput) bool {
+		for _, kind := range kinds {
+			objs, err := t.client.ListSelected(ctx, kind, "", scope.LabelSelector.ValueString())
+			if err != nil {
+				if served, serr := t.client.Served(ctx, kind); serr == nil && !served {
+					continue
+				}
+				var d diag.Diagnostics
+				d.Append(kube.Diagnostic(err, "list "+kind.Kind+" objects"))
+				if !out.fail(d) {
+					return false
+				}
+				continue
+			}
+			for i := range objs {
+				if !out.send(convert(ctx, t, &objs[i], req.IncludeResource)) {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}
+
+// listOutput is how a target's lister hands results to streamTargets; both
+// report false once the list must stop (Terraform's limit, or it stopped
+// reading).
+type listOutput struct {
+	// send pushes one converted thing; skip leaves it out (it does not match
+	// the list's filters, silently; or the resource cannot manage it as it
+	// is, with a warning in diags saying why).
+	send func(lo listedObject, skip bool, diags diag.Diagnostics) bool
+	// fail pushes why a target could not be listed.
+	fail func(diags diag.Diagnostics) bool
+}
+
+// streamTargets is the List body every list resource shares: lister lists
+// each target cluster of the scope into out, and streamTargets pushes the
+// results until Terraform's limit, with the scope's warnings on the first.
+func streamTargets(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream, data *providerdata.Data,
+	shape identityShape, scope listScope, lister func(t listTarget, out listOutput) bool,
 ) {
 	stream.Results = func(push func(list.ListResult) bool) {
 		var diags diag.Diagnostics
@@ -149,49 +207,35 @@ func streamObjects(ctx context.Context, req list.ListRequest, stream *list.ListR
 		}
 		warned := len(diags) == 0
 		var sent int64
+		out := listOutput{
+			fail: func(d diag.Diagnostics) bool { return push(list.ListResult{Diagnostics: d}) },
+			send: func(lo listedObject, skip bool, d diag.Diagnostics) bool {
+				if req.Limit > 0 && sent >= req.Limit {
+					return false
+				}
+				if skip && !d.HasError() {
+					// A skipped thing may say why (a warning), so that
+					// nothing disappears from a list without a word.
+					return len(d) == 0 || push(list.ListResult{Diagnostics: d})
+				}
+				result := req.NewListResult(ctx)
+				if !warned {
+					result.Diagnostics.Append(diags...)
+					warned = true
+				}
+				result.Diagnostics.Append(d...)
+				result.DisplayName = lo.display
+				result.Diagnostics.Append(lo.id.set(ctx, shape, result.Identity)...)
+				if req.IncludeResource && lo.state != nil {
+					result.Diagnostics.Append(result.Resource.Set(ctx, lo.state)...)
+				}
+				sent++
+				return push(result)
+			},
+		}
 		for _, t := range targets {
-			for _, kind := range kinds {
-				objs, err := t.client.ListSelected(ctx, kind, "", scope.LabelSelector.ValueString())
-				if err != nil {
-					if served, serr := t.client.Served(ctx, kind); serr == nil && !served {
-						continue
-					}
-					var d diag.Diagnostics
-					d.Append(kube.Diagnostic(err, "list "+kind.Kind+" objects"))
-					if !push(list.ListResult{Diagnostics: d}) {
-						return
-					}
-					continue
-				}
-				for i := range objs {
-					if req.Limit > 0 && sent >= req.Limit {
-						return
-					}
-					lo, skip, d := convert(ctx, t, &objs[i], req.IncludeResource)
-					if skip && !d.HasError() {
-						// A skipped object may say why (a warning), so that
-						// nothing disappears from a list without a word.
-						if len(d) > 0 && !push(list.ListResult{Diagnostics: d}) {
-							return
-						}
-						continue
-					}
-					result := req.NewListResult(ctx)
-					if !warned {
-						result.Diagnostics.Append(diags...)
-						warned = true
-					}
-					result.Diagnostics.Append(d...)
-					result.DisplayName = lo.display
-					result.Diagnostics.Append(lo.id.set(ctx, shape, result.Identity)...)
-					if req.IncludeResource && lo.state != nil {
-						result.Diagnostics.Append(result.Resource.Set(ctx, lo.state)...)
-					}
-					sent++
-					if !push(result) {
-						return
-					}
-				}
+			if !lister(t, out) {
+				return
 			}
 		}
 		if !warned {

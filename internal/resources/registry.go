@@ -17,6 +17,7 @@ func All() []func() resource.Resource {
 		NewIstioCSRResource,
 		NewMeshServiceIdentitiesResource,
 		NewMeshTrustDomainResource,
+		NewSpireBundleResource,
 		NewSpireFederationResource,
 	}
 }
@@ -32,6 +33,7 @@ func Lists() []func() list.ListResource {
 		NewIstioCSRListResource,
 		NewMeshServiceIdentitiesListResource,
 		NewMeshTrustDomainListResource,
+		NewSpireBundleListResource,
 		NewSpireFederationListResource,
 	}
 }

@@ -47,7 +47,13 @@ func TestEveryResourceHasIdentityAndList(t *testing.T) {
 		}
 		var id resource.IdentitySchemaResponse
 		withIdentity.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &id)
-		if _, ok := id.IdentitySchema.Attributes["name"]; !ok || id.Diagnostics.HasError() {
+		// What names the thing: a Kubernetes object's name, or the trust
+		// domain of a bundle in SPIRE (zerotrust_spire_bundle).
+		naming := "name"
+		if resp.TypeName == "zerotrust_spire_bundle" {
+			naming = "trust_domain"
+		}
+		if _, ok := id.IdentitySchema.Attributes[naming]; !ok || id.Diagnostics.HasError() {
 			t.Errorf("%s: identity schema %v has no name (%v)", resp.TypeName, id.IdentitySchema.Attributes, id.Diagnostics)
 		}
 	}

@@ -97,13 +97,56 @@ func (s Server) DeleteBundle(ctx context.Context, td string) error {
 		_, err := s.Run(ctx, "federation", "show", "-trustDomain", td)
 		switch {
 		case IsNotFoundExit(err):
-			_, err = s.Run(ctx, "bundle", "delete", "-id", "spiffe://"+td, "-mode", "dissociate")
+			_, err = s.Run(ctx, BundleDeleteArgs(td, BundleDeleteDissociate)...)
 			if err == nil || IsNotFoundExit(err) {
 				return true, nil
 			}
 			return false, retry(err)
 		case err == nil:
 			return false, retry(fmt.Errorf("the federation relationship with %q still exists", td))
+		case permanentExecError(err):
+			return false, err
+		default:
+			return false, retry(err)
+		}
+	}, func(ctxErr, last error) error {
+		return fmt.Errorf("could not delete the bundle of %q from %s: %w (last answer: %v)", td, s, ctxErr, last)
+	})
+}
+
+// Modes of `spire-server bundle delete`: what happens to the registration
+// entries that federate with the trust domain whose bundle goes.
+const (
+	// BundleDeleteRestrict refuses the delete while any entry federates
+	// with the trust domain (SPIRE's default).
+	BundleDeleteRestrict = "restrict"
+	// BundleDeleteDissociate removes the trust domain from those entries'
+	// federates_with; the entries stay.
+	BundleDeleteDissociate = "dissociate"
+)
+
+// BundleDeleteArgs are the spire-server arguments that delete td's bundle
+// in mode.
+func BundleDeleteArgs(td, mode string) []string {
+	return []string{"bundle", "delete", "-id", "spiffe://" + td, "-mode", mode}
+}
+
+// RemoveBundle deletes td's bundle in mode, for a bundle that no federation
+// relationship keeps (one set by `bundle set`): unlike DeleteBundle, nothing
+// would fetch it again, so there is nothing to wait for. A bundle already
+// gone is no error. SPIRE's refusal (restrict while entries federate with
+// td) is returned at once, quoted; failures that may pass (the pod
+// restarting) are retried until ctx ends.
+func (s Server) RemoveBundle(ctx context.Context, td, mode string) error {
+	args := BundleDeleteArgs(td, mode)
+	return s.poll(ctx, func(ctx context.Context) (bool, error) {
+		_, err := s.Run(ctx, args...)
+		var exit *kube.ExitError
+		switch {
+		case err == nil || IsNotFoundExit(err):
+			return true, nil
+		case errors.As(err, &exit):
+			return false, fmt.Errorf("`spire-server %s` failed: %s", strings.Join(args, " "), OneLine(exit.Stderr))
 		case permanentExecError(err):
 			return false, err
 		default:

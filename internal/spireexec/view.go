@@ -110,6 +110,10 @@ type bundleJSON struct {
 	X509Authorities []struct {
 		ASN1 []byte `json:"asn1"`
 	} `json:"x509_authorities"`
+	JWTAuthorities []struct {
+		PublicKey []byte `json:"public_key"`
+		KeyID     string `json:"key_id"`
+	} `json:"jwt_authorities"`
 	RefreshHint    int64JSON `json:"refresh_hint"`
 	SequenceNumber int64JSON `json:"sequence_number"`
 }
@@ -144,8 +148,8 @@ func ParseFederationList(out []byte) (map[string]Endpoint, error) {
 }
 
 // ParseBundleList reads `spire-server bundle list -output json`: the X.509
-// authorities, refresh hint and sequence number of every federated bundle
-// (JWT authorities play no part in the checks).
+// and JWT authorities, refresh hint and sequence number of every federated
+// bundle.
 func ParseBundleList(out []byte) (map[string]*spiffebundle.Bundle, error) {
 	var list struct {
 		Bundles []bundleJSON `json:"bundles"`
@@ -166,6 +170,14 @@ func ParseBundleList(out []byte) (map[string]*spiffebundle.Bundle, error) {
 				return nil, fmt.Errorf("X.509 authority %d of the bundle of %q: %w", i, j.TrustDomain, err)
 			}
 			b.AddX509Authority(cert)
+		}
+		for _, a := range j.JWTAuthorities {
+			// A key that does not parse verifies no JWT-SVID; leaving it out
+			// keeps the X.509 checks working, and a comparison of authorities
+			// then finds the bundle different.
+			if key, err := x509.ParsePKIXPublicKey(a.PublicKey); err == nil && a.KeyID != "" {
+				_ = b.AddJWTAuthority(a.KeyID, key)
+			}
 		}
 		if j.RefreshHint > 0 {
 			b.SetRefreshHint(time.Duration(j.RefreshHint) * time.Second)

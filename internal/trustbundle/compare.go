@@ -1,6 +1,7 @@
 package trustbundle
 
 import (
+	"crypto"
 	"crypto/x509"
 	"time"
 
@@ -46,4 +47,34 @@ func Describe(certs []*x509.Certificate) []string {
 		out[i] = describe(c)
 	}
 	return out
+}
+
+// SameAuthorities reports whether a and b hold the same X.509 and JWT
+// authorities, in any order. Their sequence numbers and refresh hints play
+// no part: SPIRE renumbers a bundle it stores, and two copies of one bundle
+// that trust the same keys verify the same SVIDs.
+func SameAuthorities(a, b *spiffebundle.Bundle) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if len(a.X509Authorities()) != len(b.X509Authorities()) {
+		return false
+	}
+	for _, cert := range a.X509Authorities() {
+		if !b.HasX509Authority(cert) {
+			return false
+		}
+	}
+	aJWT, bJWT := a.JWTAuthorities(), b.JWTAuthorities()
+	if len(aJWT) != len(bJWT) {
+		return false
+	}
+	for id, key := range aJWT {
+		other, ok := bJWT[id]
+		k, equatable := key.(interface{ Equal(crypto.PublicKey) bool })
+		if !ok || !equatable || !k.Equal(other) {
+			return false
+		}
+	}
+	return true
 }

@@ -528,3 +528,38 @@ func TestSummary(t *testing.T) {
 		}
 	})
 }
+
+// TestSameAuthorities: order, sequence number and refresh hint do not
+// count; an X.509 or JWT authority more, less or different does.
+func TestSameAuthorities(t *testing.T) {
+	a, b := validCA(t, td), validCA(t, td)
+	key1, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key2, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := withJWT(x509Bundle(td, a, b), "k1", key1.Public())
+	reordered := withJWT(x509Bundle(td, b, a), "k1", key1.Public())
+	reordered.SetSequenceNumber(99)
+	reordered.SetRefreshHint(time.Minute)
+	for _, c := range []struct {
+		name  string
+		other *spiffebundle.Bundle
+		want  bool
+	}{
+		{"reordered, other sequence and hint", reordered, true},
+		{"an X.509 authority less", withJWT(x509Bundle(td, a), "k1", key1.Public()), false},
+		{"another X.509 authority", withJWT(x509Bundle(td, a, validCA(t, td)), "k1", key1.Public()), false},
+		{"no JWT authority", x509Bundle(td, a, b), false},
+		{"another JWT key", withJWT(x509Bundle(td, a, b), "k1", key2.Public()), false},
+		{"another JWT key ID", withJWT(x509Bundle(td, a, b), "k2", key1.Public()), false},
+		{"nil", nil, false},
+	} {
+		if got := trustbundle.SameAuthorities(base, c.other); got != c.want {
+			t.Errorf("%s: SameAuthorities = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

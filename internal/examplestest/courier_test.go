@@ -1,0 +1,339 @@
+package examplestest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+)
+
+// "When SPIRE servers cannot reach each other": examples/courier-federation
+// on three clusters whose SPIRE servers serve no bundle endpoint, with real
+// SPIRE servers, agents and workloads. Terraform carries every bundle.
+
+// courierMesh is the three clusters, their SPIRE servers (east first, the
+// one that rotates), workloads, and the example's directory.
+type courierMesh struct {
+	spires    []*harness.Spire
+	workloads []*harness.Workload
+	dir       string
+}
+
+// TestAccCourierFederation: one apply, and every workload pair of the three
+// clusters handshakes; a scheduled rotation of east's X.509 CA with an apply
+// between prepare and activate, while the pairs involving east handshake
+// every second (failures counted, goal 0; the plan is empty after each
+// apply); a forced rotation (activate and taint, no apply): the pairs
+// involving east fail, the plan shows the update of east's bundle in both
+// peers, and one apply restores every pair (timed); destroy, after which
+// every pair fails.
+func TestAccCourierFederation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := startCourierMesh(t, "cweast", "cwwest", "cwnorth")
+
+	t.Run("scheduled_rotation", func(t *testing.T) { m.scheduledRotation(t) })
+	t.Run("forced_rotation", func(t *testing.T) { m.forcedRotation(t) })
+	t.Run("destroy", func(t *testing.T) {
+		start := time.Now()
+		mustTerraform(t, m.dir, "destroy", "-auto-approve", "-no-color")
+		t.Logf("destroy took %v", time.Since(start).Round(100*time.Millisecond))
+		failed := 0
+		for _, r := range everyPair(ctx, m.workloads, false, mtlsTimeout) {
+			if r.err != nil {
+				t.Errorf("after destroy: %v", r.err)
+				continue
+			}
+			failed++
+		}
+		t.Logf("after destroy, %d of %d pairs fail (%v after the destroy began)", failed, len(orderedPairs(m.workloads)),
+			time.Since(start).Round(100*time.Millisecond))
+	})
+}
+
+// startCourierMesh starts the clusters, SPIRE servers without bundle
+// endpoints, an agent and workload per server, applies the example and
+// waits until every ordered pair handshakes.
+func startCourierMesh(t *testing.T, names ...string) *courierMesh {
+	t.Helper()
+	ctx := context.Background()
+	var clusters []*harness.Cluster
+	for _, n := range names {
+		clusters = append(clusters, acctest.ExtraCluster(t, n))
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	spires, err := harness.StartSpires(startCtx, clusters, func(c *harness.Cluster) harness.SpireOptions {
+		return harness.SpireOptions{TrustDomain: c.Name + ".zt.test", ControllerManager: true,
+			X509SVIDTTL: rotationSVIDTTL, NoBundleEndpoint: true}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range spires {
+		t.Cleanup(func() {
+			if err := s.Stop(); err != nil {
+				t.Error(err)
+			}
+		})
+		// Nothing listens where an endpoint would be: no relationship
+		// could fetch a bundle.
+		u, err := url.Parse(s.BundleEndpointURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if conn, err := net.DialTimeout("tcp", u.Host, 2*time.Second); err == nil {
+			conn.Close()
+			t.Fatalf("something listens on %s, the bundle endpoint address of %s", u.Host, s.TrustDomain)
+		}
+	}
+	m := &courierMesh{spires: spires, workloads: startMeshWorkloads(ctx, t, spires)}
+	m.dir = filepath.Join(copyExamples(t, "courier-federation"), "courier-federation")
+	vars := map[string]any{}
+	for _, c := range clusters {
+		vars[c.Name] = map[string]string{"config_path": c.Kubeconfig, "config_context": c.Name}
+	}
+	data, err := json.Marshal(map[string]any{"clusters": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, "terraform.tfvars.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The destroy subtest may have run already; a second destroy is a no-op.
+	t.Cleanup(func() {
+		if out, code := terraform(t, m.dir, "destroy", "-auto-approve", "-no-color"); code != 0 {
+			t.Errorf("cleanup: terraform destroy exited %d:\n%s", code, out)
+		}
+	})
+	start := time.Now()
+	out := mustTerraform(t, m.dir, "apply", "-auto-approve", "-no-color")
+	applied := time.Since(start)
+	if !strings.Contains(out, "Resources: 6 added") {
+		t.Errorf("the apply did not add the 6 bundles:\n%s", out)
+	}
+	// The example's check: every SPIRE server holds the bundles carried to it.
+	if strings.Contains(out, "Check block assertion failed") {
+		t.Errorf("the courier_healthy check failed after the apply:\n%s", out)
+	}
+	federateWorkloads(ctx, t, m.workloads, spires)
+	expectEveryPair(ctx, t, m.workloads, "after the apply")
+	t.Logf("courier mesh of %v: apply %v, every one of %d pairs handshakes %v after the apply began",
+		names, applied.Round(100*time.Millisecond), len(orderedPairs(m.workloads)), time.Since(start).Round(100*time.Millisecond))
+	planEmpty(t, m.dir, "after the first apply")
+	return m
+}
+
+// apply runs the example's apply and returns how long it took.
+func (m *courierMesh) apply(t *testing.T, when string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	mustTerraform(t, m.dir, "apply", "-auto-approve", "-no-color")
+	took := time.Since(start)
+	t.Logf("apply %s: %v", when, took.Round(100*time.Millisecond))
+	return took
+}
+
+// eastSVIDFrom waits until east's workload holds an SVID of authority.
+func (m *courierMesh) eastSVIDFrom(t *testing.T, authority string) {
+	t.Helper()
+	waitFor(t, "east's workload to hold an SVID of "+authority, rotationSVIDTTL+propagationTimeout, func(ctx context.Context) (bool, string) {
+		v, err := m.workloads[east].Show(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return v.SVIDAuthority == authority, "SVID of " + v.SVIDAuthority
+	})
+}
+
+// peersHold reports whether every other workload holds (want true) or no
+// longer holds (want false) authority in its bundle of east's trust domain.
+func (m *courierMesh) peersHold(ctx context.Context, authority string, want bool) (bool, string) {
+	td := m.spires[east].TrustDomain
+	var waiting []string
+	for j, w := range m.workloads {
+		if j == east {
+			continue
+		}
+		v, err := w.Show(ctx)
+		if err != nil {
+			waiting = append(waiting, err.Error())
+		} else if slices.Contains(v.Bundles[td], authority) != want {
+			waiting = append(waiting, fmt.Sprintf("workload %s holds %v", v.SPIFFEID, v.Bundles[td]))
+		}
+	}
+	return len(waiting) == 0, strings.Join(waiting, "; ")
+}
+
+// pairsWithEast lists the ordered pairs involving east's workload.
+func (m *courierMesh) pairsWithEast() []pairResult {
+	var pairs []pairResult
+	for _, p := range orderedPairs(m.workloads) {
+		if p.from == m.workloads[east] || p.to == m.workloads[east] {
+			pairs = append(pairs, p)
+		}
+	}
+	return pairs
+}
+
+// eastAuthority is the authority that signed east's workload SVID.
+func (m *courierMesh) eastAuthority(t *testing.T) string {
+	t.Helper()
+	v, err := m.workloads[east].Show(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.SVIDAuthority
+}
+
+// scheduledRotation rotates east's CA as SPIRE's CA manager does on its own,
+// with the apply a schedule would run between prepare and activate.
+func (m *courierMesh) scheduledRotation(t *testing.T) {
+	ctx := context.Background()
+	s := m.spires[east]
+	old := m.eastAuthority(t)
+	p := startProber(t, m.pairsWithEast())
+	start := time.Now()
+	prepared, err := s.PrepareX509Authority(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.expectEastBundleUpdates(t, "after prepare")
+	m.apply(t, "after prepare")
+	planEmpty(t, m.dir, "after the apply that carried the prepared authority")
+	waitFor(t, "the peers' workloads to hold the prepared authority", propagationTimeout,
+		func(ctx context.Context) (bool, string) { return m.peersHold(ctx, prepared, true) })
+	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
+		t.Fatal(err)
+	}
+	m.eastSVIDFrom(t, prepared)
+	if err := s.TaintX509Authority(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeX509Authority(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	m.apply(t, "after revoke")
+	planEmpty(t, m.dir, "after the apply that carried the revocation")
+	waitFor(t, "the peers' workloads to drop the revoked authority", propagationTimeout,
+		func(ctx context.Context) (bool, string) { return m.peersHold(ctx, old, false) })
+	took := time.Since(start)
+	rounds, attempts, failures := p.stop()
+	t.Logf("scheduled rotation of %s carried by Terraform: %v from prepare until the peers dropped the old authority; "+
+		"%d handshakes in %d rounds, %d failed", s.TrustDomain, took.Round(100*time.Millisecond), attempts, rounds, len(failures))
+	if attempts == 0 {
+		t.Fatal("the prober ran no handshake")
+	}
+	if len(failures) > 0 {
+		var b strings.Builder
+		for _, f := range failures {
+			fmt.Fprintf(&b, "\n  +%v %s -> %s: %s", f.at.Round(100*time.Millisecond), f.from, f.to, f.detail)
+		}
+		t.Errorf("%d of %d handshakes failed during the scheduled rotation:%s", len(failures), attempts, b.String())
+	}
+}
+
+// forcedRotation activates a prepared authority and taints the old one
+// without an apply in between: the peers never saw the new authority.
+func (m *courierMesh) forcedRotation(t *testing.T) {
+	ctx := context.Background()
+	s := m.spires[east]
+	old := m.eastAuthority(t)
+	prepared, err := s.PrepareX509Authority(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// East's own agent must sync the prepared authority before the server's
+	// SVID moves to it (see forceRotation in rotation_test.go).
+	waitFor(t, "east's own workload to hold the prepared authority", propagationTimeout, func(ctx context.Context) (bool, string) {
+		v, err := m.workloads[east].Show(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Contains(v.Bundles[s.TrustDomain], prepared), fmt.Sprintf("holds %v", v.Bundles[s.TrustDomain])
+	})
+	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TaintX509Authority(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	m.eastSVIDFrom(t, prepared)
+	// The pairs involving east fail, the others keep working.
+	failing := 0
+	for _, p := range orderedPairs(m.workloads) {
+		involvesEast := p.from == m.workloads[east] || p.to == m.workloads[east]
+		detail, err := harness.WaitMTLS(ctx, p.from, p.to, !involvesEast, 20*time.Second)
+		if err != nil {
+			t.Errorf("after the forced rotation, %s -> %s: %v (want ok=%v)", p.from.SPIFFEID, p.to.SPIFFEID, err, !involvesEast)
+			continue
+		}
+		if involvesEast {
+			failing++
+			t.Logf("after the forced rotation, %s -> %s fails: %s", p.from.SPIFFEID, p.to.SPIFFEID, detail)
+		}
+	}
+	t.Logf("after the forced rotation %d of %d pairs fail", failing, len(orderedPairs(m.workloads)))
+
+	m.expectEastBundleUpdates(t, "after the forced rotation")
+
+	start := time.Now()
+	applied := m.apply(t, "after the forced rotation")
+	expectEveryPair(ctx, t, m.workloads, "after the apply that healed the forced rotation")
+	t.Logf("forced rotation healed: apply %v, every pair handshakes %v after the apply began",
+		applied.Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
+	planEmpty(t, m.dir, "after the healing apply")
+}
+
+// expectEastBundleUpdates checks that the plan updates east's bundle in
+// each peer's SPIRE server, and changes nothing else.
+func (m *courierMesh) expectEastBundleUpdates(t *testing.T, when string) {
+	t.Helper()
+	var want []string
+	for _, peer := range m.spires[1:] {
+		want = append(want, fmt.Sprintf("zerotrust_spire_bundle.peer[%q]: update", peer.Cluster.Name+"->"+m.spires[east].Cluster.Name))
+	}
+	slices.Sort(want)
+	if changes := plannedChanges(t, m.dir); !slices.Equal(changes, want) {
+		t.Errorf("the plan %s changes %v, want %v", when, changes, want)
+	}
+}
+
+// plannedChanges plans dir and lists the resource changes other than no-op,
+// as "<address>: <actions>", sorted.
+func plannedChanges(t *testing.T, dir string) []string {
+	t.Helper()
+	out, code := terraform(t, dir, "plan", "-detailed-exitcode", "-no-color", "-out=courier.tfplan")
+	if code != 0 && code != 2 {
+		t.Fatalf("plan failed (exit %d):\n%s", code, out)
+	}
+	var plan struct {
+		ResourceChanges []struct {
+			Address string `json:"address"`
+			Change  struct {
+				Actions []string `json:"actions"`
+			} `json:"change"`
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal([]byte(mustTerraform(t, dir, "show", "-json", "courier.tfplan")), &plan); err != nil {
+		t.Fatal(err)
+	}
+	var changes []string
+	for _, rc := range plan.ResourceChanges {
+		if actions := strings.Join(rc.Change.Actions, ","); actions != "no-op" && actions != "read" {
+			changes = append(changes, rc.Address+": "+actions)
+		}
+	}
+	slices.Sort(changes)
+	return changes
+}

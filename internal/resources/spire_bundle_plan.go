@@ -1,0 +1,76 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+)
+
+// ModifyPlan derives the id, keeps the prior bundle text when the
+// configured one holds the same authorities (the same trust, which SPIRE
+// need not be told again), records the trust domain for the
+// ClusterSPIFFEIDs planned after it, and refuses a trust domain the cluster
+// already federates with through a relationship.
+func (r *spireBundleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.Data == nil {
+		return
+	}
+	var plan spireBundleResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var state *spireBundleResourceModel
+	if !req.State.Raw.IsNull() {
+		state = &spireBundleResourceModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return
+	}
+	if plan.Cluster.IsUnknown() || plan.TrustDomain.IsUnknown() {
+		plan.ID = types.StringUnknown()
+	} else {
+		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.TrustDomain.ValueString()))
+	}
+	// Terraform accepts the prior value in place of the configured one
+	// when the provider returns it unchanged: the two mean the same.
+	if state != nil && state.TrustDomain.Equal(plan.TrustDomain) {
+		if held := state.parsedBundle(); held != nil && trustbundle.SameAuthorities(held, plan.parsedBundle()) {
+			plan.Bundle = state.Bundle
+		}
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if plan.Cluster.IsUnknown() || plan.TrustDomain.IsUnknown() {
+		return
+	}
+	cluster, td := plan.Cluster.ValueString(), plan.TrustDomain.ValueString()
+	planned := plannedFederationsOf(r.Data)
+	relationship := slices.Contains(planned.relationshipsOf(cluster), td)
+	planned.addCarried(cluster, td)
+	where := fmt.Sprintf("cluster %q", cluster)
+	if client := planClient(ctx, r.Data, plan.Cluster, &resp.Diagnostics); client != nil {
+		where = fmt.Sprintf("cluster %q", client.DisplayName())
+		if !relationship {
+			// The refresh of this walk asked already (spireViewOf is shared);
+			// a SPIRE that does not answer was a warning there.
+			if server, d := spireServer(ctx, client, r.Data.SpireNamespace, plan.SpireServer); !d.HasError() {
+				if view, err := spireViewOf(ctx, client, server); err == nil {
+					_, relationship = view.Relationships[td]
+				}
+			}
+		}
+	}
+	if relationship {
+		validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain"), "Trust Domain Federated Through Its Endpoint",
+			fmt.Sprintf("%s federates with %q through a federation relationship (a ClusterFederatedTrustDomain, or "+
+				"federates_with of zerotrust_spire_federation), existing or planned before this resource. SPIRE "+
+				"refreshes that bundle from the peer's endpoint and would overwrite what this resource sets, which every "+
+				"apply would set back. Keep one of the two: remove the relationship where the SPIRE servers reach each "+
+				"other, or remove this resource.", where, td))
+	}
+}
