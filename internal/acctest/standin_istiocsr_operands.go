@@ -225,7 +225,13 @@ func validCAPEM(text string) bool {
 	return err == nil && cert.BasicConstraintsValid && cert.IsCA && cert.KeyUsage&x509.KeyUsageCertSign != 0
 }
 
-// istiodCertificateSpec is certificates.go updateCertificateParams.
+// istiodCertificateSpec is certificates.go updateCertificateParams. It is an
+// independent oracle, deliberately not the resource's istiodCertificateSpec
+// (internal/resources/istio_csr_operator.go), which the apply's wait
+// compares with what this stand-in wrote: with one shared function, a
+// mistake in it would agree with itself. This one renders the whole spec,
+// as the operator writes it; the resource's only the fields its wait checks.
+// A change in updateCertificateParams goes into both.
 func istiodCertificateSpec(cfg map[string]any, istioNS string) map[string]any {
 	tls, _, _ := unstructured.NestedMap(cfg, "istiodTLSConfig")
 	cn := objString(tls["commonName"])
