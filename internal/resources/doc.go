@@ -22,6 +22,10 @@
 //     cluster's SPIRE server does with the object (relationship, peer
 //     bundle), asked of SPIRE through spire_exec.go, and its repair.
 //
+// A file that grows past about 550 lines is split by concern under a
+// further suffix: istio_csr_cluster_checks.go (the plan-time checks that ask
+// the cluster) and istio_csr_schema_agent.go (the schema of the agent's pod).
+//
 // Test files say which make target runs them: <file>_test.go holds
 // acceptance tests (TestAcc*, `make testacc`, package resources_test) and
 // their helpers, <file>_unit_test.go unit tests (every other name, `make

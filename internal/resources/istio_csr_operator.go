@@ -281,6 +281,11 @@ func (w *istioCSRWait) checkCertificate(ctx context.Context, obj *unstructured.U
 // CRD defaults them), the common name or istiod.<istio ns>.svc, and the DNS
 // names: certificateDNSNames, then one per Istio revision ("default" is
 // istiod.<ns>.svc, another revision r istiod-r.<ns>.svc, "" is skipped).
+// The IstioCSR stand-in of the acceptance tests (internal/acctest) renders
+// the whole Certificate with code of its own, deliberately not this
+// function: it plays the operator, so it is an independent oracle, and a
+// mistake here makes the apply's wait fail against it instead of agreeing
+// with itself. A change in updateCertificateParams goes into both.
 func istiodCertificateSpec(cfg map[string]any, istioNS string) map[string]any {
 	tls, _ := objMap(cfg, "istiodTLSConfig")
 	cn := objText(tls["commonName"])

@@ -2,6 +2,8 @@ package resources
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -91,4 +93,47 @@ func objectFrom(ctx context.Context, attrTypes map[string]attr.Type, from any, d
 	v, d := types.ObjectValueFrom(ctx, attrTypes, from)
 	diags.Append(d...)
 	return v
+}
+
+// stringOrDefault reads a string attribute, plain or of a custom string
+// type (the durations).
+func stringOrDefault(v attr.Value, def string) (string, bool) {
+	var s types.String
+	valuable, ok := v.(basetypes.StringValuable)
+	if ok {
+		var d diag.Diagnostics
+		s, d = valuable.ToStringValue(context.Background())
+		ok = !d.HasError()
+	}
+	switch {
+	case !ok || s.IsNull():
+		return def, true
+	case s.IsUnknown():
+		return "", false
+	}
+	return s.ValueString(), true
+}
+
+// int64OrDefault reads an int64 attribute: def when null, false when unknown.
+func int64OrDefault(v attr.Value, def int64) (int64, bool) {
+	i, ok := v.(types.Int64)
+	switch {
+	case !ok || i.IsNull():
+		return def, true
+	case i.IsUnknown():
+		return 0, false
+	}
+	return i.ValueInt64(), true
+}
+
+// joinInt64s lists values for a diagnostic: "1, 2 or 3".
+func joinInt64s(values []int64) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = fmt.Sprint(v)
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
