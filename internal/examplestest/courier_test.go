@@ -255,13 +255,7 @@ func (m *courierMesh) forcedRotation(t *testing.T) {
 	}
 	// East's own agent must sync the prepared authority before the server's
 	// SVID moves to it (see forceRotation in rotation_test.go).
-	waitFor(t, "east's own workload to hold the prepared authority", propagationTimeout, func(ctx context.Context) (bool, string) {
-		v, err := m.workloads[east].Show(ctx)
-		if err != nil {
-			return false, err.Error()
-		}
-		return slices.Contains(v.Bundles[s.TrustDomain], prepared), fmt.Sprintf("holds %v", v.Bundles[s.TrustDomain])
-	})
+	waitHoldsAuthority(t, "east's own workload", m.workloads[east], s.TrustDomain, prepared)
 	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
 		t.Fatal(err)
 	}

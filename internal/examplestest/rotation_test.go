@@ -139,6 +139,20 @@ func (m *rotationMesh) peersHold(ctx context.Context, i int, authority string, w
 
 // waitFor polls cond every second until it is done or timeout passes, which
 // fails the test; it logs and returns how long it took.
+// waitHoldsAuthority waits until workload w (named who) holds authority in
+// its bundle of td: what a rotation's local agent must have synced before
+// the server's SVID moves to a prepared authority.
+func waitHoldsAuthority(t *testing.T, who string, w *harness.Workload, td, authority string) {
+	t.Helper()
+	waitFor(t, who+" to hold the prepared authority", propagationTimeout, func(ctx context.Context) (bool, string) {
+		v, err := w.Show(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Contains(v.Bundles[td], authority), fmt.Sprintf("holds %v", v.Bundles[td])
+	})
+}
+
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func(context.Context) (bool, string)) time.Duration {
 	t.Helper()
 	start := time.Now()
@@ -482,13 +496,7 @@ func (m *rotationMesh) forceRotation(t *testing.T) (revokedAt time.Time, stuck b
 	// SVID moves to it refuses the server, and with rebootstrap_mode "never"
 	// (the default) it exits. Even a hurried operator lets the local agents
 	// sync; what the forced rotation skips is the peers' refresh.
-	waitFor(t, "east's own workload to hold the prepared authority", propagationTimeout, func(ctx context.Context) (bool, string) {
-		v, err := m.workloads[east].Show(ctx)
-		if err != nil {
-			return false, err.Error()
-		}
-		return slices.Contains(v.Bundles[s.TrustDomain], prepared), fmt.Sprintf("holds %v", v.Bundles[s.TrustDomain])
-	})
+	waitHoldsAuthority(t, "east's own workload", m.workloads[east], s.TrustDomain, prepared)
 	err = s.ActivateX509Authority(ctx, prepared)
 	if err == nil {
 		err = s.TaintX509Authority(ctx, old)
