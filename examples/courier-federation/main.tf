@@ -24,11 +24,14 @@ terraform {
 
 variable "clusters" {
   description = <<-EOT
-    The clusters to federate, keyed by a name of your choice. Per cluster either
-    a kubeconfig (config_path + config_context) or host + token +
-    cluster_ca_certificate (PEM).
+    The clusters to federate, keyed by a name of your choice: each cluster's
+    trust domain (as its SPIRE server is configured) and either a kubeconfig
+    (config_path + config_context) or host + token + cluster_ca_certificate
+    (PEM). The trust domains are given, not read, so that a plan can go on
+    while a cluster does not answer.
   EOT
   type = map(object({
+    trust_domain           = string
     config_path            = optional(string)
     config_context         = optional(string)
     host                   = optional(string)
@@ -43,6 +46,10 @@ variable "clusters" {
   validation {
     condition     = alltrue([for c in values(var.clusters) : (c.config_path != null) != (c.host != null)])
     error_message = "Give each cluster either config_path (with config_context) or host (with token and cluster_ca_certificate)."
+  }
+  validation {
+    condition     = length(distinct([for c in values(var.clusters) : c.trust_domain])) == length(var.clusters)
+    error_message = "Each cluster needs its own trust_domain."
   }
 }
 
@@ -72,21 +79,18 @@ provider "zerotrust" {
   }
 }
 
-# Each cluster's trust domain, as its SPIRE installation states it.
-data "zerotrust_spire_server" "this" {
+# Each cluster's current bundle, asked from its own SPIRE server through pod
+# exec: never from a bundle endpoint, which peers could not reach anyway. A
+# cluster that does not answer is a warning naming it, and its bundle is
+# null: the peers keep the bundle of it they hold (see zerotrust_spire_bundle
+# below), and the run carries the other clusters' bundles as usual.
+data "zerotrust_trust_bundle" "this" {
   for_each = var.clusters
 
-  cluster = each.key
-}
-
-# Each cluster's current bundle, asked from its own SPIRE server through pod
-# exec: never from a bundle endpoint, which peers could not reach anyway.
-data "zerotrust_trust_bundle" "this" {
-  for_each = data.zerotrust_spire_server.this
-
-  cluster      = each.key
-  trust_domain = each.value.trust_domain
-  spire_server = {}
+  cluster        = each.key
+  trust_domain   = each.value.trust_domain
+  spire_server   = {}
+  on_unreachable = "warn"
 }
 
 locals {
@@ -101,12 +105,14 @@ locals {
 
 # N*(N-1) bundles: each peer's bundle in each cluster's SPIRE server. A
 # bundle whose authorities did not change plans nothing; a peer's prepared or
-# new CA plans an update; a bundle SPIRE lost plans setting it again.
+# new CA plans an update; a bundle SPIRE lost plans setting it again. While a
+# cluster does not answer, the bundles it holds and the copies of its own
+# bundle stay as the last apply set them (a null bundle keeps the last one).
 resource "zerotrust_spire_bundle" "peer" {
   for_each = local.pairs
 
   cluster      = each.value.cluster
-  trust_domain = data.zerotrust_trust_bundle.this[each.value.peer].trust_domain
+  trust_domain = var.clusters[each.value.peer].trust_domain
   bundle       = data.zerotrust_trust_bundle.this[each.value.peer].spiffe_bundle
 }
 
@@ -128,8 +134,8 @@ resource "zerotrust_cluster_spiffe_id" "workloads" {
 }
 
 output "trust_domains" {
-  description = "Each cluster's trust domain, as its SPIRE installation states it."
-  value       = { for name, s in data.zerotrust_spire_server.this : name => s.trust_domain }
+  description = "Each cluster's trust domain."
+  value       = { for name, c in var.clusters : name => c.trust_domain }
 }
 
 output "carried" {

@@ -33,6 +33,10 @@ var (
 const (
 	tbDefaultTimeout   = 2 * time.Minute
 	tbDefaultConfigMap = "spire-bundle"
+
+	// on_unreachable values.
+	tbOnUnreachableError = "error"
+	tbOnUnreachableWarn  = "warn"
 )
 
 // NewTrustBundleDataSource reads one trust domain's SPIFFE bundle.
@@ -162,6 +166,14 @@ func (d *trustBundleDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 
+	if client := tbSourceClient(src); client != nil && m.OnUnreachable.ValueString() == tbOnUnreachableWarn &&
+		!d.Data.Answers(ctx, client, &resp.Diagnostics) {
+		// Said once per cluster by Answers; what depends on the bundle
+		// keeps what it has (zerotrust_spire_bundle keeps its last one).
+		tbSetNoOutputs(&m)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+		return
+	}
 	b, err := bundlesource.Read(ctx, src, td, timeout)
 	if err != nil {
 		resp.Diagnostics.Append(tbReadFailure(err, td, src, srcPath))
@@ -230,6 +242,18 @@ func (d *trustBundleDataSource) source(ctx context.Context, m trustBundleModel, 
 	}
 	diags.AddError("No Trust Bundle Source", "Set exactly one of endpoint, config_map or spire_server.")
 	return nil, path.Empty()
+}
+
+// tbSourceClient is the cluster client of a ConfigMap or SPIRE server
+// source; nil for an endpoint.
+func tbSourceClient(src bundlesource.Source) *kube.Client {
+	switch s := src.(type) {
+	case bundlesource.ConfigMap:
+		return s.Client
+	case bundlesource.SpireServer:
+		return s.Client
+	}
+	return nil
 }
 
 func tbEndpointSource(m trustBundleModel, e trustBundleEndpointModel, diags *diag.Diagnostics) bundlesource.Source {

@@ -477,6 +477,13 @@ func TestAccTrustBundleDataSource_planErrors(t *testing.T) {
   config_map = {}`, `(?s)Invalid Duration.*timeout`},
 		{"bad ConfigMap key", `config_map = { key = "a/b" }`, `(?s)Invalid ConfigMap Key.*config_map.key`},
 		{"bad trust domain", `config_map = {}`, `(?s)Invalid Trust Domain.*trust_domain`},
+		{"on_unreachable with an endpoint", `on_unreachable = "warn"
+  endpoint = {
+    url     = "https://bundle.west.zt.test"
+    profile = "https_web"
+  }`, `(?s)Invalid Attribute Combination.*on_unreachable.*endpoint`},
+		{"unknown on_unreachable", `on_unreachable = "skip"
+  spire_server = {}`, `(?s)on_unreachable.*"error".*"warn"`},
 	}
 	var steps []resource.TestStep
 	for _, tc := range cases {
@@ -524,6 +531,50 @@ data "zerotrust_trust_bundle" "north" {
 						knownvalue.StringExact(shown.normalized)),
 				},
 			},
+		},
+	})
+}
+
+// TestAccTrustBundleDataSource_unreachableCluster reads from a cluster whose
+// address nobody listens on: with on_unreachable = "warn" the read succeeds
+// with every output null (a zerotrust_spire_bundle given it keeps its last
+// bundle; the warning is asserted through the CLI in examplestest), by
+// default it fails naming the cluster.
+func TestAccTrustBundleDataSource_unreachableCluster(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "https://" + l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	config := func(onUnreachable string) string {
+		return strings.Replace(acctest.ProviderConfig(t), "  clusters = {\n",
+			fmt.Sprintf("  clusters = {\n    dead = { host = %q, token = \"x\", insecure = true }\n", host), 1) + fmt.Sprintf(`
+data "zerotrust_trust_bundle" "dead" {
+  cluster        = "dead"
+  trust_domain   = "dead.zt.test"
+  timeout        = "5s"
+  spire_server   = {}
+  on_unreachable = %s
+}
+`, onUnreachable)
+	}
+	null := func(attr string) statecheck.StateCheck {
+		return statecheck.ExpectKnownValue("data.zerotrust_trust_bundle.dead", tfjsonpath.New(attr), knownvalue.Null())
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config(`"warn"`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					null("spiffe_bundle"), null("x509_authorities_pem"), null("jwt_authorities"),
+					null("x509_fingerprints_sha256"), null("expires_at"),
+				},
+			},
+			{Config: config("null"), ExpectError: regexp.MustCompile(`(?s)dead.zt.test`)},
 		},
 	})
 }

@@ -18,9 +18,11 @@ type trustBundleModel struct {
 	TrustDomain types.String `tfsdk:"trust_domain"`
 	Cluster     types.String `tfsdk:"cluster"`
 	Timeout     types.String `tfsdk:"timeout"`
-	Endpoint    types.Object `tfsdk:"endpoint"`
-	ConfigMap   types.Object `tfsdk:"config_map"`
-	SpireServer types.Object `tfsdk:"spire_server"`
+	// OnUnreachable is tbOnUnreachableError (null) or tbOnUnreachableWarn.
+	OnUnreachable types.String `tfsdk:"on_unreachable"`
+	Endpoint      types.Object `tfsdk:"endpoint"`
+	ConfigMap     types.Object `tfsdk:"config_map"`
+	SpireServer   types.Object `tfsdk:"spire_server"`
 
 	SPIFFEBundle           types.String `tfsdk:"spiffe_bundle"`
 	X509AuthoritiesPEM     types.String `tfsdk:"x509_authorities_pem"`
@@ -57,6 +59,17 @@ func tbEndpointProfile(e trustBundleEndpointModel) string {
 		return bundlesource.ProfileHTTPSSPIFFE
 	}
 	return e.Profile.ValueString()
+}
+
+// tbSetNoOutputs nulls every computed attribute: no bundle was read.
+func tbSetNoOutputs(m *trustBundleModel) {
+	m.SPIFFEBundle = types.StringNull()
+	m.X509AuthoritiesPEM = types.StringNull()
+	m.JWTAuthorities = types.MapNull(types.StringType)
+	m.RefreshHint = types.Int64Null()
+	m.SequenceNumber = types.Int64Null()
+	m.X509FingerprintsSHA256 = types.ListNull(types.StringType)
+	m.ExpiresAt = types.StringNull()
 }
 
 // tbSetOutputs fills the computed attributes from b.

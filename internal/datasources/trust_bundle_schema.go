@@ -3,6 +3,7 @@ package datasources
 import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -44,6 +45,20 @@ func trustBundleSchema() schema.Schema {
 				MarkdownDescription: "How long to keep retrying the source before failing, as a duration such as `30s` or " +
 					"`5m`. Defaults to `2m`.",
 				Validators: []validator.String{validate.Duration()},
+			},
+			"on_unreachable": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "What a read from `config_map` or `spire_server` does when the cluster does not answer " +
+					"at all (no connection, no TLS handshake, no response within 3s): `" + tbOnUnreachableError + "` " +
+					"(default) fails, `" + tbOnUnreachableWarn + "` gives a warning naming the cluster, its address and the " +
+					"error, and leaves every output null. A `zerotrust_spire_bundle` given that null bundle keeps the " +
+					"bundle it carried last, so one cluster down does not stop Terraform carrying the others' bundles. " +
+					"A cluster that answers with an error (no permission, no SPIRE pod) fails the read either way. Not " +
+					"used by `endpoint`.",
+				Validators: []validator.String{
+					stringvalidator.OneOf(tbOnUnreachableError, tbOnUnreachableWarn),
+					stringvalidator.ConflictsWith(path.MatchRoot("endpoint")),
+				},
 			},
 			"endpoint": schema.SingleNestedAttribute{
 				Optional:            true,

@@ -29,14 +29,39 @@ type courierMesh struct {
 	dir       string
 }
 
+// writeVars writes the example's clusters variable: each cluster's trust
+// domain and kubeconfig, with kubeconfig[name] in place of the cluster's
+// own where given.
+func (m *courierMesh) writeVars(t *testing.T, kubeconfig map[string]string) {
+	t.Helper()
+	vars := map[string]any{}
+	for _, s := range m.spires {
+		path := s.Cluster.Kubeconfig
+		if p, ok := kubeconfig[s.Cluster.Name]; ok {
+			path = p
+		}
+		vars[s.Cluster.Name] = map[string]string{"trust_domain": s.TrustDomain, "config_path": path, "config_context": s.Cluster.Name}
+	}
+	data, err := json.Marshal(map[string]any{"clusters": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, "terraform.tfvars.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestAccCourierFederation: one apply, and every workload pair of the three
 // clusters handshakes; a scheduled rotation of east's X.509 CA with an apply
 // between prepare and activate, while the pairs involving east handshake
 // every second (failures counted, goal 0; the plan is empty after each
 // apply); a forced rotation (activate and taint, no apply): the pairs
 // involving east fail, the plan shows the update of east's bundle in both
-// peers, and one apply restores every pair (timed); destroy, after which
-// every pair fails.
+// peers, and one apply restores every pair (timed); one cluster that does
+// not answer while east prepares another authority: the plan warns once,
+// naming it, keeps every bundle it holds and every copy of its own, and
+// the apply carries east's bundle to the cluster that answers; destroy,
+// after which every pair fails.
 func TestAccCourierFederation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -44,6 +69,7 @@ func TestAccCourierFederation(t *testing.T) {
 
 	t.Run("scheduled_rotation", func(t *testing.T) { m.scheduledRotation(t) })
 	t.Run("forced_rotation", func(t *testing.T) { m.forcedRotation(t) })
+	t.Run("cluster_unreachable", func(t *testing.T) { m.clusterUnreachable(t) })
 	t.Run("destroy", func(t *testing.T) {
 		start := time.Now()
 		mustTerraform(t, m.dir, "destroy", "-auto-approve", "-no-color")
@@ -99,17 +125,7 @@ func startCourierMesh(t *testing.T, names ...string) *courierMesh {
 	}
 	m := &courierMesh{spires: spires, workloads: startMeshWorkloads(ctx, t, spires)}
 	m.dir = filepath.Join(copyExamples(t, "courier-federation"), "courier-federation")
-	vars := map[string]any{}
-	for _, c := range clusters {
-		vars[c.Name] = map[string]string{"config_path": c.Kubeconfig, "config_context": c.Name}
-	}
-	data, err := json.Marshal(map[string]any{"clusters": vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(m.dir, "terraform.tfvars.json"), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	m.writeVars(t, nil)
 	// The destroy subtest may have run already; a second destroy is a no-op.
 	t.Cleanup(func() {
 		if out, code := terraform(t, m.dir, "destroy", "-auto-approve", "-no-color"); code != 0 {
@@ -307,6 +323,13 @@ func (m *courierMesh) expectEastBundleUpdates(t *testing.T, when string) {
 // as "<address>: <actions>", sorted.
 func plannedChanges(t *testing.T, dir string) []string {
 	t.Helper()
+	changes, _ := plannedChangesAndOutput(t, dir)
+	return changes
+}
+
+// plannedChangesAndOutput is plannedChanges with the plan's output.
+func plannedChangesAndOutput(t *testing.T, dir string) ([]string, string) {
+	t.Helper()
 	out, code := terraform(t, dir, "plan", "-detailed-exitcode", "-no-color", "-out=courier.tfplan")
 	if code != 0 && code != 2 {
 		t.Fatalf("plan failed (exit %d):\n%s", code, out)
@@ -329,5 +352,5 @@ func plannedChanges(t *testing.T, dir string) []string {
 		}
 	}
 	slices.Sort(changes)
-	return changes
+	return changes, out
 }

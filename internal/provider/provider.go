@@ -149,6 +149,7 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 		SpireNamespace:           defaultSpireNamespace,
 		SpireClassName:           defaultSpireClassName,
 		MaxFederatedTrustDomains: defaultMaxFederatedTrustDomains,
+		UnreachableNotes:         resources.UnreachableNotes(),
 	}
 	if v := cfg.MaxFederatedTrustDomains; !v.IsNull() && !v.IsUnknown() {
 		data.MaxFederatedTrustDomains = int(v.ValueInt64())

@@ -29,6 +29,10 @@ type Data struct {
 	// DNSResolver is a host:port, or "" for the first nameserver of /etc/resolv.conf.
 	DNSResolver string
 	DNSTimeout  time.Duration
+	// UnreachableNotes lists, one "  - " line each, what the plan skips or
+	// does instead on a cluster that does not answer (see Answers); the
+	// provider fills it from the resources' descriptors.
+	UnreachableNotes string
 }
 
 // ClusterKey turns a `cluster` attribute into a registry key.

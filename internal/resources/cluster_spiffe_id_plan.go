@@ -342,6 +342,28 @@ func (p *plannedFederations) of(cluster string) []string {
 	return append(slices.Clone(p.relationships[cluster]), p.carried[cluster]...)
 }
 
+// carriedOf is the trust domains whose bundles Terraform plans to carry
+// into cluster.
+func (p *plannedFederations) carriedOf(cluster string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.carried[cluster])
+}
+
+// refuseCarried is the plan error of a federation relationship with td on
+// cluster while a zerotrust_spire_bundle planned before it carries td's
+// bundle there (the carried bundle's own plan refuses the other order).
+func (p *plannedFederations) refuseCarried(cluster, td string, at path.Path, diags *diag.Diagnostics) {
+	if !slices.Contains(p.carriedOf(cluster), td) {
+		return
+	}
+	validate.AttributeError(diags, at, "Trust Domain's Bundle Carried by Terraform", fmt.Sprintf(
+		"A zerotrust_spire_bundle planned before this resource carries the bundle of %q into cluster %q. A federation "+
+			"relationship would have SPIRE refresh that bundle from the peer's endpoint and overwrite what the "+
+			"zerotrust_spire_bundle sets, which every apply would set back. Keep one of the two: this relationship "+
+			"where the SPIRE servers reach each other, or the carried bundle where they cannot.", td, cluster))
+}
+
 // relationshipsOf is the trust domains cluster plans a federation
 // relationship with.
 func (p *plannedFederations) relationshipsOf(cluster string) []string {

@@ -96,7 +96,9 @@ func (r *federatedTrustDomainResource) planModel(ctx context.Context, plan *fede
 	if !plan.Cluster.IsUnknown() && !plan.TrustDomain.IsUnknown() {
 		// For the ClusterSPIFFEIDs planned after it, which may federate
 		// with this trust domain although the cluster has no object yet.
-		plannedFederationsOf(r.Data).add(plan.Cluster.ValueString(), plan.TrustDomain.ValueString())
+		planned := plannedFederationsOf(r.Data)
+		planned.add(plan.Cluster.ValueString(), plan.TrustDomain.ValueString())
+		planned.refuseCarried(plan.Cluster.ValueString(), plan.TrustDomain.ValueString(), path.Root("trust_domain"), &diags)
 	}
 	if config.Name.IsNull() && !plan.TrustDomain.IsUnknown() {
 		name := defaultObjectName(plan.TrustDomain.ValueString())

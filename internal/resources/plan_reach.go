@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -24,9 +23,19 @@ const everyResourcePlanCheck = "the server-side apply dry run of an update (fiel
 // cannot ask: a connection Terraform does not know yet or cannot build
 // (silently: the apply reports it), or a cluster that does not answer. The
 // latter is said in one warning per cluster and plan (see
-// unreachableWarning); the checks are skipped in any case, as the apply
-// repeats them before it writes.
+// providerdata.Data.Answers); the checks are skipped in any case, as the
+// apply repeats them before it writes.
 func planClient(ctx context.Context, data *providerdata.Data, cluster types.String, diags *diag.Diagnostics) *kube.Client {
+	client := knownClient(data, cluster)
+	if client == nil || !data.Answers(ctx, client, diags) {
+		return nil
+	}
+	return client
+}
+
+// knownClient is the client of cluster, nil while its connection is
+// unknown or cannot be built.
+func knownClient(data *providerdata.Data, cluster types.String) *kube.Client {
 	key := providerdata.ClusterKey(cluster)
 	if data == nil || data.Clusters == nil || cluster.IsUnknown() || data.Clusters.IsUnknown(key) {
 		return nil
@@ -35,19 +44,21 @@ func planClient(ctx context.Context, data *providerdata.Data, cluster types.Stri
 	if err != nil {
 		return nil
 	}
-	if err := client.Reachable(ctx); err != nil {
-		var unreachable *kube.UnreachableError
-		if errors.As(err, &unreachable) && client.FirstTime("plan unreachable warned") {
-			diags.Append(unreachableWarning(unreachable))
-		}
-		return nil
-	}
 	return client
 }
 
-// unreachableWarning names the cluster, its address, the error and every
-// plan-time check the plan skips on it.
-func unreachableWarning(err *kube.UnreachableError) diag.Diagnostic {
+// doesNotAnswer reports whether cluster's connection is known and the
+// cluster did not answer Reachable (asked once per walk; the warning is
+// planClient's).
+func doesNotAnswer(ctx context.Context, data *providerdata.Data, cluster types.String) bool {
+	client := knownClient(data, cluster)
+	return client != nil && client.Reachable(ctx) != nil
+}
+
+// UnreachableNotes lists every plan-time check the plan skips on a cluster
+// that does not answer, by resource type, and what some resources do
+// instead: the body of the one warning providerdata.Data.Answers gives.
+func UnreachableNotes() string {
 	var b strings.Builder
 	for _, info := range typeInfos() {
 		if len(info.planChecks) > 0 {
@@ -55,11 +66,10 @@ func unreachableWarning(err *kube.UnreachableError) diag.Diagnostic {
 		}
 	}
 	fmt.Fprintf(&b, "  - every resource: %s\n", everyResourcePlanCheck)
-	return diag.NewWarningDiagnostic("Cluster Unreachable: Plan-Time Checks Skipped", fmt.Sprintf(
-		"Cluster %q at %s did not answer within %s: %v\n\nThe plan asks it nothing more and goes on without "+
-			"the checks that need it, for every object planned on cluster %q (this warning is given once per "+
-			"cluster and plan):\n%sWhat they would have caught shows only when the apply or the operator fails; "+
-			"the apply asks the cluster again, with its retries. Check that the API server is up and reachable "+
-			"from where Terraform runs, with the provider's connection settings for this cluster.",
-		err.Cluster, err.Host, kube.PlanReachTimeout, err.Err, err.Cluster, b.String()))
+	for _, info := range typeInfos() {
+		if info.whenUnreachable != "" {
+			fmt.Fprintf(&b, "  - instead, zerotrust_%s %s\n", info.name, info.whenUnreachable)
+		}
+	}
+	return b.String()
 }

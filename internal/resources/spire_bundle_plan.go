@@ -15,7 +15,8 @@ import (
 
 // ModifyPlan derives the id, keeps the prior bundle text when the
 // configured one holds the same authorities (the same trust, which SPIRE
-// need not be told again), records the trust domain for the
+// need not be told again), when the configuration gives none (its source
+// did not answer) and when the cluster does not answer, records the trust domain for the
 // ClusterSPIFFEIDs planned after it, and refuses a trust domain the cluster
 // already federates with through a relationship.
 func (r *spireBundleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -37,9 +38,32 @@ func (r *spireBundleResource) ModifyPlan(ctx context.Context, req resource.Modif
 	} else {
 		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.TrustDomain.ValueString()))
 	}
+	var configured types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("bundle"), &configured)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	// Terraform accepts the prior value in place of the configured one
-	// when the provider returns it unchanged: the two mean the same.
-	if state != nil && state.TrustDomain.Equal(plan.TrustDomain) {
+	// when the provider returns it unchanged.
+	sameTrustDomain := state != nil && state.TrustDomain.Equal(plan.TrustDomain)
+	switch {
+	case configured.IsUnknown():
+		// Known at apply; compared then by the next plan.
+	case configured.IsNull() && !sameTrustDomain:
+		validate.AttributeError(&resp.Diagnostics, path.Root("bundle"), "No Bundle to Carry", fmt.Sprintf(
+			"bundle is null and this resource has set no bundle of %s yet, so there is none to keep. Give the peer's "+
+				"SPIFFE bundle; when it comes from a zerotrust_trust_bundle with on_unreachable = \"warn\", the peer's "+
+				"cluster did not answer (its warning names it), and the first run must reach it.", plan.TrustDomain))
+		return
+	case configured.IsNull():
+		// The source did not answer: keep what was carried last.
+		plan.Bundle = state.Bundle
+	case sameTrustDomain && doesNotAnswer(ctx, r.Data, plan.Cluster):
+		// Nothing can be set where nothing answers; the others go on.
+		plan.Bundle = state.Bundle
+	case sameTrustDomain:
+		// The same authorities are the same trust, which SPIRE need not be
+		// told again.
 		if held := state.parsedBundle(); held != nil && trustbundle.SameAuthorities(held, plan.parsedBundle()) {
 			plan.Bundle = state.Bundle
 		}

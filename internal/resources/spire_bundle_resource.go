@@ -42,6 +42,9 @@ var spireBundleType = &typeInfo{
 	planChecks: []string{
 		"that SPIRE has no federation relationship with the trust domain",
 	},
+	whenUnreachable: "keeps the bundles it set in the cluster's SPIRE server last (no update is planned for them), and " +
+		"one given a null bundle (from a zerotrust_trust_bundle with on_unreachable = \"warn\" on this cluster) keeps " +
+		"the bundle it carried last into its own cluster; the first run that reaches the cluster carries the current ones",
 }
 
 // spireBundleImportKey reads the trust domain of an import ID.
@@ -141,7 +144,9 @@ func (r *spireBundleResource) Read(ctx context.Context, req resource.ReadRequest
 	}
 	resp.Diagnostics.Append(spireBundleObjectIdentity(state).setIfMissing(ctx, spireBundleType.shape, resp.Identity)...)
 	server := r.server(ctx, state, true, &resp.Diagnostics)
-	if server == nil {
+	if server == nil || !r.Data.Answers(ctx, server.Client, &resp.Diagnostics) {
+		// A cluster that does not answer keeps the state: the courier goes
+		// on between the clusters that do (whenUnreachable).
 		return
 	}
 	view, err := spireViewOf(ctx, server.Client, *server)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,6 +214,44 @@ resource "zerotrust_spire_bundle" "peer" {
 				Config:      cftd + fmt.Sprintf("\nresource \"zerotrust_spire_bundle\" \"peer\" {\n  cluster      = \"east\"\n  trust_domain = %q\n  bundle       = file(%q)\n}\n", peer.TrustDomain, bundleFile),
 				PlanOnly:    true,
 				ExpectError: refused,
+			},
+		},
+	})
+}
+
+// TestAccSpireBundle_carriedBeforeRelationshipRefused: the other order of
+// the same run, a ClusterFederatedTrustDomain planned after a bundle that
+// Terraform carries for its trust domain, is a plan error naming the
+// relationship's trust_domain; a bundle that is null on create (its source
+// did not answer) is a plan error naming bundle, as there is none to keep.
+func TestAccSpireBundle_carriedBeforeRelationshipRefused(t *testing.T) {
+	acctest.Spire(t, acctest.East)
+	peer := spireTrustPeer(t, "carriedfirst")
+	bundleFile := filepath.Join(t.TempDir(), "bundle.json")
+	writePeerBundle(t, peer, bundleFile)
+	const cftdHeader = `resource "zerotrust_federated_trust_domain" "peer" {`
+	cftd := spireTrustConfig(t, peer, bundleFile)
+	if !strings.Contains(cftd, cftdHeader) {
+		t.Fatalf("the relationship's configuration has no %q:\n%s", cftdHeader, cftd)
+	}
+	cftd = strings.Replace(cftd, cftdHeader, cftdHeader+"\n  depends_on = [zerotrust_spire_bundle.peer]", 1)
+	bundle := func(value string) string {
+		return fmt.Sprintf("\nresource \"zerotrust_spire_bundle\" \"peer\" {\n  cluster      = \"east\"\n  trust_domain = %q\n  bundle       = %s\n}\n",
+			peer.TrustDomain, value)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkCFTDsGone(t, map[string]string{"east": peer.TrustDomain}),
+		Steps: []resource.TestStep{
+			{
+				Config:      cftd + bundle(fmt.Sprintf("file(%q)", bundleFile)),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Trust Domain's Bundle Carried by Terraform.*` + regexp.QuoteMeta(peer.TrustDomain)),
+			},
+			{
+				Config:      acctest.ProviderConfig(t) + bundle("null"),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)No Bundle to Carry.*bundle is null`),
 			},
 		},
 	})

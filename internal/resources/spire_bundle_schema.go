@@ -61,10 +61,15 @@ func spireBundleSchema() schema.Schema {
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"bundle": schema.StringAttribute{
-				Required: true,
+				Optional: true,
+				Computed: true,
 				MarkdownDescription: "The peer's SPIFFE bundle (JSON, as `zerotrust_trust_bundle.spiffe_bundle` or " +
 					"`spire-server bundle show -format spiffe` print it), validated for `trust_domain` at plan time. " +
-					"A new value with the same authorities plans nothing.",
+					"A new value with the same authorities plans nothing. Null keeps the bundle this resource set last " +
+					"(the value of a `zerotrust_trust_bundle` with `on_unreachable = \"warn\"` whose cluster did not " +
+					"answer), and is a plan error when it has set none yet. While the resource's own cluster does not " +
+					"answer, the plan also keeps the bundle set last, whatever the configuration says: the first run that " +
+					"reaches the cluster carries the current one.",
 				Validators: []validator.String{validate.SPIFFEBundleFor(path.MatchRoot("trust_domain"))},
 			},
 			"spire_server": spireexec.ResourceAttribute("The SPIRE server pod that holds the bundle (pod exec). " +

@@ -137,8 +137,10 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 		return
 	}
 	if !plan.FederatesWith.IsNull() && !plan.FederatesWith.IsUnknown() && !plan.Cluster.IsUnknown() {
+		planned := plannedFederationsOf(r.Data)
 		for td := range plan.FederatesWith.Elements() {
-			plannedFederationsOf(r.Data).add(plan.Cluster.ValueString(), td)
+			planned.add(plan.Cluster.ValueString(), td)
+			planned.refuseCarried(plan.Cluster.ValueString(), td, path.Root("federates_with").AtMapKey(td), &resp.Diagnostics)
 		}
 	}
 	if !plan.FederatesWith.IsNull() && !plan.FederatesWith.IsUnknown() {

@@ -27,8 +27,12 @@ type typeInfo struct {
 	importID importIDForm
 	// planChecks names each plan-time check the resource makes on its
 	// cluster, for the one warning that lists what a plan skips on a
-	// cluster that does not answer (unreachableWarning).
+	// cluster that does not answer (UnreachableNotes).
 	planChecks []string
+	// whenUnreachable says what the plan does instead for the resource's
+	// objects on a cluster that does not answer, when that is more than
+	// skipping planChecks (UnreachableNotes).
+	whenUnreachable string
 }
 
 // info returns the descriptor a resource embeds.
