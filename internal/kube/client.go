@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,16 @@ import (
 
 // Client talks to one cluster. It is safe for concurrent use: Terraform calls
 // a provider's resources in parallel (-parallelism, default 10).
+//
+// A Client lives for one Terraform graph walk, and so does everything it
+// keeps: Terraform starts one provider process per walk (a plan with its
+// refresh, an apply, an import), configures it once, and the configured
+// provider builds one Client per cluster on first use (Clusters). What the
+// walk learns once and shares between its resources therefore lives here:
+// the list and refresh snapshots and the objects created since (duplicate
+// claims), the kinds served, the refused requests, whether the cluster
+// answers, and other packages' typed walk state (Attached). None of it may
+// outlive the walk: the next plan must ask the cluster again.
 type Client struct {
 	// Name is the cluster key as users wrote it ("" is the default connection).
 	Name         string
@@ -47,9 +58,14 @@ type Client struct {
 	// snapshots holds one refresh snapshot per kind (GVR -> *snapshot); see
 	// GetForRefresh.
 	snapshots sync.Map
-	// memos holds what Memo computed, by key; firsts the keys FirstTime saw.
-	memos  sync.Map
-	firsts sync.Map
+	// attached holds the walk state of other packages, one value per type
+	// (see Attached).
+	attached sync.Map
+	// reach is the answer of Reachable, asked once.
+	reach struct {
+		once sync.Once
+		err  error
+	}
 	// refusals holds the 403 answers of this client's life (one Terraform
 	// graph walk) by request (see refusedOnce): RBAC does not change because
 	// the provider asks again, so a refused request is sent once per walk,
@@ -84,30 +100,19 @@ func (c *Client) doOnce(ctx context.Context, verb string, kind Kind, namespace, 
 	return c.refusedOnce(requestKey(verb, kind, namespace, name), func() error { return c.do(ctx, kind, op) })
 }
 
-// FirstTime reports whether this is the first call with key on this client
-// (one Terraform graph walk): for what is said once per cluster, such as a
-// warning every object of the cluster would otherwise repeat.
-func (c *Client) FirstTime(key string) bool {
-	_, seen := c.firsts.LoadOrStore(key, struct{}{})
-	return !seen
-}
-
-type memoEntry struct {
-	once sync.Once
-	val  any
-	err  error
-}
-
-// Memo returns what compute returned the first time Memo was called with
-// key on this client, computing it then: for answers every resource of one
-// Terraform graph walk shares (a client lives for one walk), such as what
-// the cluster's SPIRE server holds, asked once instead of once per object.
-// Concurrent callers wait for the first one's answer.
-func (c *Client) Memo(key string, compute func() (any, error)) (any, error) {
-	v, _ := c.memos.LoadOrStore(key, &memoEntry{})
-	e, _ := v.(*memoEntry) // memos holds nothing else
-	e.once.Do(func() { e.val, e.err = compute() })
-	return e.val, e.err
+// Attached returns c's one *T, made by newT on first use: where packages
+// keep, typed, what one Terraform graph walk learns once about the cluster
+// and shares between its resources (resources' clusterWalk, providerdata's
+// warning about a cluster that does not answer). It lives as long as c: one
+// walk (see Client). Concurrent first callers get the same value.
+func Attached[T any](c *Client, newT func() *T) *T {
+	key := reflect.TypeFor[T]()
+	v, ok := c.attached.Load(key)
+	if !ok {
+		v, _ = c.attached.LoadOrStore(key, newT())
+	}
+	t, _ := v.(*T) // attached holds a *T under T's type only
+	return t
 }
 
 type listEntry struct {

@@ -40,15 +40,14 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // holding every check of the plan for its own timeout and retries, and
 // gives the plan one place to say the cluster was not asked.
 func (c *Client) Reachable(ctx context.Context) error {
-	_, err := c.Memo("plan reachable", func() (any, error) {
+	c.reach.once.Do(func() {
 		ctx, cancel := context.WithTimeout(ctx, PlanReachTimeout)
 		defer cancel()
 		err := c.raw.Get().AbsPath("/version").Do(ctx).Error()
 		var status apierrors.APIStatus
-		if err == nil || errors.As(err, &status) {
-			return nil, nil
+		if err != nil && !errors.As(err, &status) {
+			c.reach.err = &UnreachableError{Cluster: c.DisplayName(), Host: c.rest.Host, Err: err}
 		}
-		return nil, &UnreachableError{Cluster: c.DisplayName(), Host: c.rest.Host, Err: err}
 	})
-	return err
+	return c.reach.err
 }

@@ -4,16 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// unreachableWarned is the client's FirstTime key of the warning Answers
-// gives: one per cluster and Terraform operation, whether a resource's plan,
-// a refresh or a data source met the dead cluster first.
-const unreachableWarned = "plan unreachable warned"
+// unreachableWarned is the walk state of the warning Answers gives: one per
+// cluster and walk, whether a resource's plan, a refresh or a data source
+// met the dead cluster first.
+type unreachableWarned struct{ once sync.Once }
 
 // Answers reports whether client's cluster answers at all (one request
 // bounded by kube.PlanReachTimeout, asked once per client). When it does
@@ -26,8 +27,9 @@ func (d *Data) Answers(ctx context.Context, client *kube.Client, diags *diag.Dia
 		return true
 	}
 	var unreachable *kube.UnreachableError
-	if errors.As(err, &unreachable) && client.FirstTime(unreachableWarned) {
-		diags.Append(d.unreachableWarning(unreachable))
+	if errors.As(err, &unreachable) {
+		warned := kube.Attached(client, func() *unreachableWarned { return &unreachableWarned{} })
+		warned.once.Do(func() { diags.Append(d.unreachableWarning(unreachable)) })
 	}
 	return false
 }

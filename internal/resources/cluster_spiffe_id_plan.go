@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"text/template"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -291,83 +290,4 @@ func checkOwnTrustDomain(template types.String, own string, tds []string, cluste
 		validate.AttributeError(diags, path.Root("spiffe_id_template"), "SPIFFE ID Outside the Cluster's Trust Domain", fmt.Sprintf("The template renders %s, but cluster %q is trust domain %q: spire-controller-manager refuses to render "+
 			"such an entry. Use {{ .TrustDomain }} for the trust domain.", id, clusterName, own))
 	}
-}
-
-// plannedFederations records, per provider instance (one graph walk), the
-// trust domains each cluster's federations plan: federation relationships
-// (zerotrust_federated_trust_domain, federates_with of
-// zerotrust_spire_federation) and bundles Terraform carries
-// (zerotrust_spire_bundle). Terraform plans a resource after those it
-// depends on, so a ClusterSPIFFEID that depends on its federations sees them
-// here although the cluster has none yet, and a carried bundle sees a
-// relationship planned before it for the same trust domain.
-type plannedFederations struct {
-	mu            sync.Mutex
-	relationships map[string][]string
-	carried       map[string][]string
-}
-
-var plannedFederationsByData sync.Map // *providerdata.Data -> *plannedFederations
-
-func plannedFederationsOf(d *providerdata.Data) *plannedFederations {
-	v, _ := plannedFederationsByData.LoadOrStore(d, &plannedFederations{
-		relationships: map[string][]string{}, carried: map[string][]string{}})
-	p, _ := v.(*plannedFederations)
-	return p
-}
-
-// add records that cluster (its key; "" the default connection) plans a
-// federation relationship with td.
-func (p *plannedFederations) add(cluster, td string) { p.record(p.relationships, cluster, td) }
-
-// addCarried records that cluster plans to hold td's bundle without a
-// relationship, set by Terraform.
-func (p *plannedFederations) addCarried(cluster, td string) { p.record(p.carried, cluster, td) }
-
-func (p *plannedFederations) record(into map[string][]string, cluster, td string) {
-	if td == "" {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !slices.Contains(into[cluster], td) {
-		into[cluster] = append(into[cluster], td)
-	}
-}
-
-// of is every trust domain cluster plans to federate with, either way.
-func (p *plannedFederations) of(cluster string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append(slices.Clone(p.relationships[cluster]), p.carried[cluster]...)
-}
-
-// carriedOf is the trust domains whose bundles Terraform plans to carry
-// into cluster.
-func (p *plannedFederations) carriedOf(cluster string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.carried[cluster])
-}
-
-// refuseCarried is the plan error of a federation relationship with td on
-// cluster while a zerotrust_spire_bundle planned before it carries td's
-// bundle there (the carried bundle's own plan refuses the other order).
-func (p *plannedFederations) refuseCarried(cluster, td string, at path.Path, diags *diag.Diagnostics) {
-	if !slices.Contains(p.carriedOf(cluster), td) {
-		return
-	}
-	validate.AttributeError(diags, at, "Trust Domain's Bundle Carried by Terraform", fmt.Sprintf(
-		"A zerotrust_spire_bundle planned before this resource carries the bundle of %q into cluster %q. A federation "+
-			"relationship would have SPIRE refresh that bundle from the peer's endpoint and overwrite what the "+
-			"zerotrust_spire_bundle sets, which every apply would set back. Keep one of the two: this relationship "+
-			"where the SPIRE servers reach each other, or the carried bundle where they cannot.", td, cluster))
-}
-
-// relationshipsOf is the trust domains cluster plans a federation
-// relationship with.
-func (p *plannedFederations) relationshipsOf(cluster string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.relationships[cluster])
 }

@@ -240,13 +240,11 @@ func (r *clusterSPIFFEIDResource) refreshProblems(ctx context.Context, client *k
 
 // workloadSPIRE is what server holds, asked once per client (one graph walk).
 func workloadSPIRE(ctx context.Context, client *kube.Client, server spireexec.Server) (workloadtrust.SPIRE, error) {
-	v, err := client.Memo("workloadtrust "+server.String(), func() (any, error) {
+	return walkOf(client).workloadSPIRE.get(server.String(), func() (workloadtrust.SPIRE, error) {
 		ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
 		defer cancel()
 		return workloadtrust.Ask(ctx, server)
 	})
-	spire, _ := v.(workloadtrust.SPIRE)
-	return spire, err
 }
 
 // Delete deletes the ClusterSPIFFEID; spire-controller-manager then deletes

@@ -62,9 +62,7 @@ const spireTrustPending = time.Minute
 // spireViewOf is what server holds, asked once per client (one Terraform
 // graph walk) and shared by every object of the cluster.
 func spireViewOf(ctx context.Context, client *kube.Client, server spireexec.Server) (spireexec.View, error) {
-	v, err := client.Memo("spire-view "+spireServerKey(server), func() (any, error) { return server.View(ctx) })
-	view, _ := v.(spireexec.View)
-	return view, err
+	return walkOf(client).spireViews.get(spireServerKey(server), func() (spireexec.View, error) { return server.View(ctx) })
 }
 
 func spireServerKey(s spireexec.Server) string {
@@ -84,15 +82,11 @@ type spireUnreachable struct {
 // claims the warning and leaves its request to the framework, which says it;
 // later ones answer fast. A Read that reaches the framework another way may
 // say it first; either way it is said once.
-func spireWarningClaimKey(s spireexec.Server) string {
-	return "spire-warning-claimed " + spireServerKey(s)
-}
-func spireWarningSaidKey(s spireexec.Server) string { return "spire-warning-said " + spireServerKey(s) }
 
 // claimWarning reports whether the fast path must leave this Read to the
 // framework, so that the warning is said.
 func (u *spireUnreachable) claimWarning(client *kube.Client) bool {
-	return u != nil && client.FirstTime(spireWarningClaimKey(u.Server))
+	return u != nil && walkOf(client).spireWarningClaimed.first(spireServerKey(u.Server))
 }
 
 // addTo adds the warning when no other Read of this walk has.
@@ -100,8 +94,9 @@ func (u *spireUnreachable) addTo(client *kube.Client, diags *diag.Diagnostics) {
 	if u == nil {
 		return
 	}
-	client.FirstTime(spireWarningClaimKey(u.Server))
-	if !client.FirstTime(spireWarningSaidKey(u.Server)) {
+	walk := walkOf(client)
+	walk.spireWarningClaimed.first(spireServerKey(u.Server))
+	if !walk.spireWarningSaid.first(spireServerKey(u.Server)) {
 		return
 	}
 	why := ""
@@ -143,7 +138,7 @@ func checkSpireTrust(ctx context.Context, client *kube.Client, data *providerdat
 		state.SpireTrust = types.StringNull()
 		return nil, diags
 	}
-	_, _ = client.Memo(spireLagKey(server, state.TrustDomain.ValueString()), func() (any, error) { return lag, nil })
+	walkOf(client).lags.keep(spireLagKey(server, state.TrustDomain.ValueString()), lag)
 	state.SpireTrust = types.StringValue(trust)
 	return nil, diags
 }
@@ -229,8 +224,7 @@ type endpointAnswer struct {
 // client, endpoint and bundle (objects of one cluster share them).
 func endpointWithHeld(ctx context.Context, client *kube.Client, rel spireexec.Endpoint, held *spiffebundle.Bundle) endpointAnswer {
 	key := "spire-endpoint " + rel.URL + " " + rel.EndpointID + " " + strings.Join(trustbundle.FingerprintsSHA256(held), ",")
-	v, _ := client.Memo(key, func() (any, error) { return fetchWithHeld(ctx, rel, held), nil })
-	answer, _ := v.(endpointAnswer)
+	answer, _ := walkOf(client).endpoints.get(key, func() (endpointAnswer, error) { return fetchWithHeld(ctx, rel, held), nil })
 	return answer
 }
 
@@ -336,9 +330,7 @@ func plannedLag(ctx context.Context, client *kube.Client, spireNamespace string,
 		return endpointLag{}, false
 	}
 	// A plan without a refresh (-refresh=false) finds nothing.
-	v, _ := client.Memo(spireLagKey(server, plan.TrustDomain.ValueString()), func() (any, error) { return nil, nil })
-	lag, ok := v.(endpointLag)
-	return lag, ok
+	return walkOf(client).lags.lookup(spireLagKey(server, plan.TrustDomain.ValueString()))
 }
 
 // nextPoll says when SPIRE fetches the peer's bundle by itself.

@@ -152,7 +152,7 @@ func (r *spireBundleResource) Read(ctx context.Context, req resource.ReadRequest
 	view, err := spireViewOf(ctx, server.Client, *server)
 	if err != nil {
 		// The bundle may well be in place; the state keeps what was set.
-		if server.Client.FirstTime("spire-bundle-not-read " + spireServerKey(*server)) {
+		if walkOf(server.Client).bundlesNotRead.first(spireServerKey(*server)) {
 			resp.Diagnostics.AddWarning("SPIRE Bundles Not Read",
 				fmt.Sprintf("Cannot ask the %s which bundles it holds, so the plan cannot show a bundle SPIRE lost or "+
 					"someone replaced: every zerotrust_spire_bundle of the cluster keeps its prior state. Allow `get` on "+

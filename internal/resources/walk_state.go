@@ -1,0 +1,172 @@
+package resources
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/workloadtrust"
+)
+
+// Walk state: what one Terraform graph walk learns once and shares between
+// its resources, typed. A walk is one provider process (see kube.Client for
+// why everything here lives exactly one walk), in two scopes:
+//   - per cluster, clusterWalk, kept on the cluster's kube.Client: what its
+//     SPIRE server holds, the answers of peers' endpoints, what a refresh
+//     found for the plan that follows it, and the warnings already given;
+//   - per provider instance, plannedFederations: what the resources planned
+//     so far federate with, across clusters.
+// The walk ends with the process; nothing here is written to state, so a
+// plan never depends on what an earlier plan learnt.
+
+// clusterWalk is one cluster's walk state.
+type clusterWalk struct {
+	// spireViews is what each SPIRE server (by spireServerKey) holds,
+	// asked once for every object of the cluster.
+	spireViews memo[string, spireexec.View]
+	// workloadSPIRE is what each SPIRE server (by its String) holds for
+	// the entries of ClusterSPIFFEIDs.
+	workloadSPIRE memo[string, workloadtrust.SPIRE]
+	// endpoints are peers' bundle endpoints' answers, by endpoint and the
+	// bundle that authenticated them (endpointWithHeld).
+	endpoints memo[string, endpointAnswer]
+	// lags is what each refresh found about a peer's endpoint serving
+	// authorities SPIRE lacks, by spireLagKey, for the plan of the same
+	// walk; a plan without a refresh finds none.
+	lags findings[string, endpointLag]
+	// spireWarningClaimed and spireWarningSaid: the "SPIRE Not Asked"
+	// warning of a SPIRE server, claimed by the fast path and said by the
+	// framework's Read (spireUnreachable).
+	spireWarningClaimed, spireWarningSaid onceSet[string]
+	// bundlesNotRead: the "SPIRE Bundles Not Read" warning of
+	// zerotrust_spire_bundle, by SPIRE server.
+	bundlesNotRead onceSet[string]
+}
+
+// walkOf is client's walk state.
+func walkOf(client *kube.Client) *clusterWalk {
+	return kube.Attached(client, func() *clusterWalk { return &clusterWalk{} })
+}
+
+// memo computes each key's value once; concurrent callers of a key wait
+// for the first one's answer.
+type memo[K comparable, V any] struct{ entries sync.Map }
+
+type memoEntry[V any] struct {
+	once sync.Once
+	val  V
+	err  error
+}
+
+func (m *memo[K, V]) get(key K, compute func() (V, error)) (V, error) {
+	v, _ := m.entries.LoadOrStore(key, &memoEntry[V]{})
+	e, _ := v.(*memoEntry[V]) // entries holds nothing else
+	e.once.Do(func() { e.val, e.err = compute() })
+	return e.val, e.err
+}
+
+// findings keeps what one step of the walk found for a later one (a
+// refresh for the plan after it); the first finding of a key stays.
+type findings[K comparable, V any] struct{ m sync.Map }
+
+func (f *findings[K, V]) keep(key K, v V) { f.m.LoadOrStore(key, v) }
+
+func (f *findings[K, V]) lookup(key K) (V, bool) {
+	v, ok := f.m.Load(key)
+	found, _ := v.(V) // m holds nothing else
+	return found, ok
+}
+
+// onceSet says whether a key is new: for what is said once per walk.
+type onceSet[K comparable] struct{ seen sync.Map }
+
+func (s *onceSet[K]) first(key K) bool {
+	_, seen := s.seen.LoadOrStore(key, struct{}{})
+	return !seen
+}
+
+// plannedFederations records, per provider instance (one graph walk), the
+// trust domains each cluster's federations plan: federation relationships
+// (zerotrust_federated_trust_domain, federates_with of
+// zerotrust_spire_federation) and bundles Terraform carries
+// (zerotrust_spire_bundle). Terraform plans a resource after those it
+// depends on, so a ClusterSPIFFEID that depends on its federations sees them
+// here although the cluster has none yet, and a carried bundle sees a
+// relationship planned before it for the same trust domain.
+type plannedFederations struct {
+	mu            sync.Mutex
+	relationships map[string][]string
+	carried       map[string][]string
+}
+
+var plannedFederationsByData sync.Map // *providerdata.Data -> *plannedFederations
+
+func plannedFederationsOf(d *providerdata.Data) *plannedFederations {
+	v, _ := plannedFederationsByData.LoadOrStore(d, &plannedFederations{
+		relationships: map[string][]string{}, carried: map[string][]string{}})
+	p, _ := v.(*plannedFederations)
+	return p
+}
+
+// add records that cluster (its key; "" the default connection) plans a
+// federation relationship with td.
+func (p *plannedFederations) add(cluster, td string) { p.record(p.relationships, cluster, td) }
+
+// addCarried records that cluster plans to hold td's bundle without a
+// relationship, set by Terraform.
+func (p *plannedFederations) addCarried(cluster, td string) { p.record(p.carried, cluster, td) }
+
+func (p *plannedFederations) record(into map[string][]string, cluster, td string) {
+	if td == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Contains(into[cluster], td) {
+		into[cluster] = append(into[cluster], td)
+	}
+}
+
+// of is every trust domain cluster plans to federate with, either way.
+func (p *plannedFederations) of(cluster string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append(slices.Clone(p.relationships[cluster]), p.carried[cluster]...)
+}
+
+// carriedOf is the trust domains whose bundles Terraform plans to carry
+// into cluster.
+func (p *plannedFederations) carriedOf(cluster string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.carried[cluster])
+}
+
+// refuseCarried is the plan error of a federation relationship with td on
+// cluster while a zerotrust_spire_bundle planned before it carries td's
+// bundle there (the carried bundle's own plan refuses the other order).
+func (p *plannedFederations) refuseCarried(cluster, td string, at path.Path, diags *diag.Diagnostics) {
+	if !slices.Contains(p.carriedOf(cluster), td) {
+		return
+	}
+	validate.AttributeError(diags, at, "Trust Domain's Bundle Carried by Terraform", fmt.Sprintf(
+		"A zerotrust_spire_bundle planned before this resource carries the bundle of %q into cluster %q. A federation "+
+			"relationship would have SPIRE refresh that bundle from the peer's endpoint and overwrite what the "+
+			"zerotrust_spire_bundle sets, which every apply would set back. Keep one of the two: this relationship "+
+			"where the SPIRE servers reach each other, or the carried bundle where they cannot.", td, cluster))
+}
+
+// relationshipsOf is the trust domains cluster plans a federation
+// relationship with.
+func (p *plannedFederations) relationshipsOf(cluster string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.relationships[cluster])
+}
