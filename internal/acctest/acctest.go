@@ -6,7 +6,6 @@ package acctest
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,12 +40,8 @@ var (
 	work string
 
 	terraformOnce sync.Once
+	terraformPath string
 	terraformErr  error
-
-	labOnce sync.Once
-	lab     *harness.Lab
-	labErr  error
-	labStop []func() error
 
 	atExitMu sync.Mutex
 	atExit   []func()
@@ -80,39 +75,10 @@ func PreCheck(t *testing.T) {
 	if work == "" {
 		t.Fatal("acctest: no work directory; call acctest.Main from TestMain")
 	}
-	terraformOnce.Do(func() { _, terraformErr = SetupTerraform(work) })
+	terraformOnce.Do(func() { terraformPath, terraformErr = SetupTerraform(work) })
 	if terraformErr != nil {
 		t.Fatalf("acctest: terraform CLI unavailable: %v", terraformErr)
 	}
-}
-
-// Lab returns the shared lab (east, west and bare), starting it (and the
-// terraform CLI) on first use, so test runs without acceptance tests start
-// nothing. A lab that could not start fails every test that asks for it.
-func Lab(t *testing.T) *harness.Lab {
-	t.Helper()
-	PreCheck(t)
-	labOnce.Do(func() { lab, labErr = startLab(work) })
-	if labErr != nil {
-		t.Fatalf("acctest: %v", labErr)
-	}
-	return lab
-}
-
-func startLab(work string) (*harness.Lab, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	crdLab, err := harness.Start(ctx, harness.Options{Names: []string{East, West}, Dir: filepath.Join(work, "lab")})
-	if err != nil {
-		return nil, fmt.Errorf("cannot start the test clusters: %w", err)
-	}
-	bareLab, err := harness.Start(ctx, harness.Options{Names: []string{Bare}, Dir: filepath.Join(work, "bare"), SkipCRDs: true})
-	if err != nil {
-		_ = crdLab.Stop()
-		return nil, fmt.Errorf("cannot start the bare test cluster: %w", err)
-	}
-	labStop = []func() error{crdLab.Stop, bareLab.Stop}
-	return &harness.Lab{Dir: work, Clusters: append(crdLab.Clusters, bareLab.Clusters...)}, nil
 }
 
 // WorkDir is a directory that lives as long as the test binary.
@@ -122,15 +88,29 @@ func WorkDir(t *testing.T) string {
 	return work
 }
 
-// Main runs the tests and then stops whatever they started. Nothing starts
-// before a test asks for it (see PreCheck and Lab), so `make unit` runs no
-// tool. A component that cannot start fails the tests that need it with the
-// reason: acceptance tests are never skipped for lack of a real cluster.
-func Main(m *testing.M) {
-	os.Exit(run(m))
+// TerraformPath is the terraform CLI PreCheck readied, for tests that run
+// it themselves.
+func TerraformPath(t *testing.T) string {
+	t.Helper()
+	PreCheck(t)
+	return terraformPath
 }
 
-func run(m *testing.M) int {
+// Main runs the tests and then stops whatever they started. Nothing starts
+// before a test asks for it (see PreCheck and LabFor), so `make unit` runs
+// no tool. A component that cannot start fails the tests that need it with
+// the reason: acceptance tests are never skipped for lack of a real cluster.
+func Main(m *testing.M) {
+	os.Exit(run(m, nil))
+}
+
+// MainThen is Main with report run once everything has stopped: a package's
+// summary of what its tests measured.
+func MainThen(m *testing.M, report func()) {
+	os.Exit(run(m, report))
+}
+
+func run(m *testing.M, report func()) int {
 	var err error
 	work, err = os.MkdirTemp("", "zerotrust-acc-")
 	if err != nil {
@@ -152,10 +132,8 @@ func run(m *testing.M) int {
 	}
 	code := m.Run()
 	runAtExit()
-	for _, stop := range labStop {
-		if err := stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "acctest: stopping clusters:", err)
-		}
+	if report != nil {
+		report()
 	}
 	return code
 }
@@ -227,23 +205,6 @@ func ExperimentalTerraform(t *testing.T) {
 	t.Setenv("TF_ACC_TERRAFORM_PATH", tf)
 	// Undo SetupTerraform's OpenTofu registry host under ZT_TERRAFORM=tofu.
 	t.Setenv("TF_ACC_PROVIDER_HOST", "registry.terraform.io")
-}
-
-// Cluster returns a cluster of the shared lab, or one ExtraCluster or
-// AuditedCluster started (without starting the lab for it).
-func Cluster(t *testing.T, name string) *harness.Cluster {
-	t.Helper()
-	startedMu.Lock()
-	extra := startedExtra[name]
-	startedMu.Unlock()
-	if extra != nil {
-		return extra
-	}
-	c := Lab(t).Cluster(name)
-	if c == nil {
-		t.Fatalf("acctest: no cluster %q in the lab", name)
-	}
-	return c
 }
 
 // Dynamic is an admin client for checks that ask the cluster directly.

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
@@ -178,31 +179,8 @@ type permanentCase struct {
 func TestAccErrorClassesAgainstAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	var (
-		wg             sync.WaitGroup
-		lab, bare      *harness.Lab
-		labErr, bareEr error
-	)
-	// t.TempDir may fail the test, which only the test's goroutine may do.
-	labDir, bareDir := t.TempDir(), t.TempDir()
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		lab, labErr = harness.Start(ctx, harness.Options{Names: []string{"errs"}, Dir: labDir})
-	}()
-	go func() {
-		defer wg.Done()
-		bare, bareEr = harness.Start(ctx, harness.Options{Names: []string{"errs-bare"}, Dir: bareDir, SkipCRDs: true})
-	}()
-	wg.Wait()
-	for _, l := range []*harness.Lab{lab, bare} {
-		if l != nil {
-			t.Cleanup(func() { _ = l.Stop() })
-		}
-	}
-	if labErr != nil || bareEr != nil {
-		t.Fatalf("starting clusters: %v; %v", labErr, bareEr)
-	}
+	lab := acctest.LabFor(t, "errs", harness.Options{Names: []string{"errs"}})
+	bare := acctest.LabFor(t, "errs-bare", harness.Options{Names: []string{"errs-bare"}, SkipCRDs: true})
 	c := lab.Clusters[0]
 
 	// The SpireServer as the operator would hold it, with a federation

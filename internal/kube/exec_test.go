@@ -9,6 +9,7 @@ import (
 
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
@@ -20,11 +21,7 @@ import (
 func TestAccExecThroughAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	lab, err := harness.Start(ctx, harness.Options{Names: []string{"exec"}, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("starting a cluster: %v", err)
-	}
-	t.Cleanup(func() { _ = lab.Stop() })
+	lab := acctest.LabFor(t, "exec", harness.Options{Names: []string{"exec"}})
 	spire, err := harness.StartSpire(ctx, lab.Clusters[0], harness.SpireOptions{TrustDomain: "exec.zt.test"})
 	if err != nil {
 		t.Fatalf("starting SPIRE: %v", err)

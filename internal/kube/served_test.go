@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
@@ -15,11 +16,7 @@ import (
 func TestAccServedAgainstAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	lab, err := harness.Start(ctx, harness.Options{Names: []string{"served"}, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("starting a cluster: %v", err)
-	}
-	t.Cleanup(func() { _ = lab.Stop() })
+	lab := acctest.LabFor(t, "served", harness.Options{Names: []string{"served"}})
 	client, err := kube.NewClient("served", lab.Clusters[0].RESTConfig(), "zerotrust-test")
 	if err != nil {
 		t.Fatal(err)
@@ -51,13 +48,7 @@ func TestAccServedAgainstAPIServer(t *testing.T) {
 func TestAccServedRemembersOnlyYes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	lab, err := harness.Start(ctx, harness.Options{Names: []string{"served-cache"}, Dir: t.TempDir()})
-	if lab != nil {
-		t.Cleanup(func() { _ = lab.Stop() })
-	}
-	if err != nil {
-		t.Fatalf("starting a cluster: %v", err)
-	}
+	lab := acctest.LabFor(t, "served-cache", harness.Options{Names: []string{"served-cache"}})
 	c := lab.Clusters[0]
 	// Counts the discovery document of spire.spiffe.io/v1alpha1: only Served asks for it here.
 	proxy := newCountingProxy(t, c, "/apis/spire.spiffe.io/v1alpha1")

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
@@ -21,13 +22,7 @@ import (
 func TestAccGetForRefresh(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	lab, err := harness.Start(ctx, harness.Options{Names: []string{"snap"}, Dir: t.TempDir()})
-	if lab != nil {
-		t.Cleanup(func() { _ = lab.Stop() })
-	}
-	if err != nil {
-		t.Fatalf("starting the cluster: %v", err)
-	}
+	lab := acctest.LabFor(t, "snap", harness.Options{Names: []string{"snap"}})
 	c := lab.Clusters[0]
 	proxy := newCountingProxy(t, c, "/clusterfederatedtrustdomains")
 	const n = 30

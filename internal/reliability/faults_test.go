@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 )
 
@@ -21,15 +22,7 @@ import (
 func startExtraLab(t *testing.T, name string, opts harness.Options) *harness.Lab {
 	t.Helper()
 	setup(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	opts.Dir = filepath.Join(work, name)
-	l, err := harness.Start(ctx, opts)
-	if err != nil {
-		t.Fatalf("cannot start cluster(s) %v: %v", opts.Names, err)
-	}
-	addAtExit(func() { _ = l.Stop() })
-	return l
+	return acctest.LabFor(t, name, opts)
 }
 
 // providerFor is a provider block whose default connection and only

@@ -6,16 +6,13 @@
 package reliability
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
@@ -29,10 +26,8 @@ const (
 )
 
 var (
-	work string
-
-	setupOnce sync.Once
-	setupErr  error
+	// work lives as long as the test binary (acctest.WorkDir); setup sets it.
+	work      string
 	lab       *harness.Lab
 	terraform string
 
@@ -59,57 +54,27 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	work, err = os.MkdirTemp("", "zerotrust-reliability-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "reliability:", err)
-		return 1
-	}
-	defer os.RemoveAll(work)
-	code := m.Run()
-	runAtExit()
-	if lab != nil {
-		if err := lab.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "reliability: stopping clusters:", err)
+	acctest.MainThen(m, func() {
+		if lab != nil {
+			fmt.Println(summary())
 		}
-		fmt.Println(summary())
-	}
-	return code
+	})
 }
 
-// setup readies the terraform CLI and starts the audited lab on first use,
-// so a run that selects none of this package's tests (make unit) starts
-// nothing. Every test calls it, directly or through cluster, newTFDir or
-// startExtraLab, before it runs terraform; a lab that cannot start fails
-// each test with the reason.
+// setup readies the terraform CLI and starts the audited lab on first use
+// (acctest.LabFor), so a run that selects none of this package's tests
+// (make unit) starts nothing. Every test calls it, directly or through
+// cluster, newTFDir or startExtraLab, before it runs terraform; a lab that
+// cannot start fails each test with the reason.
 func setup(t *testing.T) {
 	t.Helper()
-	setupOnce.Do(func() {
-		if terraform, setupErr = acctest.SetupTerraform(work); setupErr != nil {
-			setupErr = fmt.Errorf("terraform CLI unavailable: %w", setupErr)
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		l, err := harness.Start(ctx, harness.Options{
-			Names:    []string{east, west, north},
-			Dir:      filepath.Join(work, "lab"),
-			AuditLog: true,
-		})
-		if err != nil {
-			setupErr = fmt.Errorf("cannot start the audited test clusters: %w", err)
-			return
-		}
-		lab = l
-	})
-	if setupErr != nil {
-		t.Fatalf("reliability: %v", setupErr)
-	}
+	l := acctest.LabFor(t, "reliability", harness.Options{Names: []string{east, west, north}, AuditLog: true})
+	w, tf := acctest.WorkDir(t), acctest.TerraformPath(t)
+	setupOnce.Do(func() { work, terraform, lab = w, tf, l })
 }
+
+// setupOnce publishes setup's values once to every test that calls it.
+var setupOnce sync.Once
 
 func summary() string {
 	parts := []string{}
@@ -139,27 +104,6 @@ func summary() string {
 		parts = append(parts, fmt.Sprintf("%d objects on 3 clusters at parallelism 50, 0 throttling errors", parallelObjects.Load()))
 	}
 	return "reliability: " + strings.Join(parts, "; ")
-}
-
-var (
-	atExitMu sync.Mutex
-	atExit   []func()
-)
-
-// addAtExit registers f to run after all tests, before the lab stops
-// (clusters started lazily by one test stop here).
-func addAtExit(f func()) {
-	atExitMu.Lock()
-	defer atExitMu.Unlock()
-	atExit = append(atExit, f)
-}
-
-func runAtExit() {
-	atExitMu.Lock()
-	defer atExitMu.Unlock()
-	for i := len(atExit) - 1; i >= 0; i-- {
-		atExit[i]()
-	}
 }
 
 // providerBinaryDir builds the provider once into a directory usable in a

@@ -1,0 +1,140 @@
+package acctest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+)
+
+// labStartTimeout bounds one lab's start: its kube-apiservers, etcds and
+// CRDs, on a machine that may be busy with other test binaries.
+const labStartTimeout = 10 * time.Minute
+
+var (
+	labs lazy[*harness.Lab]
+
+	startedMu    sync.Mutex
+	startedExtra = map[string]*harness.Cluster{}
+)
+
+// LabFor returns the lab opts describe, started once per name and test
+// binary in a directory of its own (opts.Dir is set here) and stopped when
+// the binary's tests have finished: every lab of a test binary starts here.
+// Tests that ask for the same name share the lab; one that could not start
+// fails every test that asks for it, with the reason.
+func LabFor(t *testing.T, name string, opts harness.Options) *harness.Lab {
+	t.Helper()
+	dir := filepath.Join(WorkDir(t), "lab-"+name)
+	l, err := labs.get(name, func() (*harness.Lab, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), labStartTimeout)
+		defer cancel()
+		opts.Dir = dir
+		l, err := harness.Start(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		AtExit(func() {
+			if err := l.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "acctest: stopping lab %s: %v\n", name, err)
+			}
+		})
+		return l, nil
+	})
+	if err != nil {
+		t.Fatalf("acctest: cannot start lab %s (clusters %v): %v", name, opts.Names, err)
+	}
+	return l
+}
+
+var sharedLab lazy[*harness.Lab]
+
+// Lab returns the shared lab (east and west with the test CRDs, bare
+// without), starting it (and the terraform CLI) on first use, so test runs
+// without acceptance tests start nothing.
+func Lab(t *testing.T) *harness.Lab {
+	t.Helper()
+	crds := LabFor(t, "shared", harness.Options{Names: []string{East, West}})
+	bare := LabFor(t, "bare", harness.Options{Names: []string{Bare}, SkipCRDs: true})
+	l, _ := sharedLab.get("", func() (*harness.Lab, error) {
+		return &harness.Lab{Dir: work, Clusters: append(slices.Clone(crds.Clusters), bare.Clusters...)}, nil
+	})
+	return l
+}
+
+// Cluster returns a cluster of the shared lab, or one ExtraCluster or
+// AuditedCluster started (without starting the lab for it).
+func Cluster(t *testing.T, name string) *harness.Cluster {
+	t.Helper()
+	startedMu.Lock()
+	extra := startedExtra[name]
+	startedMu.Unlock()
+	if extra != nil {
+		return extra
+	}
+	c := Lab(t).Cluster(name)
+	if c == nil {
+		t.Fatalf("acctest: no cluster %q in the lab", name)
+	}
+	return c
+}
+
+// ExtraCluster returns a cluster with the test CRDs beyond the shared lab
+// (for tests that need three or four clusters), starting it on first use
+// and stopping it at exit. Names must not be those of the lab.
+func ExtraCluster(t *testing.T, name string) *harness.Cluster {
+	t.Helper()
+	if Lab(t).Cluster(name) != nil {
+		t.Fatalf("acctest: %q is a cluster of the shared lab; use Cluster", name)
+	}
+	return started(t, name, LabFor(t, "extra-"+name, harness.Options{Names: []string{name}}))
+}
+
+// AuditedCluster returns a cluster of its own with the test CRDs and the
+// apiserver's audit log (harness.Options.AuditLog), started on first use
+// without the shared lab and stopped at exit: for tests that count the
+// requests the provider sends. Names must not be those of the lab.
+func AuditedCluster(t *testing.T, name string) *harness.Cluster {
+	t.Helper()
+	if name == East || name == West || name == Bare {
+		t.Fatalf("acctest: %q is a cluster of the shared lab", name)
+	}
+	return started(t, name, LabFor(t, "audited-"+name, harness.Options{Names: []string{name}, AuditLog: true}))
+}
+
+// started records the one cluster of l as the cluster name, for Cluster
+// and Spire; a name started both as an extra and an audited cluster is a
+// test's mistake.
+func started(t *testing.T, name string, l *harness.Lab) *harness.Cluster {
+	t.Helper()
+	c := l.Cluster(name)
+	startedMu.Lock()
+	defer startedMu.Unlock()
+	if prev, ok := startedExtra[name]; ok && prev != c {
+		t.Fatalf("acctest: cluster %q was started twice, as an extra and as an audited cluster", name)
+	}
+	startedExtra[name] = c
+	return c
+}
+
+// anyCluster finds a cluster of the lab or one ExtraCluster started.
+func anyCluster(t *testing.T, name string) *harness.Cluster {
+	t.Helper()
+	startedMu.Lock()
+	c := startedExtra[name]
+	startedMu.Unlock()
+	if c != nil {
+		return c
+	}
+	if c := Lab(t).Cluster(name); c != nil {
+		return c
+	}
+	t.Fatalf("acctest: no cluster %q: not in the lab, and not started with ExtraCluster or AuditedCluster", name)
+	return nil
+}
