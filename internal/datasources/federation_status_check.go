@@ -78,6 +78,12 @@ func checkFederations(ctx context.Context, clusters []fsCluster, checkEndpoints 
 func checkCluster(ctx context.Context, c fsCluster, checkEndpoints bool) fsReport {
 	name := c.Client.DisplayName()
 	var report fsReport
+	// A cluster that does not answer at all costs one bounded request
+	// (kube.PlanReachTimeout), not every check's retries.
+	if err := c.Client.Reachable(ctx); err != nil {
+		report.ClusterProblems = append(report.ClusterProblems, fmt.Sprintf("%s: not checked: %v", name, err))
+		return report
+	}
 	cftds, err := listCFTDs(ctx, c.Client)
 	if err != nil {
 		report.ClusterProblems = append(report.ClusterProblems, fmt.Sprintf(
