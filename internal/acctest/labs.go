@@ -3,6 +3,7 @@ package acctest
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,18 +124,18 @@ func started(t *testing.T, name string, l *harness.Lab) *harness.Cluster {
 	return c
 }
 
-// anyCluster finds a cluster of the lab or one ExtraCluster started.
-func anyCluster(t *testing.T, name string) *harness.Cluster {
+// ClosedAddress is a host:port on 127.0.0.1 where nothing listens: the
+// address of a listener that was closed again, for a cluster or endpoint
+// that does not answer.
+func ClosedAddress(t *testing.T) string {
 	t.Helper()
-	startedMu.Lock()
-	c := startedExtra[name]
-	startedMu.Unlock()
-	if c != nil {
-		return c
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if c := Lab(t).Cluster(name); c != nil {
-		return c
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("acctest: no cluster %q: not in the lab, and not started with ExtraCluster or AuditedCluster", name)
-	return nil
+	return addr
 }

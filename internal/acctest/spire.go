@@ -50,7 +50,7 @@ var spires lazy[*harness.Spire]
 // stop or rotate it in a parallel test; start a harness.StartSpire of your own.
 func Spire(t *testing.T, clusterName string) *harness.Spire {
 	t.Helper()
-	c := anyCluster(t, clusterName)
+	c := Cluster(t, clusterName)
 	s, err := spires.get(clusterName, func() (*harness.Spire, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()

@@ -541,14 +541,7 @@ data "zerotrust_trust_bundle" "north" {
 // bundle; the warning is asserted through the CLI in examplestest), by
 // default it fails naming the cluster.
 func TestAccTrustBundleDataSource_unreachableCluster(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := "https://" + l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	host := "https://" + acctest.ClosedAddress(t)
 	config := func(onUnreachable string) string {
 		return strings.Replace(acctest.ProviderConfig(t), "  clusters = {\n",
 			fmt.Sprintf("  clusters = {\n    dead = { host = %q, token = \"x\", insecure = true }\n", host), 1) + fmt.Sprintf(`

@@ -3,13 +3,14 @@ package examplestest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 )
 
 // clusterUnreachable points the provider's connection to north at an
@@ -94,14 +95,7 @@ var kubeconfigServer = regexp.MustCompile(`(?m)^(\s*server:\s*)\S+$`)
 
 func deadKubeconfig(t *testing.T, kubeconfig string) deadKubeconfigFile {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := "https://" + l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	server := "https://" + acctest.ClosedAddress(t)
 	data, err := os.ReadFile(kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ const unreachablePlanBound = 40 * time.Second
 func TestAccPlan_unreachableCluster(t *testing.T) {
 	t.Parallel()
 	for name, address := range map[string]func(*testing.T) string{
-		"closed port":     closedPort,
+		"closed port":     acctest.ClosedAddress,
 		"silent listener": silentListener,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -97,21 +97,6 @@ resource "zerotrust_federated_trust_domain" "live" {
 			}
 		})
 	}
-}
-
-// closedPort is an address where nothing listens: the port of a listener
-// that was closed again.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 // silentListener accepts connections and never writes to them (not even a
