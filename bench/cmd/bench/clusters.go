@@ -120,6 +120,12 @@ func runClusterScale(ctx context.Context, env *tfEnv, opts options, res *Results
 					join, err = meshJoin(ctx, env, opts, dir, members[:k+1])
 					res.ClusterJoin = append(res.ClusterJoin, join)
 				}
+				// And the same mesh with Terraform carrying the bundles.
+				if err == nil {
+					var courier CourierRow
+					courier, err = meshCourier(ctx, env, opts, dir, members[:k])
+					res.ClusterCourier = append(res.ClusterCourier, courier)
+				}
 			}
 		}
 		res.ClusterScale = append(res.ClusterScale, row)

@@ -123,6 +123,7 @@ func clusterScaleMarkdown(r *Results) string {
 	}
 	b.WriteString(trustMarkdown(r))
 	b.WriteString(joinMarkdown(r))
+	b.WriteString(courierMarkdown(r))
 	return b.String()
 }
 

@@ -372,3 +372,69 @@ func TestJoinMarkdownAndGoal(t *testing.T) {
 		t.Errorf("a join not reached: goal %+v, section:\n%s", goals[0], joinMarkdown(r))
 	}
 }
+
+// The courier configuration parses, carries a bundle per ordered pair with
+// each cluster's given trust domain, and its ClusterSPIFFEIDs federate with
+// the carried trust domains.
+func TestCourierConfig(t *testing.T) {
+	p := provider{source: "registry.terraform.io/ztfabric/zerotrust", version: "0.0.1"}
+	src := courierConfig(p, []courierClusterFacts{
+		{Name: "mesh01", Kubeconfig: "/k/1", TrustDomain: "mesh01.zt.test"},
+		{Name: "mesh02", Kubeconfig: "/k/2", TrustDomain: "mesh02.zt.test"},
+	})
+	f, diags := hclsyntax.ParseConfig([]byte(src), "main.tf", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatalf("%s\n%s", diags, src)
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		t.Fatalf("body is %T", f.Body)
+	}
+	var resources []string
+	for _, b := range body.Blocks {
+		if b.Type == "resource" {
+			resources = append(resources, strings.Join(b.Labels, "."))
+		}
+	}
+	if want := []string{"zerotrust_spire_bundle.peer", "zerotrust_cluster_spiffe_id.workloads"}; !reflect.DeepEqual(resources, want) {
+		t.Errorf("resources %v, want %v", resources, want)
+	}
+	for _, s := range []string{
+		`mesh02 = { config_path = "/k/2", config_context = "mesh02", trust_domain = "mesh02.zt.test" }`,
+		`on_unreachable = "warn"`,
+		`name               = "` + trustCSID + `"`,
+		`if b.cluster == each.key`,
+	} {
+		if !strings.Contains(src, s) {
+			t.Errorf("config lacks %q:\n%s", s, src)
+		}
+	}
+	if strings.Contains(src, "zerotrust_federated_trust_domain") || strings.Contains(src, "zerotrust_spire_federation") {
+		t.Errorf("the courier configuration has a federation relationship:\n%s", src)
+	}
+}
+
+func TestCourierMarkdownAndGoal(t *testing.T) {
+	r := &Results{}
+	if got := courierMarkdown(r); got != "" {
+		t.Errorf("no courier run: %q, want nothing", got)
+	}
+	r.ClusterCourier = []CourierRow{{Clusters: 3, Pairs: 6, Bundles: 6, ApplyWall: 7.5, BundlesHeld: 4.25, TimeToTrust: 15.5, Dials: 30}}
+	got := courierMarkdown(r)
+	for _, want := range []string{"### Time to trust when Terraform carries the bundles", "| 3 | 6 | 6 | 7.5 | 4.2 | 15.5 | 30 |"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("courier section lacks %q:\n%s", want, got)
+		}
+	}
+	var goals []Goal
+	r.courierGoal(func(g Goal) { goals = append(goals, g) })
+	if len(goals) != 1 || goals[0].Status != met || goals[0].Measured != "3 clusters (6 bundles carried, 6 pairs) 15.5 s" {
+		t.Errorf("goals = %+v", goals)
+	}
+	r.ClusterCourier[0].TimeToTrust, r.ClusterCourier[0].Error = 0, "apply failed"
+	goals = nil
+	r.courierGoal(func(g Goal) { goals = append(goals, g) })
+	if goals[0].Status == met || !strings.Contains(courierMarkdown(r), "- 3 clusters: apply failed") {
+		t.Errorf("a courier run not reached: goal %+v, section:\n%s", goals[0], courierMarkdown(r))
+	}
+}

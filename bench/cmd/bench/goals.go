@@ -235,6 +235,7 @@ func (r *Results) clusterGoals(add func(Goal)) {
 		Status:   status(held && empty)})
 	r.trustGoals(add)
 	r.joinGoal(add)
+	r.courierGoal(add)
 }
 
 // trustGoals checks the time-to-trust runs (every ordered workload pair

@@ -40,6 +40,7 @@ type Results struct {
 	ClusterScale          []ClusterScaleRow `json:"cluster_scale,omitempty"`
 	ClusterHeal           []HealCase        `json:"cluster_heal,omitempty"`
 	ClusterJoin           []JoinRow         `json:"cluster_join,omitempty"`
+	ClusterCourier        []CourierRow      `json:"cluster_courier,omitempty"`
 	Goals                 []Goal            `json:"targets_checked"`
 	Notes                 []string          `json:"notes"`
 }
