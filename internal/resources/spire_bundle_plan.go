@@ -13,12 +13,12 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
-// ModifyPlan derives the id, keeps the prior bundle text when the
+// ModifyPlan derives the id; keeps the prior bundle text when the
 // configured one holds the same authorities (the same trust, which SPIRE
 // need not be told again), when the configuration gives none (its source
-// did not answer) and when the cluster does not answer, records the trust domain for the
-// ClusterSPIFFEIDs planned after it, and refuses a trust domain the cluster
-// already federates with through a relationship.
+// did not answer) and when the cluster does not answer; records the trust
+// domain for the ClusterSPIFFEIDs planned after it; and refuses a trust
+// domain the cluster already federates with through a relationship.
 func (r *spireBundleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || r.Data == nil {
 		return
