@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -642,11 +643,15 @@ func brownfieldIstioCSR(t *testing.T, extra map[string]any) (string, resource.Te
 	}
 }
 
+// fieldManagers lists obj's field managers, sorted: the API server moves a
+// manager's entry when that manager writes again (the stand-in operator's
+// status updates), which is no change of who manages the object.
 func fieldManagers(obj *unstructured.Unstructured) []string {
 	var out []string
 	for _, m := range obj.GetManagedFields() {
 		out = append(out, m.Manager+"/"+string(m.Operation))
 	}
+	slices.Sort(out)
 	return out
 }
 
