@@ -40,7 +40,11 @@ type fsEntry struct {
 	Endpoint            *fsEndpoint // the endpoint checked, if any
 	EndpointErr         error
 	Served              *spiffebundle.Bundle // what the endpoint served
-	Problems            []string
+	// Peer compares a carried bundle SPIRE holds with what its peer's own
+	// SPIRE server publishes; nil when not carried, not held, or a checked
+	// cluster that may be the peer did not answer.
+	Peer     *fsCarriedFinding
+	Problems []string
 }
 
 // fsReport is the finding for every checked cluster.
@@ -55,10 +59,14 @@ type fsReport struct {
 // server and peers' endpoints, which are slow and independent) and returns
 // the entries sorted by cluster key, then trust domain.
 func checkFederations(ctx context.Context, clusters []fsCluster, checkEndpoints bool) fsReport {
+	var peers fsPeers
+	if slices.ContainsFunc(clusters, func(c fsCluster) bool { return len(c.Carried) > 0 }) {
+		peers = askPeers(ctx, clusters)
+	}
 	reports := make([]fsReport, len(clusters))
 	var wg sync.WaitGroup
 	for i, c := range clusters {
-		wg.Go(func() { reports[i] = checkCluster(ctx, c, checkEndpoints) })
+		wg.Go(func() { reports[i] = checkCluster(ctx, c, checkEndpoints, peers) })
 	}
 	wg.Wait()
 	var all fsReport
@@ -74,8 +82,9 @@ func checkFederations(ctx context.Context, clusters []fsCluster, checkEndpoints 
 }
 
 // checkCluster gathers what the cluster declares and what its SPIRE server
-// holds, then checks the endpoints and names the problems.
-func checkCluster(ctx context.Context, c fsCluster, checkEndpoints bool) fsReport {
+// holds, compares carried bundles with peers, then checks the endpoints and
+// names the problems.
+func checkCluster(ctx context.Context, c fsCluster, checkEndpoints bool, peers fsPeers) fsReport {
 	name := c.Client.DisplayName()
 	var report fsReport
 	// A cluster that does not answer at all costs one bounded request
@@ -118,6 +127,10 @@ func checkCluster(ctx context.Context, c fsCluster, checkEndpoints bool) fsRepor
 			"%s: cannot ask the %s: %v", name, fsServerName(c.Spire), spireErr))
 	}
 
+	now := time.Now()
+	for _, e := range entries {
+		e.comparePeer(peers, now)
+	}
 	var wg sync.WaitGroup
 	for _, e := range entries {
 		if !checkEndpoints {
@@ -127,7 +140,7 @@ func checkCluster(ctx context.Context, c fsCluster, checkEndpoints bool) fsRepor
 	}
 	wg.Wait()
 	for _, e := range entries {
-		e.Problems = e.problems(c.Spire, spireErr, time.Now())
+		e.Problems = e.problems(c.Spire, spireErr, now)
 		report.Entries = append(report.Entries, *e)
 	}
 	workloads, problems := checkWorkloads(ctx, c, view, spireErr)
@@ -186,6 +199,22 @@ func (e *fsEntry) checkEndpoint(ctx context.Context, held map[string]*spiffebund
 	e.Served, e.EndpointErr = fetchEndpoint(ctx, td, *ep, anchor)
 }
 
+// comparePeer compares a carried bundle SPIRE holds with the bundle of the
+// checked cluster whose SPIRE server is of the trust domain.
+func (e *fsEntry) comparePeer(peers fsPeers, now time.Time) {
+	if !e.Carried || e.Held == nil {
+		return
+	}
+	peer, found := peers.ByTrustDomain[e.TrustDomain]
+	switch {
+	case found:
+		f := compareCarried(e.Held, peer, now)
+		e.Peer = &f
+	case len(peers.Unanswered) == 0:
+		e.Peer = &fsCarriedFinding{Comparison: peerNone}
+	}
+}
+
 // EndpointOK is null (nil) when the endpoint was not checked.
 func (e *fsEntry) EndpointOK() *bool {
 	if e.Endpoint == nil {
@@ -223,6 +252,9 @@ func (e *fsEntry) problems(s spireexec.Server, spireErr error, now time.Time) []
 		add("cannot ask the %s: %v", fsServerName(s), spireErr)
 	} else {
 		e.spireProblems(now, add)
+		if e.Peer != nil {
+			e.Peer.carriedProblems(now, add)
+		}
 	}
 	if e.Endpoint != nil {
 		switch matches := e.EndpointMatches(); {

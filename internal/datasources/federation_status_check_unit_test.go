@@ -21,6 +21,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
 
 // fsCA is a self-signed SPIRE-like CA of td valid from notBefore to notAfter.
@@ -170,5 +171,175 @@ func TestEndpointAnchor(t *testing.T) {
 	}
 	if endpointAnchor(e, nil, &fsCFTD{TrustDomain: "west.test"}) != nil {
 		t.Error("nothing to authenticate with")
+	}
+}
+
+// fsPeerOf is a peer publishing b, whose active X.509 authority is active.
+func fsPeerOf(b *spiffebundle.Bundle, active *x509.Certificate) fsPeer {
+	return fsPeer{Cluster: "west", Own: spireexec.Own{Bundle: b, ActiveX509: fmt.Sprintf("%x", active.SubjectKeyId)}}
+}
+
+func TestCompareCarried(t *testing.T) {
+	now := time.Now()
+	active := fsCA(t, "west.test", now.Add(-time.Hour), now.Add(23*time.Hour))
+	prepared := fsCA(t, "west.test", now, now.Add(24*time.Hour))
+	revoked := fsCA(t, "west.test", now.Add(-2*time.Hour), now.Add(22*time.Hour))
+	jwtKey := func() any {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return key.Public()
+	}()
+	withJWT := func(b *spiffebundle.Bundle) *spiffebundle.Bundle {
+		c := b.Clone()
+		if err := c.AddJWTAuthority("next", jwtKey); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	renumbered := fsBundle("west.test", prepared, active)
+	renumbered.SetSequenceNumber(42)
+
+	for _, tc := range []struct {
+		name          string
+		held, current *spiffebundle.Bundle
+		want          string
+		missing       int
+		dropped       int
+	}{
+		{name: "same authorities, other order and sequence number", held: renumbered,
+			current: fsBundle("west.test", active, prepared), want: peerMatches},
+		{name: "prepared X.509 authority", held: fsBundle("west.test", active),
+			current: fsBundle("west.test", active, prepared), want: peerBehind, missing: 1},
+		{name: "prepared JWT authority", held: fsBundle("west.test", active),
+			current: withJWT(fsBundle("west.test", active)), want: peerBehind, missing: 1},
+		{name: "revoked authority still held", held: fsBundle("west.test", revoked, active),
+			current: fsBundle("west.test", active), want: peerDiffers, dropped: 1},
+		{name: "revoked held and prepared missing", held: fsBundle("west.test", revoked, active),
+			current: fsBundle("west.test", active, prepared), want: peerBehind, missing: 1, dropped: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := compareCarried(tc.held, fsPeerOf(tc.current, active), now)
+			if f.Comparison != tc.want || len(f.Missing) != tc.missing || len(f.Dropped) != tc.dropped {
+				t.Errorf("got %s, missing %q, dropped %q; want %s, %d missing, %d dropped",
+					f.Comparison, f.Missing, f.Dropped, tc.want, tc.missing, tc.dropped)
+			}
+			if f.ActivatesAt == nil || f.PeerCluster != "west" {
+				t.Errorf("activates at %v, peer %q", f.ActivatesAt, f.PeerCluster)
+			}
+		})
+	}
+}
+
+func TestNextX509Activation(t *testing.T) {
+	issued := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		ttl  time.Duration
+		want time.Time
+	}{
+		// 5/6 of the lifetime up to 42 days.
+		{name: "24h", ttl: 24 * time.Hour, want: issued.Add(20 * time.Hour)},
+		{name: "42 days", ttl: 42 * 24 * time.Hour, want: issued.Add(35 * 24 * time.Hour)},
+		// Above, 7 days before expiry.
+		{name: "90 days", ttl: 90 * 24 * time.Hour, want: issued.Add(83 * 24 * time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// SPIRE signs the authority as valid from 10 seconds before it
+			// issued it.
+			ca := fsCA(t, "west.test", issued.Add(-caNotBeforeCushion), issued.Add(tc.ttl))
+			got := nextX509Activation(fsPeerOf(fsBundle("west.test", ca), ca).Own)
+			if got == nil || !got.Equal(tc.want) {
+				t.Errorf("activation at %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// An upstream authority's intermediate signs: the bundle holds the
+	// root, not the active authority.
+	root := fsCA(t, "west.test", issued, issued.Add(24*time.Hour))
+	own := spireexec.Own{Bundle: fsBundle("west.test", root), ActiveX509: "0123"}
+	if got := nextX509Activation(own); got != nil {
+		t.Errorf("activation at %v for an authority not in the bundle", got)
+	}
+}
+
+func TestCarriedProblems(t *testing.T) {
+	now := time.Now().Truncate(time.Second) // certificates hold whole seconds
+	// Issued an hour ago for 24 hours: activates the next one in 19 hours.
+	active := fsCA(t, "west.test", now.Add(-time.Hour-caNotBeforeCushion), now.Add(23*time.Hour))
+	prepared := fsCA(t, "west.test", now, now.Add(24*time.Hour))
+	revoked := fsCA(t, "west.test", now.Add(-2*time.Hour), now.Add(22*time.Hour))
+	server := spireexec.Server{Namespace: "spire", Pod: "spire-server-0", Container: "spire-server"}
+	peers := fsPeers{ByTrustDomain: map[string]fsPeer{"west.test": fsPeerOf(fsBundle("west.test", active, prepared), active)}}
+	for _, tc := range []struct {
+		name  string
+		held  *spiffebundle.Bundle
+		peers fsPeers
+		want  []string
+		cmp   string // "" for no comparison
+	}{
+		{name: "matches", held: fsBundle("west.test", prepared, active), peers: peers, cmp: peerMatches},
+		{name: "behind", held: fsBundle("west.test", active), peers: peers, cmp: peerBehind, want: []string{
+			"the carried bundle is behind the one cluster west publishes, which adds " + trustbundle.Describe([]*x509.Certificate{prepared})[0],
+			"the peer activates it at " + now.Add(19*time.Hour).UTC().Format(time.RFC3339) + " (in 19h0m0s): apply before then"}},
+		{name: "revoked still trusted", held: fsBundle("west.test", revoked, active, prepared), peers: peers, cmp: peerDiffers,
+			want: []string{"still trusts X.509 authorities cluster west revoked"}},
+		{name: "no checked cluster is the peer", held: fsBundle("west.test", active), peers: fsPeers{}, cmp: peerNone},
+		{name: "a cluster did not answer", held: fsBundle("west.test", active), peers: fsPeers{Unanswered: []string{"north"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := fsEntry{Cluster: "east", TrustDomain: "west.test", Asked: true, Carried: true, Held: tc.held}
+			e.comparePeer(tc.peers, now)
+			comparison := ""
+			if e.Peer != nil {
+				comparison = e.Peer.Comparison
+			}
+			if comparison != tc.cmp {
+				t.Fatalf("comparison %q, want %q", comparison, tc.cmp)
+			}
+			got := e.problems(server, nil, now)
+			if len(tc.want) == 0 {
+				if len(got) != 0 {
+					t.Errorf("problems = %q, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("problems = %q, want one", got)
+			}
+			for _, w := range tc.want {
+				if !strings.HasPrefix(got[0], "east: west.test: ") || !strings.Contains(got[0], w) {
+					t.Errorf("problem = %q, want it to contain %q", got[0], w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseOwn(t *testing.T) {
+	now := time.Now()
+	ca := fsCA(t, "b.test", now.Add(-time.Hour), now.Add(24*time.Hour))
+	b, err := spireexec.ParseBundleShow(fmt.Appendf(nil, `{"jwt_authorities":[],"refresh_hint":"0","sequence_number":"3",`+
+		`"trust_domain":"b.test","wit_authorities":[],"x509_authorities":[{"asn1":%q,"tainted":false}]}`,
+		base64.StdEncoding.EncodeToString(ca.Raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.TrustDomain().Name() != "b.test" || len(b.X509Authorities()) != 1 {
+		t.Fatalf("bundle of %s with %d X.509 authorities", b.TrustDomain(), len(b.X509Authorities()))
+	}
+	id := fmt.Sprintf("%x", ca.SubjectKeyId)
+	var own spireexec.Own
+	out := fmt.Sprintf(`{"active":{"authority_id":%q,"expires_at":"%d","upstream_authority_subject_key_id":""},`+
+		`"prepared":{"authority_id":"abcd","expires_at":"1","upstream_authority_subject_key_id":""}}`, id, ca.NotAfter.Unix())
+	if err := spireexec.ParseX509AuthorityShow([]byte(out), &own); err != nil {
+		t.Fatal(err)
+	}
+	if own.ActiveX509 != id || !own.ActiveX509ExpiresAt.Equal(ca.NotAfter.Truncate(time.Second)) || own.PreparedX509 != "abcd" {
+		t.Errorf("own = %+v", own)
+	}
+	if c := spireexec.X509Authority(b, id); c == nil || !c.Equal(ca) {
+		t.Error("the active authority is not found in the bundle")
 	}
 }

@@ -38,6 +38,9 @@ type fsEntryModel struct {
 	RefreshHintSeconds types.Int64  `tfsdk:"refresh_hint_seconds"`
 	EndpointOK         types.Bool   `tfsdk:"endpoint_ok"`
 	EndpointMatches    types.Bool   `tfsdk:"endpoint_matches"`
+	PeerComparison     types.String `tfsdk:"peer_comparison"`
+	CarriedBehind      types.Bool   `tfsdk:"carried_behind"`
+	PeerActivatesAt    types.String `tfsdk:"peer_activates_at"`
 	Problems           types.List   `tfsdk:"problems"`
 }
 
@@ -100,6 +103,9 @@ func fsEntryToModel(ctx context.Context, e fsEntry) (fsEntryModel, diag.Diagnost
 		RefreshHintSeconds: types.Int64Null(),
 		EndpointOK:         types.BoolPointerValue(e.EndpointOK()),
 		EndpointMatches:    types.BoolPointerValue(e.EndpointMatches()),
+		PeerComparison:     types.StringNull(),
+		CarriedBehind:      types.BoolNull(),
+		PeerActivatesAt:    types.StringNull(),
 	}
 	if e.ClusterKey == kube.DefaultKey {
 		m.Cluster = types.StringNull()
@@ -123,6 +129,15 @@ func fsEntryToModel(ctx context.Context, e fsEntry) (fsEntryModel, diag.Diagnost
 		}
 		if expiry, ok := trustbundle.EarliestExpiry(b); ok {
 			m.X509ExpiresAt = types.StringValue(expiry.UTC().Format(time.RFC3339))
+		}
+	}
+	if p := e.Peer; p != nil {
+		m.PeerComparison = types.StringValue(p.Comparison)
+		if p.Comparison != peerNone {
+			m.CarriedBehind = types.BoolValue(p.Comparison == peerBehind)
+		}
+		if p.ActivatesAt != nil {
+			m.PeerActivatesAt = types.StringValue(p.ActivatesAt.UTC().Format(time.RFC3339))
 		}
 	}
 	var diags diag.Diagnostics

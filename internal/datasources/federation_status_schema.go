@@ -16,7 +16,8 @@ func federationStatusSchema() schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "Whether federations work, per cluster and per federated trust domain, asked from the places " +
 			"that decide it rather than from Terraform state: the cluster's `ClusterFederatedTrustDomain` objects, its " +
-			"SPIRE server (pod exec of `spire-server federation list` and `spire-server bundle list`, see `spire_server`), " +
+			"SPIRE server (pod exec of `spire-server federation list` and `spire-server bundle list`, see `spire_server`; with " +
+			"`carried_bundles` also `bundle show` and `localauthority x509 show`), " +
 			"and the peer's SPIFFE bundle endpoint (fetched with go-spiffe, authenticated as the federation says).\n\n" +
 			"Made for `check {}` blocks: anything wrong is a line of `problems` and `ok` is false, never an error, so a " +
 			"SPIRE server that cannot be asked or a peer endpoint that is down is reported, not fatal. Only bad input " +
@@ -41,7 +42,8 @@ func federationStatusSchema() schema.Schema {
 				MarkdownDescription: "The bundles Terraform carries into SPIRE without a federation relationship " +
 					"(`zerotrust_spire_bundle`), for example `[for b in zerotrust_spire_bundle.peer : { cluster = b.cluster, " +
 					"trust_domain = b.trust_domain }]`. SPIRE holding one of them is expected; SPIRE not holding one, or a " +
-					"relationship for the same trust domain, is a problem.",
+					"relationship for the same trust domain, is a problem. Each one SPIRE holds is compared with the bundle " +
+					"its peer's own SPIRE server publishes when the peer is among the checked clusters (see `peer_comparison`).",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"cluster": schema.StringAttribute{
 						Optional:            true,
@@ -142,6 +144,34 @@ func fsEntryAttributes() map[string]schema.Attribute {
 			Computed: true,
 			MarkdownDescription: "The endpoint serves exactly the X.509 authorities SPIRE holds. Shortly after a CA rotation it " +
 				"may be false until SPIRE refreshes (see `refresh_hint_seconds`). Null unless the endpoint answered and SPIRE holds a bundle.",
+		},
+		"peer_comparison": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "For a carried bundle SPIRE holds: how it compares, by X.509 and JWT authorities (never by " +
+				"sequence number or key order), with the bundle the peer's own SPIRE server publishes now (pod exec of " +
+				"`spire-server bundle show` on the checked cluster whose trust domain it is, never its bundle endpoint). " +
+				"`matches`: the same authorities. `behind`: the peer publishes authorities it lacks, such as a prepared " +
+				"X.509 or JWT authority (a problem: apply before the peer activates it, see `peer_activates_at`). " +
+				"`differs`: it lacks none but still trusts authorities the peer no longer publishes (revoked or expired; " +
+				"a problem when an unexpired X.509 authority was revoked). `no_peer`: no checked cluster is of the trust " +
+				"domain, so it cannot be compared (check every cluster, with `cluster` unset, to compare). Null when the " +
+				"bundle is not carried, SPIRE does not hold it or could not be asked, or a checked cluster's SPIRE server " +
+				"could not say what it publishes (that cluster may be the peer).",
+		},
+		"carried_behind": schema.BoolAttribute{
+			Computed: true,
+			MarkdownDescription: "`peer_comparison` is `behind`: the carried bundle lacks authorities its peer publishes " +
+				"and the next apply of `zerotrust_spire_bundle` would add. Null when `peer_comparison` is null or `no_peer`.",
+		},
+		"peer_activates_at": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "For a carried bundle compared with its peer: when the peer's SPIRE server activates its " +
+				"next X.509 authority on its own schedule (RFC 3339, UTC), as SPIRE's CA manager derives it from the active " +
+				"authority: its expiry minus a sixth of its lifetime, at most 7 days (5/6 of `ca_ttl` up to a `ca_ttl` of 42 " +
+				"days). The peer prepares that authority at half the lifetime (at most 30 days before expiry): an apply " +
+				"between the two keeps every pair working. An operator's `spire-server localauthority x509 activate` can " +
+				"come earlier. Null when not compared, or when the active authority is not in the peer's bundle (an " +
+				"upstream authority signs it).",
 		},
 		"problems": schema.ListAttribute{
 			Computed:            true,

@@ -225,8 +225,10 @@ func (m *courierMesh) scheduledRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.expectEastBundleUpdates(t, "after prepare")
+	m.expectEastCarried(t, "after prepare", true)
 	m.apply(t, "after prepare")
 	planEmpty(t, m.dir, "after the apply that carried the prepared authority")
+	m.expectEastCarried(t, "after the apply that carried the prepared authority", false)
 	waitFor(t, "the peers' workloads to hold the prepared authority", propagationTimeout,
 		func(ctx context.Context) (bool, string) { return m.peersHold(ctx, prepared, true) })
 	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
@@ -353,4 +355,68 @@ func plannedChangesAndOutput(t *testing.T, dir string) ([]string, string) {
 	}
 	slices.Sort(changes)
 	return changes, out
+}
+
+// readStatus reads zerotrust_federation_status of the mesh directly, naming
+// every bundle the example carries, so that the test asserts its attributes
+// rather than the example's check message.
+func (m *courierMesh) readStatus(t *testing.T) federationStatus {
+	t.Helper()
+	var clusters []*harness.Cluster
+	var carried strings.Builder
+	for _, s := range m.spires {
+		clusters = append(clusters, s.Cluster)
+		for _, peer := range m.spires {
+			if peer != s {
+				fmt.Fprintf(&carried, "    { cluster = %q, trust_domain = %q },\n", s.Cluster.Name, peer.TrustDomain)
+			}
+		}
+	}
+	return readFederationStatus(t, writeStatusConfig(t, clusters, "  check_endpoints = false\n  carried_bundles = [\n"+carried.String()+"  ]\n"))
+}
+
+// expectEastCarried checks how the status compares east's bundle, as each
+// peer's SPIRE server holds it, with the bundle east's own SPIRE server
+// publishes: behind (with east's scheduled activation still ahead) or
+// matching, and the status ok exactly when it matches.
+func (m *courierMesh) expectEastCarried(t *testing.T, when string, behind bool) {
+	t.Helper()
+	status := m.readStatus(t)
+	want := "matches"
+	if behind {
+		want = "behind"
+	}
+	seen := 0
+	for _, f := range status.Federations {
+		if f.TrustDomain != m.spires[east].TrustDomain {
+			continue
+		}
+		seen++
+		if f.PeerComparison == nil || *f.PeerComparison != want || f.CarriedBehind == nil || *f.CarriedBehind != behind {
+			t.Errorf("%s, %s holds east's bundle: peer_comparison %v, carried_behind %v; want %s", when, f.Cluster,
+				deref(f.PeerComparison), deref(f.CarriedBehind), want)
+		}
+		if f.PeerActivatesAt == nil {
+			t.Errorf("%s, %s: peer_activates_at is null", when, f.Cluster)
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, *f.PeerActivatesAt)
+		if err != nil || !at.After(time.Now()) {
+			t.Errorf("%s, %s: peer_activates_at %s is not in the future (%v)", when, f.Cluster, *f.PeerActivatesAt, err)
+		}
+	}
+	if seen != len(m.spires)-1 {
+		t.Errorf("%s, the status lists east's bundle on %d clusters, want %d: %+v", when, seen, len(m.spires)-1, status.Federations)
+	}
+	switch {
+	case behind && (status.OK || !slices.ContainsFunc(status.Problems, func(p string) bool {
+		return strings.Contains(p, "is behind") && strings.Contains(p, "apply before then")
+	})):
+		t.Errorf("%s, the status is ok=%v without a problem saying east's bundle is behind: %q", when, status.OK, status.Problems)
+	case !behind && !status.OK:
+		t.Errorf("%s, the status is not ok: %q", when, status.Problems)
+	}
+	if behind && len(status.Problems) > 0 {
+		t.Logf("%s, the status reports: %s", when, strings.Join(status.Problems, "\n"))
+	}
 }

@@ -92,7 +92,7 @@ func startRotationMesh(t *testing.T, refreshHint time.Duration, names ...string)
 	m.spires = spires
 	m.workloads = startMeshWorkloads(ctx, t, spires)
 	m.example = applyMeshExample(t, m.clusters, spires)
-	m.status = m.writeStatusConfig(t)
+	m.status = writeStatusConfig(t, m.clusters, "")
 	federateWorkloads(ctx, t, m.workloads, spires)
 	expectEveryPair(ctx, t, m.workloads, "after the apply")
 	t.Logf("mesh of %v up, every pair handshakes: %v", names, time.Since(began).Round(time.Second))
@@ -724,17 +724,21 @@ type federationStatus struct {
 		BundleHeld      *bool    `json:"bundle_held"`
 		EndpointOK      *bool    `json:"endpoint_ok"`
 		EndpointMatches *bool    `json:"endpoint_matches"`
+		PeerComparison  *string  `json:"peer_comparison"`
+		CarriedBehind   *bool    `json:"carried_behind"`
+		PeerActivatesAt *string  `json:"peer_activates_at"`
 		Problems        []string `json:"problems"`
 	} `json:"federations"`
 }
 
 // writeStatusConfig writes a configuration that reads
-// zerotrust_federation_status for every cluster of the mesh into an output.
-func (m *rotationMesh) writeStatusConfig(t *testing.T) string {
+// zerotrust_federation_status for every one of clusters into an output;
+// arguments is the data source's body.
+func writeStatusConfig(t *testing.T, clusters []*harness.Cluster, arguments string) string {
 	t.Helper()
-	var clusters strings.Builder
-	for _, c := range m.clusters {
-		fmt.Fprintf(&clusters, "    %s = { config_path = %q, config_context = %q }\n", c.Name, c.Kubeconfig, c.Name)
+	var providerClusters strings.Builder
+	for _, c := range clusters {
+		fmt.Fprintf(&providerClusters, "    %s = { config_path = %q, config_context = %q }\n", c.Name, c.Kubeconfig, c.Name)
 	}
 	dir := filepath.Join(t.TempDir(), "status")
 	config := fmt.Sprintf(`terraform {
@@ -748,12 +752,13 @@ provider "zerotrust" {
 %s  }
 }
 
-data "zerotrust_federation_status" "mesh" {}
+data "zerotrust_federation_status" "mesh" {
+%s}
 
 output "status" {
   value = data.zerotrust_federation_status.mesh
 }
-`, providerAddress, clusters.String())
+`, providerAddress, providerClusters.String(), arguments)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -806,7 +811,7 @@ func (m *rotationMesh) checkStatusBroken(t *testing.T, s federationStatus) {
 	}
 }
 
-func deref(b *bool) any {
+func deref[T any](b *T) any {
 	if b == nil {
 		return nil
 	}

@@ -159,35 +159,44 @@ func ParseBundleList(out []byte) (map[string]*spiffebundle.Bundle, error) {
 	}
 	bundles := make(map[string]*spiffebundle.Bundle, len(list.Bundles))
 	for _, j := range list.Bundles {
-		td, err := spiffeid.TrustDomainFromString(j.TrustDomain)
+		b, err := j.bundle(ListBundlesArgs)
 		if err != nil {
-			return nil, fmt.Errorf("`spire-server %s` lists a bundle of %q: %w", strings.Join(ListBundlesArgs, " "), j.TrustDomain, err)
-		}
-		b := spiffebundle.New(td)
-		for i, a := range j.X509Authorities {
-			cert, err := x509.ParseCertificate(a.ASN1)
-			if err != nil {
-				return nil, fmt.Errorf("X.509 authority %d of the bundle of %q: %w", i, j.TrustDomain, err)
-			}
-			b.AddX509Authority(cert)
-		}
-		for _, a := range j.JWTAuthorities {
-			// A key that does not parse verifies no JWT-SVID; leaving it out
-			// keeps the X.509 checks working, and a comparison of authorities
-			// then finds the bundle different.
-			if key, err := x509.ParsePKIXPublicKey(a.PublicKey); err == nil && a.KeyID != "" {
-				_ = b.AddJWTAuthority(a.KeyID, key)
-			}
-		}
-		if j.RefreshHint > 0 {
-			b.SetRefreshHint(time.Duration(j.RefreshHint) * time.Second)
-		}
-		if j.SequenceNumber > 0 {
-			b.SetSequenceNumber(uint64(j.SequenceNumber))
+			return nil, err
 		}
 		bundles[j.TrustDomain] = b
 	}
 	return bundles, nil
+}
+
+// bundle converts j, printed by `spire-server args...`, which errors name.
+func (j bundleJSON) bundle(args []string) (*spiffebundle.Bundle, error) {
+	td, err := spiffeid.TrustDomainFromString(j.TrustDomain)
+	if err != nil {
+		return nil, fmt.Errorf("`spire-server %s` prints a bundle of %q: %w", strings.Join(args, " "), j.TrustDomain, err)
+	}
+	b := spiffebundle.New(td)
+	for i, a := range j.X509Authorities {
+		cert, err := x509.ParseCertificate(a.ASN1)
+		if err != nil {
+			return nil, fmt.Errorf("X.509 authority %d of the bundle of %q: %w", i, j.TrustDomain, err)
+		}
+		b.AddX509Authority(cert)
+	}
+	for _, a := range j.JWTAuthorities {
+		// A key that does not parse verifies no JWT-SVID; leaving it out
+		// keeps the X.509 checks working, and a comparison of authorities
+		// then finds the bundle different.
+		if key, err := x509.ParsePKIXPublicKey(a.PublicKey); err == nil && a.KeyID != "" {
+			_ = b.AddJWTAuthority(a.KeyID, key)
+		}
+	}
+	if j.RefreshHint > 0 {
+		b.SetRefreshHint(time.Duration(j.RefreshHint) * time.Second)
+	}
+	if j.SequenceNumber > 0 {
+		b.SetSequenceNumber(uint64(j.SequenceNumber))
+	}
+	return b, nil
 }
 
 // SetBundle replaces SPIRE's bundle of td with bundle, a SPIFFE bundle
