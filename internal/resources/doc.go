@@ -69,7 +69,7 @@
 // resource computes at apply), so only framework types read every plan. Attribute types for null and new
 // object values come from the schema, never from hand-kept maps that drift.
 // Values an operator rewrites in another spelling use a type with semantic
-// equality (internal/durationtype). One exception to reading models through
+// equality (internal/durationtype, internal/quantitytype). One exception to reading models through
 // the framework: federated_trust_domain's hot paths (Read, ModifyPlan,
 // ValidateConfig, run for every instance of every plan) convert its model
 // with internal/tfmodel's codec, which resolves the fields once instead of

@@ -11,10 +11,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/durationtype"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/quantitytype"
 )
 
 // istioCSRName is the only name the CRD accepts: the IstioCSR is a
@@ -354,8 +354,9 @@ func setIstioCSRFromObject(ctx context.Context, m *istioCSRResourceModel, obj *u
 //     without resources comes back with `resources: {}`: an empty object reads
 //     as null, unless prior is the empty object itself (configured that way);
 //   - the same Update writes quantities in canonical form (0.5 -> 500m,
-//     1024Mi -> 1Gi): a quantity equal to prior's (resource.Quantity Cmp)
-//     keeps prior's text.
+//     1024Mi -> 1Gi): the quantities are read as the object holds them, and
+//     their type (quantitytype) makes the framework keep prior's text for a
+//     quantity that means the same.
 func istioCSRResourcesValue(ctx context.Context, prior types.Object, cfg map[string]any, diags *diag.Diagnostics) types.Object {
 	res, ok := objMap(cfg, "resources")
 	priorModel, havePrior := objectAs[istioCSRResourcesModel](ctx, prior, diags)
@@ -369,8 +370,8 @@ func istioCSRResourcesValue(ctx context.Context, prior types.Object, cfg map[str
 		return types.ObjectNull(istioCSRAttrTypes("resources"))
 	}
 	out := istioCSRResourcesModel{
-		Limits:   stringMapOrNull(sameQuantities(limits, stringMapOf(priorModel.Limits))),
-		Requests: stringMapOrNull(sameQuantities(requests, stringMapOf(priorModel.Requests))),
+		Limits:   quantitytype.Map(limits),
+		Requests: quantitytype.Map(requests),
 		Claims:   types.ListNull(types.ObjectType{AttrTypes: istioCSRAttrTypes("resources", "claims")}),
 	}
 	if items, ok := res["claims"].([]any); ok {
@@ -425,36 +426,10 @@ func releaseIstioCSRResources(obj, live *unstructured.Unstructured) {
 	}
 }
 
-// sameQuantities is read with each quantity that means the same as prior's
-// quantity of the same name replaced by prior's text.
-func sameQuantities(read, prior map[string]string) map[string]string {
-	if read == nil || prior == nil {
-		return read
-	}
-	out := make(map[string]string, len(read))
-	for name, text := range read {
-		out[name] = text
-		if p, ok := prior[name]; ok && sameQuantity(p, text) {
-			out[name] = p
-		}
-	}
-	return out
-}
-
-// sameQuantity reports whether two quantity texts mean the same amount.
-func sameQuantity(a, b string) bool {
-	if a == b {
-		return true
-	}
-	qa, errA := k8sresource.ParseQuantity(a)
-	qb, errB := k8sresource.ParseQuantity(b)
-	return errA == nil && errB == nil && qa.Cmp(qb) == 0
-}
-
 // keepLiveSpelling makes obj, an apply configuration, send the live
 // object's text for each duration and quantity that means the same as the
 // configured one. The operator's first Updates of the IstioCSR re-serialise
-// those fields (see istioCSRResourcesValue, durationtype), which makes its
+// those fields (see durationtype, quantitytype), which makes its
 // field manager their owner; applying the other spelling of the same value
 // would then be a field conflict with the operator, while applying the live
 // text changes nothing and shares the ownership.
@@ -480,7 +455,7 @@ func keepLiveSpelling(obj, live *unstructured.Unstructured) {
 		}
 		changed := false
 		for name, text := range want {
-			if h, ok := have[name]; ok && h != text && sameQuantity(text, h) {
+			if h, ok := have[name]; ok && h != text && quantitytype.Same(text, h) {
 				want[name], changed = h, true
 			}
 		}

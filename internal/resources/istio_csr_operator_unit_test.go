@@ -1,14 +1,19 @@
 package resources
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/quantitytype"
 )
 
 func TestIstiodCertificateSpec(t *testing.T) {
@@ -82,6 +87,32 @@ func TestKeepLiveSpelling(t *testing.T) {
 	}
 }
 
+// The quantities read from an object are of the quantity type, whose semantic
+// equality lets the framework keep a prior spelling, and are written back as
+// read.
+func TestIstioCSRQuantitiesRead(t *testing.T) {
+	ctx := context.Background()
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"istioCSRConfig": map[string]any{
+		"resources": map[string]any{"requests": map[string]any{"cpu": "500m"}, "limits": map[string]any{"memory": "1Gi"}},
+	}}}}
+	obj.SetNamespace("istio-system")
+	state, diags := istioCSRStateFromObject(ctx, types.StringNull(), obj)
+	res, ok := objectAs[istioCSRResourcesModel](ctx, state.Resources, &diags)
+	if diags.HasError() || !ok {
+		t.Fatalf("resources %v not read: %v", state.Resources, diags)
+	}
+	if cpu, ok := res.Requests.Elements()["cpu"].(quantitytype.Value); !ok || cpu.ValueString() != "500m" {
+		t.Errorf("requests.cpu = %#v, want the quantity 500m", res.Requests.Elements()["cpu"])
+	}
+	if got := stringMapOf(res.Limits); !reflect.DeepEqual(got, map[string]string{"memory": "1Gi"}) {
+		t.Errorf("limits = %v, want memory 1Gi", got)
+	}
+	var d diag.Diagnostics
+	if empty := istioCSRResourcesValue(ctx, state.Resources, map[string]any{}, &d); !empty.IsNull() || d.HasError() {
+		t.Errorf("no resources: %v, %v; want null", empty, d)
+	}
+}
+
 func TestReleaseIstioCSRResources(t *testing.T) {
 	live := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"istioCSRConfig": map[string]any{
 		"resources": map[string]any{"requests": map[string]any{"cpu": "10m"}, "limits": map[string]any{"memory": "1Gi"}},
@@ -96,16 +127,5 @@ func TestReleaseIstioCSRResources(t *testing.T) {
 	releaseIstioCSRResources(obj, empty)
 	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "istioCSRConfig", "resources"); found {
 		t.Error("nothing to release: want resources left out")
-	}
-}
-
-func TestSameQuantity(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want bool
-	}{{"0.5", "500m", true}, {"1024Mi", "1Gi", true}, {"1", "1000m", true}, {"1", "2", false}, {"x", "x", true}, {"x", "y", false}} {
-		if got := sameQuantity(c.a, c.b); got != c.want {
-			t.Errorf("sameQuantity(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/quantitytype"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -31,12 +32,12 @@ func istioCSRResourcesSchema() schema.SingleNestedAttribute {
 		PlanModifiers: []planmodifier.Object{unsetOptional("istioCSRConfig.resources", true)},
 		Attributes: map[string]schema.Attribute{
 			"limits": schema.MapAttribute{
-				ElementType: types.StringType, Optional: true,
+				ElementType: quantitytype.Type{}, Optional: true,
 				MarkdownDescription: "Resource limits by name, e.g. `{ cpu = \"500m\", memory = \"256Mi\" }`.",
 				Validators:          quantities,
 			},
 			"requests": schema.MapAttribute{
-				ElementType: types.StringType, Optional: true,
+				ElementType: quantitytype.Type{}, Optional: true,
 				MarkdownDescription: "Resource requests by name, e.g. `{ cpu = \"10m\", memory = \"32Mi\" }`.",
 				Validators:          quantities,
 			},

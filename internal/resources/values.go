@@ -32,18 +32,26 @@ func stringsOf(v types.List) []string {
 	return out
 }
 
-// stringMapOf reads a map of strings.
+// stringMapOf reads a map of strings, of a custom string element type
+// (such as quantitytype) too.
 func stringMapOf(v types.Map) map[string]string {
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
 	out := make(map[string]string, len(v.Elements()))
 	for k, e := range v.Elements() {
-		if s, ok := e.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
+		if s, ok := e.(stringText); ok && !s.IsNull() && !s.IsUnknown() {
 			out[k] = s.ValueString()
 		}
 	}
 	return out
+}
+
+// stringText is a string value: types.String, or a custom string type that
+// embeds it.
+type stringText interface {
+	attr.Value
+	ValueString() string
 }
 
 // stringList is a known list of items (empty for none).
