@@ -57,32 +57,19 @@ func meshCourier(ctx context.Context, env *tfEnv, opts options, dir string, memb
 		if err := ws.startAll(ctx, "courier"); err != nil {
 			return err
 		}
-		start := time.Now()
-		poll := startPairPoll(ctx, ws, start, trustWaitCap)
-		bundles := startBundlePoll(ctx, members, start, trustWaitCap)
-		s, out, err := env.measured(ctx, dir, opts.timeout, phaseArgs["apply"]...)
-		row.ApplyWall = round3(s.Wall)
-		if err != nil {
-			poll.stop()
-			bundles.stop()
-			return fmt.Errorf("the courier apply: %v: %s", err, tail(out, 20))
-		}
-		if added := meshAdded(out); added != row.Bundles+n {
-			poll.stop()
-			bundles.stop()
-			return fmt.Errorf("the courier apply added %d resources, want %d bundles and %d ClusterSPIFFEIDs", added, row.Bundles, n)
-		}
-		if held, _, err := bundles.wait(); err == nil {
-			row.BundlesHeld = round3(held.Seconds())
-		}
-		all, dials, err := poll.wait()
-		row.Dials = dials
+		t, err := trustApply(ctx, env, opts, dir, members, ws, "the courier apply", func(out string) error {
+			if added := meshAdded(out); added != row.Bundles+n {
+				return fmt.Errorf("the courier apply added %d resources, want %d bundles and %d ClusterSPIFFEIDs", added, row.Bundles, n)
+			}
+			return nil
+		})
+		row.ApplyWall, row.BundlesHeld, row.Dials = t.apply, t.held, t.dials
 		if err != nil {
 			return err
 		}
-		row.TimeToTrust = round3(all.Seconds())
+		row.TimeToTrust = t.all
 		logf("clusters %d: courier: every pair at %.1f s (apply %.1f s, all bundles held at %.1f s, %d handshakes for %d pairs)",
-			n, row.TimeToTrust, row.ApplyWall, row.BundlesHeld, dials, row.Pairs)
+			n, row.TimeToTrust, row.ApplyWall, row.BundlesHeld, row.Dials, row.Pairs)
 		return nil
 	}()
 	if err != nil {
@@ -101,6 +88,48 @@ func meshCourier(ctx context.Context, env *tfEnv, opts options, dir string, memb
 		return row, fmt.Errorf("clusters %d: after the courier run: %w", n, err)
 	}
 	return row, nil
+}
+
+// trustTimes is what trustApply measured, in seconds from the start of the
+// apply (held and all zero: not reached).
+type trustTimes struct {
+	apply, held, all float64
+	dials            int
+}
+
+// trustApply runs one timed apply in dir while every ordered pair of ws is
+// polled and every SPIRE server's bundles are watched, both from the
+// apply's start; check, when given, judges the apply's output before the
+// waits. It serves the runs that measure time from one apply until every
+// pair handshakes (the join, the courier).
+func trustApply(ctx context.Context, env *tfEnv, opts options, dir string, members []*meshMember, ws *meshWorkloads,
+	what string, check func(out string) error) (trustTimes, error) {
+	var t trustTimes
+	start := time.Now()
+	poll := startPairPoll(ctx, ws, start, trustWaitCap)
+	bundles := startBundlePoll(ctx, members, start, trustWaitCap)
+	s, out, err := env.measured(ctx, dir, opts.timeout, phaseArgs["apply"]...)
+	t.apply = round3(s.Wall)
+	if err == nil && check != nil {
+		err = check(out)
+	} else if err != nil {
+		err = fmt.Errorf("%s: %v: %s", what, err, tail(out, 20))
+	}
+	if err != nil {
+		poll.stop()
+		bundles.stop()
+		return t, err
+	}
+	if held, _, err := bundles.wait(); err == nil {
+		t.held = round3(held.Seconds())
+	}
+	all, dials, err := poll.wait()
+	t.dials = dials
+	if err != nil {
+		return t, err
+	}
+	t.all = round3(all.Seconds())
+	return t, nil
 }
 
 // runCourierScale runs only the courier mesh, on the smallest cluster count

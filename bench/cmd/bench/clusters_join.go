@@ -65,27 +65,14 @@ func meshJoin(ctx context.Context, env *tfEnv, opts options, dir string, members
 		if err := writeMeshConfig(env, dir, members, true); err != nil {
 			return err
 		}
-		start = time.Now()
-		poll := startPairPoll(ctx, ws, start, trustWaitCap)
-		bundles := startBundlePoll(ctx, members, start, trustWaitCap)
-		s, out, err := env.measured(ctx, dir, opts.timeout, phaseArgs["apply"]...)
-		row.ApplyWall = round3(s.Wall)
-		if err != nil {
-			poll.stop()
-			bundles.stop()
-			return fmt.Errorf("the joining apply: %v: %s", err, tail(out, 20))
-		}
-		if held, _, err := bundles.wait(); err == nil {
-			row.BundlesHeld = round3(held.Seconds())
-		}
-		all, dials, err := poll.wait()
-		row.Dials = dials
+		t, err := trustApply(ctx, env, opts, dir, members, ws, "the joining apply", nil)
+		row.ApplyWall, row.BundlesHeld, row.Dials = t.apply, t.held, t.dials
 		if err != nil {
 			return err
 		}
-		row.TimeToJoin = round3(all.Seconds())
+		row.TimeToJoin = t.all
 		logf("clusters %d: join of %s: every pair at %.1f s (apply %.1f s, all bundles held at %.1f s, %d handshakes for %d pairs)",
-			n, members[n-1].cluster.Name, row.TimeToJoin, row.ApplyWall, row.BundlesHeld, dials, row.Pairs)
+			n, members[n-1].cluster.Name, row.TimeToJoin, row.ApplyWall, row.BundlesHeld, row.Dials, row.Pairs)
 		return nil
 	}()
 	if err != nil {
