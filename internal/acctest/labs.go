@@ -23,6 +23,7 @@ var (
 
 	startedMu    sync.Mutex
 	startedExtra = map[string]*harness.Cluster{}
+	owners       = map[string]*testing.T{}
 )
 
 // LabFor returns the lab opts describe, started once per name and test
@@ -32,8 +33,23 @@ var (
 // fails every test that asks for it, with the reason.
 func LabFor(t *testing.T, name string, opts harness.Options) *harness.Lab {
 	t.Helper()
+	return labFor(t, name, opts, nil)
+}
+
+// labFor starts the lab once per name; owner, when set, is the one test the
+// lab belongs to: it stops when owner has finished, and a later test that
+// asks for the name starts it again, in a directory of its own.
+func labFor(t *testing.T, name string, opts harness.Options, owner *testing.T) *harness.Lab {
+	t.Helper()
 	dir := filepath.Join(WorkDir(t), "lab-"+name)
 	l, err := labs.get(name, func() (*harness.Lab, error) {
+		if owner != nil {
+			d, err := os.MkdirTemp(WorkDir(t), "lab-"+name+"-")
+			if err != nil {
+				return nil, err
+			}
+			dir = d
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), labStartTimeout)
 		defer cancel()
 		opts.Dir = dir
@@ -41,11 +57,16 @@ func LabFor(t *testing.T, name string, opts harness.Options) *harness.Lab {
 		if err != nil {
 			return nil, err
 		}
-		AtExit(func() {
+		stop := func() {
 			if err := l.Stop(); err != nil {
 				fmt.Fprintf(os.Stderr, "acctest: stopping lab %s: %v\n", name, err)
 			}
-		})
+		}
+		if owner == nil {
+			AtExit(stop)
+		} else {
+			owner.Cleanup(func() { labs.forget(name); stop() })
+		}
 		return l, nil
 	})
 	if err != nil {
@@ -88,13 +109,56 @@ func Cluster(t *testing.T, name string) *harness.Cluster {
 
 // ExtraCluster returns a cluster with the test CRDs beyond the shared lab
 // (for tests that need three or four clusters), starting it on first use
-// and stopping it at exit. Names must not be those of the lab.
+// and stopping it at exit. Names must not be those of the lab. A cluster
+// only one test uses is an OwnCluster instead.
 func ExtraCluster(t *testing.T, name string) *harness.Cluster {
 	t.Helper()
-	if Lab(t).Cluster(name) != nil {
+	notShared(t, name)
+	return started(t, name, LabFor(t, "extra-"+name, harness.Options{Names: []string{name}}), nil)
+}
+
+// OwnCluster returns a cluster with the test CRDs that belongs to t: started
+// now and stopped, with the SPIRE server Spire started on it, when t and its
+// subtests have finished. A cluster kept until the test binary exits costs
+// its kube-apiserver, etcd, SPIRE server and spire-controller-manager a few
+// CPU seconds a minute for the rest of the package, which on a two-core
+// machine slows every test that runs after it; a cluster no other test uses
+// is therefore an own cluster. Names must not be those of the lab, and two
+// tests running at once cannot own the same name.
+func OwnCluster(t *testing.T, name string) *harness.Cluster {
+	t.Helper()
+	notShared(t, name)
+	startedMu.Lock()
+	holder, held := owners[name]
+	if !held {
+		owners[name] = t
+	}
+	startedMu.Unlock()
+	if held && holder != t {
+		t.Fatalf("acctest: cluster %q belongs to %s, which is still running", name, holder.Name())
+	}
+	t.Cleanup(func() {
+		startedMu.Lock()
+		defer startedMu.Unlock()
+		delete(owners, name)
+		delete(startedExtra, name)
+	})
+	return started(t, name, labFor(t, "own-"+name, harness.Options{Names: []string{name}}, t), t)
+}
+
+// ownerOf is the test an OwnCluster belongs to, or nil for a cluster that
+// lives until the test binary exits.
+func ownerOf(name string) *testing.T {
+	startedMu.Lock()
+	defer startedMu.Unlock()
+	return owners[name]
+}
+
+func notShared(t *testing.T, name string) {
+	t.Helper()
+	if name == East || name == West || name == Bare {
 		t.Fatalf("acctest: %q is a cluster of the shared lab; use Cluster", name)
 	}
-	return started(t, name, LabFor(t, "extra-"+name, harness.Options{Names: []string{name}}))
 }
 
 // AuditedCluster returns a cluster of its own with the test CRDs and the
@@ -103,22 +167,23 @@ func ExtraCluster(t *testing.T, name string) *harness.Cluster {
 // requests the provider sends. Names must not be those of the lab.
 func AuditedCluster(t *testing.T, name string) *harness.Cluster {
 	t.Helper()
-	if name == East || name == West || name == Bare {
-		t.Fatalf("acctest: %q is a cluster of the shared lab", name)
-	}
-	return started(t, name, LabFor(t, "audited-"+name, harness.Options{Names: []string{name}, AuditLog: true}))
+	notShared(t, name)
+	return started(t, name, LabFor(t, "audited-"+name, harness.Options{Names: []string{name}, AuditLog: true}), nil)
 }
 
 // started records the one cluster of l as the cluster name, for Cluster
-// and Spire; a name started both as an extra and an audited cluster is a
-// test's mistake.
-func started(t *testing.T, name string, l *harness.Lab) *harness.Cluster {
+// and Spire; a name started as two kinds of cluster (extra, audited, own)
+// is a test's mistake.
+func started(t *testing.T, name string, l *harness.Lab, owner *testing.T) *harness.Cluster {
 	t.Helper()
 	c := l.Cluster(name)
 	startedMu.Lock()
 	defer startedMu.Unlock()
 	if prev, ok := startedExtra[name]; ok && prev != c {
-		t.Fatalf("acctest: cluster %q was started twice, as an extra and as an audited cluster", name)
+		t.Fatalf("acctest: cluster %q was started twice, as two kinds of cluster", name)
+	}
+	if owner == nil && owners[name] != nil {
+		t.Fatalf("acctest: cluster %q is an own cluster of %s", name, owners[name].Name())
 	}
 	startedExtra[name] = c
 	return c

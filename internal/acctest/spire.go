@@ -40,17 +40,26 @@ func (l *lazy[T]) get(key string, start func() (T, error)) (T, error) {
 	return e.v, e.err
 }
 
+// forget drops what key started, so the next get starts it again.
+func (l *lazy[T]) forget(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, key)
+}
+
 var spires lazy[*harness.Spire]
 
 // Spire returns the SPIRE server of a lab cluster (east, west, or one started
 // by ExtraCluster), with trust domain "<cluster>.zt.test", the bundle
 // ConfigMap, the exec-able Pod and spire-controller-manager (class
 // harness.DefaultSpireClassName) running against that cluster. It starts
-// once per cluster per test binary and stops at exit. Tests share it: do not
+// once per cluster per test binary and stops at exit, or, on an OwnCluster,
+// when the test that owns the cluster has finished. Tests share it: do not
 // stop or rotate it in a parallel test; start a harness.StartSpire of your own.
 func Spire(t *testing.T, clusterName string) *harness.Spire {
 	t.Helper()
 	c := Cluster(t, clusterName)
+	owner := ownerOf(clusterName)
 	s, err := spires.get(clusterName, func() (*harness.Spire, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -61,11 +70,17 @@ func Spire(t *testing.T, clusterName string) *harness.Spire {
 		if err != nil {
 			return nil, err
 		}
-		AtExit(func() {
+		stop := func() {
 			if err := s.Stop(); err != nil {
 				fmt.Fprintln(os.Stderr, "acctest:", err)
 			}
-		})
+		}
+		if owner == nil {
+			AtExit(stop)
+		} else {
+			// Registered after the cluster's stop, so it runs first.
+			owner.Cleanup(func() { spires.forget(clusterName); stop() })
+		}
 		return s, nil
 	})
 	if err != nil {

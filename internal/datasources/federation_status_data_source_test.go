@@ -143,7 +143,7 @@ func TestAccFederationStatus(t *testing.T) {
 	names := []string{"fseast", "fsnorth", "fswest"}
 	members := make([]fsMember, len(names))
 	for i, n := range names {
-		members[i] = fsMember{name: n, c: acctest.ExtraCluster(t, n)}
+		members[i] = fsMember{name: n, c: acctest.OwnCluster(t, n)}
 	}
 	for i, n := range names {
 		members[i].spire = acctest.Spire(t, n)

@@ -512,7 +512,7 @@ data "zerotrust_trust_bundle" "this" {
 // server on a cluster started beyond the shared lab, through a provider
 // whose clusters map holds only that cluster.
 func TestAccTrustBundleDataSource_extraCluster(t *testing.T) {
-	north := acctest.ExtraCluster(t, "north")
+	north := acctest.OwnCluster(t, "north")
 	spire := acctest.Spire(t, "north")
 	shown := tbShow(t, spire)
 	resource.ParallelTest(t, resource.TestCase{

@@ -39,7 +39,7 @@ func TestAccExampleAdoptFederation(t *testing.T) {
 	clusters := make([]*harness.Cluster, len(names))
 	spires := make([]*harness.Spire, len(names))
 	for i, n := range names {
-		clusters[i] = acctest.ExtraCluster(t, n)
+		clusters[i] = acctest.OwnCluster(t, n)
 		spires[i] = acctest.Spire(t, n)
 	}
 	ctx := context.Background()

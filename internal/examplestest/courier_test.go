@@ -95,7 +95,7 @@ func startCourierMesh(t *testing.T, names ...string) *courierMesh {
 	ctx := context.Background()
 	var clusters []*harness.Cluster
 	for _, n := range names {
-		clusters = append(clusters, acctest.ExtraCluster(t, n))
+		clusters = append(clusters, acctest.OwnCluster(t, n))
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()

@@ -28,7 +28,7 @@ func startHealMesh(ctx context.Context, t *testing.T, names []string) *healMesh 
 	t.Helper()
 	m := &healMesh{t: t}
 	for _, n := range names {
-		m.clusters = append(m.clusters, acctest.ExtraCluster(t, n))
+		m.clusters = append(m.clusters, acctest.OwnCluster(t, n))
 		m.spires = append(m.spires, acctest.Spire(t, n))
 	}
 	start := time.Now()

@@ -40,7 +40,7 @@ func TestAccExampleJoinLeave(t *testing.T) {
 	spires := make([]*harness.Spire, len(names))
 	var tds []string
 	for i, n := range names {
-		clusters[i] = acctest.ExtraCluster(t, n)
+		clusters[i] = acctest.OwnCluster(t, n)
 		spires[i] = acctest.Spire(t, n)
 		tds = append(tds, spires[i].TrustDomain)
 	}

@@ -67,7 +67,7 @@ func startRotationMesh(t *testing.T, refreshHint time.Duration, names ...string)
 	began := time.Now()
 	m := &rotationMesh{}
 	for _, n := range names {
-		m.clusters = append(m.clusters, acctest.ExtraCluster(t, n))
+		m.clusters = append(m.clusters, acctest.OwnCluster(t, n))
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()

@@ -197,7 +197,7 @@ func cftdNames(t *testing.T, c *harness.Cluster) []string {
 // own, and checks that every run passed and nothing was left behind.
 func TestAccModuleTerraformTest(t *testing.T) {
 	t.Parallel()
-	c := acctest.ExtraCluster(t, "tftest")
+	c := acctest.OwnCluster(t, "tftest")
 	dir := filepath.Join(copyExamples(t, "modules"), "modules", "spire-federation-peer")
 
 	// No `init`: with dev_overrides the provider needs none (and init would
@@ -222,7 +222,7 @@ func TestAccModuleTerraformTest(t *testing.T) {
 // empty, and destroys.
 func TestAccExampleModuleComposition(t *testing.T) {
 	t.Parallel()
-	north := acctest.ExtraCluster(t, "north")
+	north := acctest.OwnCluster(t, "north")
 	clusters := []*harness.Cluster{acctest.Cluster(t, acctest.East), acctest.Cluster(t, acctest.West), north}
 	spires := make([]*harness.Spire, len(clusters))
 	for i, c := range clusters {

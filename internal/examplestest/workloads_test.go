@@ -31,7 +31,7 @@ func TestAccExampleWorkloadsTrust(t *testing.T) {
 	clusters := make([]*harness.Cluster, len(names))
 	spires := make([]*harness.Spire, len(names))
 	for i, n := range names {
-		clusters[i] = acctest.ExtraCluster(t, n)
+		clusters[i] = acctest.OwnCluster(t, n)
 		spires[i] = acctest.Spire(t, n)
 	}
 	ctx := context.Background()

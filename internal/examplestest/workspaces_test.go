@@ -80,7 +80,7 @@ func workspaceKubeconfig(t *testing.T, c *harness.Cluster) string {
 // unless the test destroyed it.
 func newWorkspace(t *testing.T, name string) *workspace {
 	t.Helper()
-	w := &workspace{name: name, cluster: acctest.ExtraCluster(t, name)}
+	w := &workspace{name: name, cluster: acctest.OwnCluster(t, name)}
 	w.spire = acctest.Spire(t, name)
 	w.kubeconfig = workspaceKubeconfig(t, w.cluster)
 	w.dir = filepath.Join(copyExamples(t, "modules", "workspace-per-cluster"), "workspace-per-cluster")

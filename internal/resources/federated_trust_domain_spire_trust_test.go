@@ -318,7 +318,7 @@ func TestAccFederatedTrustDomainSpireTrust_firstBundleOnUpdate(t *testing.T) {
 // ConfigMap as the examples do.
 func rotatingPeer(t *testing.T, prefix string) *harness.Spire {
 	t.Helper()
-	c := acctest.ExtraCluster(t, acctest.UniqueName(prefix))
+	c := acctest.OwnCluster(t, acctest.UniqueName(prefix))
 	// Short-lived SVIDs: agents and the server leave a tainted authority
 	// within seconds.
 	return startPeerSpire(t, c, harness.SpireOptions{TrustDomain: c.Name + ".test", X509SVIDTTL: time.Minute})

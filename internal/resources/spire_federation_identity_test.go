@@ -126,7 +126,7 @@ func federationListProvider(clusters ...*harness.Cluster) string {
 func TestAccSpireFederation_list(t *testing.T) {
 	t.Parallel()
 	a := acctest.Exclusive(t)
-	b := acctest.ExtraCluster(t, "fedlist")
+	b := acctest.OwnCluster(t, "fedlist")
 	bare := acctest.Cluster(t, acctest.Bare)
 	tdA, tdB := acctest.UniqueName("lista")+".test", acctest.UniqueName("listb")+".test"
 	for _, s := range []struct {
