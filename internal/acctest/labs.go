@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ var (
 	startedMu    sync.Mutex
 	startedExtra = map[string]*harness.Cluster{}
 	owners       = map[string]*testing.T{}
+	ownedStarts  atomic.Int64
 )
 
 // LabFor returns the lab opts describe, started once per name and test
@@ -44,11 +46,8 @@ func labFor(t *testing.T, name string, opts harness.Options, owner *testing.T) *
 	dir := filepath.Join(WorkDir(t), "lab-"+name)
 	l, err := labs.get(name, func() (*harness.Lab, error) {
 		if owner != nil {
-			d, err := os.MkdirTemp(WorkDir(t), "lab-"+name+"-")
-			if err != nil {
-				return nil, err
-			}
-			dir = d
+			// A later owner starts the lab again; the earlier one's logs stay.
+			dir = fmt.Sprintf("%s-%d", dir, ownedStarts.Add(1))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), labStartTimeout)
 		defer cancel()
