@@ -7,6 +7,7 @@ package reliability
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -55,8 +56,17 @@ var (
 
 func TestMain(m *testing.M) {
 	acctest.MainThen(m, func() {
-		if lab != nil {
-			fmt.Println(summary())
+		if lab == nil {
+			return
+		}
+		fmt.Println(summary())
+		// make test runs this package beside the others, where go test
+		// shows a passing package's output only with -v: the summary goes
+		// to the file the Makefile prints after the run.
+		if path := os.Getenv("ZT_RELIABILITY_SUMMARY"); path != "" {
+			if err := os.WriteFile(path, []byte(summary()+"\n"), 0o600); err != nil {
+				fmt.Fprintln(os.Stderr, "reliability: writing the summary:", err)
+			}
 		}
 	})
 }
