@@ -59,12 +59,13 @@ func TestMain(m *testing.M) {
 		if lab == nil {
 			return
 		}
-		fmt.Println(summary())
+		line := summary()
+		fmt.Println(line)
 		// make test runs this package beside the others, where go test
 		// shows a passing package's output only with -v: the summary goes
 		// to the file the Makefile prints after the run.
 		if path := os.Getenv("ZT_RELIABILITY_SUMMARY"); path != "" {
-			if err := os.WriteFile(path, []byte(summary()+"\n"), 0o600); err != nil {
+			if err := os.WriteFile(path, []byte(line+"\n"), 0o600); err != nil {
 				fmt.Fprintln(os.Stderr, "reliability: writing the summary:", err)
 			}
 		}
