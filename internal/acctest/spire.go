@@ -40,6 +40,20 @@ func (l *lazy[T]) get(key string, start func() (T, error)) (T, error) {
 	return e.v, e.err
 }
 
+// started returns what get started for key, without starting it: false
+// when get was never called for key or its start failed.
+func (l *lazy[T]) started(key string) (T, bool) {
+	l.mu.Lock()
+	e, ok := l.m[key]
+	l.mu.Unlock()
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	e.once.Do(func() {}) // waits for a start under way
+	return e.v, e.err == nil
+}
+
 var spires lazy[*harness.Spire]
 
 // Spire returns the SPIRE server of a lab cluster (east, west, or one started

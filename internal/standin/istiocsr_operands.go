@@ -1,4 +1,4 @@
-package acctest
+package standin
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // Deployment (with the issuer checks and the CA ConfigMap), each status
 // field as soon as its step passes, and the processed annotation after the
 // first success.
-func (s *istioCSRStandIn) reconcileIstioCSRDeployment(ctx context.Context, obj *unstructured.Unstructured) error {
+func (s *IstioCSR) reconcileIstioCSRDeployment(ctx context.Context, obj *unstructured.Unstructured) error {
 	ns := obj.GetNamespace()
 	cfg, _, _ := unstructured.NestedMap(obj.Object, "spec", "istioCSRConfig")
 	istioNS, _, _ := unstructured.NestedString(cfg, "istio", "namespace")
@@ -102,7 +102,7 @@ func (s *istioCSRStandIn) reconcileIstioCSRDeployment(ctx context.Context, obj *
 		return irrecoverable("failed to create %s/%s certificate resource: admission webhook \"webhook.cert-manager.io\" denied the request: %s",
 			istioNS, istiodCertificateName, denial)
 	}
-	if err := s.ensure(ctx, CertManagerCertificateGVR, istioCSRObject("cert-manager.io/v1", "Certificate", istioNS, istiodCertificateName, mapped, certSpec)); err != nil {
+	if err := s.ensure(ctx, certManagerCertificateGVR, istioCSRObject("cert-manager.io/v1", "Certificate", istioNS, istiodCertificateName, mapped, certSpec)); err != nil {
 		return fromClientError(err, "failed to create %s/%s certificate resource", istioNS, istiodCertificateName)
 	}
 
@@ -164,7 +164,7 @@ func (s *istioCSRStandIn) reconcileIstioCSRDeployment(ctx context.Context, obj *
 // failures), else createCAConfigMapFromIssuerSecret for a CA issuer (its
 // secret read in istio.namespace, retried), else
 // createCAConfigMapFromIstiodCertificate (istiod-tls, retried).
-func (s *istioCSRStandIn) istioCSRCA(ctx context.Context, obj *unstructured.Unstructured, cfg map[string]any, istioNS string) (string, error) {
+func (s *IstioCSR) istioCSRCA(ctx context.Context, obj *unstructured.Unstructured, cfg map[string]any, istioNS string) (string, error) {
 	name, _, _ := unstructured.NestedString(cfg, "certManager", "issuerRef", "name")
 	kind, _, _ := unstructured.NestedString(cfg, "certManager", "issuerRef", "kind")
 	var issuer *unstructured.Unstructured

@@ -1,4 +1,4 @@
-package harness
+package standin
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 )
 
 // The ZTWIM stand-in's checks of spec.federation (validation.go), run by its
-// reconcile in standin_ztwim.go.
+// reconcile in ztwim.go.
 
 // ztwimValidateFederation is validation.go validateFederationConfig, with
 // its checks in its order and its messages.

@@ -1,4 +1,4 @@
-package harness
+package standin
 
 import (
 	"context"
@@ -10,13 +10,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// This file is a TEST-ONLY stand-in (for tests and bench/, never the provider) for the spire-server controller of the
+// The ZTWIM stand-in plays the spire-server controller of the
 // OpenShift Zero Trust Workload Identity Manager operator
 // (openshift/zero-trust-workload-identity-manager, pkg/controller/spire-server),
 // which cannot run here (it renders a StatefulSet, ConfigMaps and RBAC for a
@@ -54,17 +53,18 @@ import (
 // an installed operator has it.
 
 const (
-	ztwimStandInTick = 200 * time.Millisecond
+	// ZTWIMTick is how often the stand-in looks at the SpireServer.
+	ZTWIMTick = 200 * time.Millisecond
 	// ztwimStandInManager is the field manager of the stand-in's writes (the
 	// operator sets none, so its client's user agent names it).
 	ztwimStandInManager = "zero-trust-workload-identity-manager-standin"
-	// ZTWIMStandInRouteDelay is how long a reconcile takes between its first
+	// ZTWIMRouteDelay is how long a reconcile takes between its first
 	// status write and the Route: the operator renders the ServiceAccount,
 	// Services, RBAC, webhook, three ConfigMaps and the StatefulSet first
 	// (controller.go Reconcile), and the Route appeared about 1 to 5 s after
 	// the apply when the operator ran against the provider (operator
 	// contracts guide: "The Route appears after the reconcile").
-	ZTWIMStandInRouteDelay = 1500 * time.Millisecond
+	ZTWIMRouteDelay = 1500 * time.Millisecond
 	// ztwimStandInRequeue paces a reconcile that returned an error (the Route
 	// could not be created): controller-runtime requeues it with backoff.
 	ztwimStandInRequeue = time.Second
@@ -83,56 +83,39 @@ const (
 	ZTWIMServerConfigMap = "spire-server"
 )
 
-var (
-	routeCRDGVR       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	ztwimNamespaceGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	ztwimConfigMapGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-)
+// ZTWIMDeps is what the ZTWIM stand-in works through.
+type ZTWIMDeps struct {
+	// Dynamic talks to the cluster the stand-in serves.
+	Dynamic dynamic.Interface
+}
 
-// StartZTWIMStandIn starts the stand-in spire-server controller against the
-// cluster dyn talks to, installing the Route CRD when the cluster does not
-// serve Routes and creating the Route's namespace; stop ends it. Tests use
-// it through acctest.ZTWIMStandIn; bench/ on its mesh clusters, whose
-// zerotrust_spire_federation applies wait for the operator's verdict.
-func StartZTWIMStandIn(dyn dynamic.Interface) (s *ZTWIMStandIn, stop func(), err error) {
-	if err := installRouteCRD(dyn); err != nil {
+// StartZTWIM starts the stand-in spire-server controller against the
+// cluster deps.Dynamic talks to, installing the Route CRD when the cluster
+// does not serve Routes and creating the Route's namespace; it runs until
+// stop is called or ctx ends. Tests start it through acctest.ZTWIMStandIn,
+// bench/ on its mesh clusters, whose zerotrust_spire_federation applies wait
+// for the operator's verdict.
+func StartZTWIM(ctx context.Context, deps ZTWIMDeps) (s *ZTWIM, stop func(), err error) {
+	dyn := deps.Dynamic
+	if err := installRouteCRD(ctx, dyn); err != nil {
 		return nil, nil, fmt.Errorf("installing the Route CRD: %w", err)
 	}
-	ns := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ZTWIMRouteNamespace},
-	}}
-	if _, err := dyn.Resource(ztwimNamespaceGVR).Create(context.Background(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, nil, fmt.Errorf("create namespace %s: %w", ZTWIMRouteNamespace, err)
+	if err := ensureNamespace(ctx, dyn, ZTWIMRouteNamespace); err != nil {
+		return nil, nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	s = &ZTWIMStandIn{dyn: dyn}
-	go func() {
-		defer close(done)
-		for {
-			s.tick(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(ztwimStandInTick):
-			}
-		}
-	}()
-	return s, func() { cancel(); <-done }, nil
+	s = &ZTWIM{dyn: dyn}
+	return s, run(ctx, ZTWIMTick, s.tick), nil
 }
 
 // Reconciled reports whether the stand-in has reconciled the SpireServer as
 // it is now (to the end, or to a refusal, and no requeue pending).
-func (s *ZTWIMStandIn) Reconciled(ctx context.Context) bool {
+func (s *ZTWIM) Reconciled(ctx context.Context) bool {
 	key, err := s.currentKey(ctx)
 	return err == nil && s.reconciled(key)
 }
 
-// ZTWIMStandInTick is how often the stand-in looks at the SpireServer.
-const ZTWIMStandInTick = ztwimStandInTick
-
-// ZTWIMStandIn is a running stand-in (StartZTWIMStandIn).
-type ZTWIMStandIn struct {
+// ZTWIM is a running stand-in (StartZTWIM).
+type ZTWIM struct {
 	dyn dynamic.Interface
 
 	mu sync.Mutex
@@ -145,13 +128,13 @@ type ZTWIMStandIn struct {
 	renders []ZTWIMRender
 }
 
-func (s *ZTWIMStandIn) reconciled(key string) bool {
+func (s *ZTWIM) reconciled(key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return key == s.done && s.retryAt.IsZero()
 }
 
-func (s *ZTWIMStandIn) server() dynamic.ResourceInterface {
+func (s *ZTWIM) server() dynamic.ResourceInterface {
 	return s.dyn.Resource(kube.SpireServer.GVR())
 }
 
@@ -160,7 +143,7 @@ func (s *ZTWIMStandIn) server() dynamic.ResourceInterface {
 // GenerationChanged or owner references changed) and the
 // ZeroTrustWorkloadIdentityManager's existence (its watch passes create and
 // delete only, ZTWIMSpecChangedPredicate). "" when there is no SpireServer.
-func (s *ZTWIMStandIn) currentKey(ctx context.Context) (string, error) {
+func (s *ZTWIM) currentKey(ctx context.Context) (string, error) {
 	server, err := s.server().Get(ctx, "cluster", metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "", nil
@@ -171,7 +154,7 @@ func (s *ZTWIMStandIn) currentKey(ctx context.Context) (string, error) {
 	return s.keyOf(ctx, server)
 }
 
-func (s *ZTWIMStandIn) keyOf(ctx context.Context, server *unstructured.Unstructured) (string, error) {
+func (s *ZTWIM) keyOf(ctx context.Context, server *unstructured.Unstructured) (string, error) {
 	ztwimUID := "none"
 	ztwim, err := s.dyn.Resource(kube.ZeroTrustWorkloadIdentityManager.GVR()).Get(ctx, "cluster", metav1.GetOptions{})
 	switch {
@@ -184,7 +167,7 @@ func (s *ZTWIMStandIn) keyOf(ctx context.Context, server *unstructured.Unstructu
 	return fmt.Sprintf("%s/%d/%s/%s", server.GetUID(), server.GetGeneration(), owners, ztwimUID), nil
 }
 
-func (s *ZTWIMStandIn) tick(ctx context.Context) {
+func (s *ZTWIM) tick(ctx context.Context) {
 	server, err := s.server().Get(ctx, "cluster", metav1.GetOptions{})
 	if err != nil {
 		return // none yet, or the API server is busy: the next tick looks again
@@ -215,7 +198,7 @@ func (s *ZTWIMStandIn) tick(ctx context.Context) {
 // order. requeue is set when the operator would return an error (and be
 // requeued with backoff); err reports a write of the stand-in's own that
 // failed, after which the next tick starts over.
-func (s *ZTWIMStandIn) reconcile(ctx context.Context, server *unstructured.Unstructured) (requeue bool, err error) {
+func (s *ZTWIM) reconcile(ctx context.Context, server *unstructured.Unstructured) (requeue bool, err error) {
 	// status.go SetInitialReconciliationStatus: on every reconcile, before
 	// anything else.
 	set := ztwimConditions{}
@@ -280,7 +263,7 @@ func (s *ZTWIMStandIn) reconcile(ctx context.Context, server *unstructured.Unstr
 	select {
 	case <-ctx.Done():
 		return false, ctx.Err()
-	case <-time.After(ZTWIMStandInRouteDelay):
+	case <-time.After(ZTWIMRouteDelay):
 	}
 	if hasFederation {
 		requeue = s.reconcileRoute(ctx, server, fed, trustDomain, stored, set)
@@ -307,7 +290,7 @@ func needsOwnerReference(server, ztwim *unstructured.Unstructured) bool {
 // datastore.connMaxLifetime (int, no omitempty) appears as 0 and empty
 // omitempty values vanish; the Update (not an apply) gives the stand-in's
 // field manager the fields it changed.
-func (s *ZTWIMStandIn) updateOwnerReference(ctx context.Context, server, ztwim *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (s *ZTWIM) updateOwnerReference(ctx context.Context, server, ztwim *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	obj := server.DeepCopy()
 	truth, isController := true, true
 	owners := []metav1.OwnerReference{}
@@ -365,7 +348,7 @@ func (c ztwimConditions) setReady() {
 		if t == "Ready" || cond["status"] != "False" {
 			continue
 		}
-		if progressing[objString(cond["reason"])] {
+		if progressing[ztwimString(cond, "reason")] {
 			waiting = cond
 		} else {
 			failed = cond
@@ -385,14 +368,14 @@ func (c ztwimConditions) setReady() {
 // meta.SetStatusCondition does (lastTransitionTime moves only when the
 // status flips; no observedGeneration, status.go ApplyStatus) and writes
 // the status subresource.
-func (s *ZTWIMStandIn) writeStatus(ctx context.Context, server *unstructured.Unstructured, set ztwimConditions) (*unstructured.Unstructured, error) {
+func (s *ZTWIM) writeStatus(ctx context.Context, server *unstructured.Unstructured, set ztwimConditions) (*unstructured.Unstructured, error) {
 	stored := ztwimStoredConditions(server)
 	now := time.Now().UTC().Format(time.RFC3339)
 	var order []string
 	items, _, _ := unstructured.NestedSlice(server.Object, "status", "conditions")
 	for _, item := range items {
 		if m, ok := item.(map[string]any); ok {
-			order = append(order, objString(m["type"]))
+			order = append(order, ztwimString(m, "type"))
 		}
 	}
 	for t := range set {
@@ -426,17 +409,16 @@ func ztwimStoredConditions(server *unstructured.Unstructured) map[string]map[str
 	items, _, _ := unstructured.NestedSlice(server.Object, "status", "conditions")
 	for _, item := range items {
 		if m, ok := item.(map[string]any); ok {
-			out[objString(m["type"])] = m
+			out[ztwimString(m, "type")] = m
 		}
 	}
 	return out
 }
 
+// ztwimString is m[field] when it is a string, else "": the operator's Go
+// types read only strings there, so a value of another JSON type counts as
+// unset.
 func ztwimString(m map[string]any, field string) string {
-	return objString(m[field])
-}
-
-func objString(v any) string {
-	s, _ := v.(string)
+	s, _ := m[field].(string)
 	return s
 }

@@ -1,4 +1,4 @@
-package harness
+package standin
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // Route is created or brought up to date (never deleted, no owner
 // reference); otherwise RouteAvailable=False says so on every reconcile.
 // requeue is set when the Route could not be written.
-func (s *ZTWIMStandIn) reconcileRoute(ctx context.Context, server *unstructured.Unstructured, fed map[string]any, trustDomain string,
+func (s *ZTWIM) reconcileRoute(ctx context.Context, server *unstructured.Unstructured, fed map[string]any, trustDomain string,
 	stored map[string]map[string]any, set ztwimConditions,
 ) (requeue bool) {
 	if ztwimString(fed, "managedRoute") != "true" {
@@ -107,8 +107,8 @@ func ztwimRoute(server *unstructured.Unstructured, fed map[string]any, trustDoma
 
 // installRouteCRD installs a minimal OpenShift Route CRD (route.openshift.io/v1,
 // schema preserved) unless Routes are served, and waits until they are.
-func installRouteCRD(dyn dynamic.Interface) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func installRouteCRD(ctx context.Context, dyn dynamic.Interface) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	gvr := kube.Route.GVR()
 	if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err == nil {
@@ -128,7 +128,7 @@ func installRouteCRD(dyn dynamic.Interface) error {
 			}},
 		},
 	}}
-	if _, err := dyn.Resource(routeCRDGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	for {

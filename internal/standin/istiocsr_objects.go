@@ -1,4 +1,4 @@
-package acctest
+package standin
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type istioCSRCond struct{ typ, status, reason, message string }
 // setConditions is conditions.go SetCondition: a condition changes (message
 // and lastTransitionTime included) only when its status or reason does; no
 // observedGeneration; no write when nothing changes.
-func (s *istioCSRStandIn) setConditions(ctx context.Context, obj *unstructured.Unstructured, conds []istioCSRCond) {
+func (s *IstioCSR) setConditions(ctx context.Context, obj *unstructured.Unstructured, conds []istioCSRCond) {
 	fresh, err := s.istioCSRs().Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return
@@ -68,7 +68,7 @@ func newCondition(c istioCSRCond) map[string]any {
 
 // setStatusField writes one status field, as the operator does after each
 // step (its own Status().Update); fields are never cleared.
-func (s *istioCSRStandIn) setStatusField(ctx context.Context, obj *unstructured.Unstructured, field, value string) {
+func (s *IstioCSR) setStatusField(ctx context.Context, obj *unstructured.Unstructured, field, value string) {
 	fresh, err := s.istioCSRs().Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return
@@ -86,7 +86,7 @@ func (s *istioCSRStandIn) setStatusField(ctx context.Context, obj *unstructured.
 // full Update, whose spec is the Go types' serialisation.
 // obj becomes the object the API server returned (its generation changes
 // when the re-serialised spec differs from what was stored).
-func (s *istioCSRStandIn) updateIstioCSR(ctx context.Context, obj *unstructured.Unstructured) error {
+func (s *IstioCSR) updateIstioCSR(ctx context.Context, obj *unstructured.Unstructured) error {
 	reserialiseIstioCSRSpec(obj)
 	out, err := s.istioCSRs().Namespace(obj.GetNamespace()).Update(ctx, obj, metav1.UpdateOptions{FieldManager: istioCSRStandInManager})
 	if err == nil {
@@ -133,7 +133,7 @@ func reserialiseIstioCSRSpec(obj *unstructured.Unstructured) {
 // ensure creates obj, or updates it when its labels or content differ
 // (the operator's create-or-update with ObjectMetadataModified and the
 // per-kind spec comparisons).
-func (s *istioCSRStandIn) ensure(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) error {
+func (s *IstioCSR) ensure(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) error {
 	ri := s.resource(gvr, obj.GetNamespace())
 	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -161,7 +161,7 @@ func (s *istioCSRStandIn) ensure(ctx context.Context, gvr schema.GroupVersionRes
 // that name when gone; without a status name, the one object with the full
 // label set is (more than one is irrecoverable), else a new one is created
 // with generateName. It returns the name.
-func (s *istioCSRStandIn) ensureGenerated(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured,
+func (s *IstioCSR) ensureGenerated(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured,
 	content map[string]any, statusName string) (string, error) {
 	for k, v := range content {
 		obj.Object[k] = v
@@ -197,7 +197,7 @@ func (s *istioCSRStandIn) ensureGenerated(ctx context.Context, gvr schema.GroupV
 	return "", irrecoverable("more than 1 %s resources exist with matching labels", strings.TrimSuffix(gvr.Resource, "s"))
 }
 
-func (s *istioCSRStandIn) resource(gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {
+func (s *IstioCSR) resource(gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {
 	if ns == "" {
 		return s.dyn.Resource(gvr)
 	}

@@ -1,4 +1,4 @@
-package acctest
+package standin
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 )
 
 // cert-manager's CRDs, in the minimal form the IstioCSR stand-in needs (see
-// standin_istiocsr.go).
+// istiocsr.go).
 
 // installCertManagerCRDs installs minimal cert-manager Issuer, ClusterIssuer
 // and Certificate CRDs (the Certificate with a status subresource, as
 // cert-manager's) and waits until their resources are served.
-func installCertManagerCRDs(dyn dynamic.Interface) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+func installCertManagerCRDs(ctx context.Context, dyn dynamic.Interface) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for _, c := range []struct {
 		gvr          schema.GroupVersionResource
@@ -29,7 +29,7 @@ func installCertManagerCRDs(dyn dynamic.Interface) error {
 	}{
 		{certManagerIssuerGVR, "Issuer", "Namespaced", false},
 		{certManagerClusterIssuerGVR, "ClusterIssuer", "Cluster", false},
-		{CertManagerCertificateGVR, "Certificate", "Namespaced", true},
+		{certManagerCertificateGVR, "Certificate", "Namespaced", true},
 	} {
 		version := map[string]any{
 			"name": c.gvr.Version, "served": true, "storage": true,
@@ -49,7 +49,7 @@ func installCertManagerCRDs(dyn dynamic.Interface) error {
 				"versions": []any{version},
 			},
 		}}
-		if _, err := dyn.Resource(istioCSRCRDGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		if _, err := dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 		for {

@@ -1,12 +1,10 @@
-package acctest
+package standin
 
 import (
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"sync"
-	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +17,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// This file is a TEST-ONLY stand-in for the cert-manager Operator for Red Hat
+// The IstioCSR stand-in plays the cert-manager Operator for Red Hat
 // OpenShift (openshift/cert-manager-operator, pkg/controller/istiocsr, at
 // 454cb8846), whose istio-csr controller cannot run here. Like the operator
 // it works only through the API server, and it does what the controller
@@ -45,7 +43,7 @@ import (
 // stand-in also plays their part for the objects the operator creates: the
 // agent's Deployment becomes available and istiod's Certificate Ready (and
 // its Secret istiod-tls appears), unless a test holds them back
-// (IstioCSRHoldAgent) to prove that an apply waits for them.
+// (IstioCSRDeps.Held) to prove that an apply waits for them.
 //
 // cert-manager's Issuer, ClusterIssuer and Certificate CRDs are installed in
 // a minimal form (schema preserved, no validation): cert-manager publishes
@@ -53,8 +51,8 @@ import (
 // installs (internal/harness/crds.go), and only the fields read here matter.
 //
 // The stand-in's reconcile is in this file, what it creates in
-// standin_istiocsr_operands.go and how it writes and compares objects in
-// standin_istiocsr_objects.go; the CRDs are installed by certmanager_crds.go.
+// istiocsr_operands.go and how it writes and compares objects in
+// istiocsr_objects.go; the CRDs are installed by certmanager_crds.go.
 
 const (
 	istioCSRStandInTick    = 200 * time.Millisecond
@@ -79,20 +77,9 @@ const (
 )
 
 var (
-	istioCSRStandInMu      sync.Mutex
-	istioCSRStandInRunning = map[string]bool{}
-	// istioCSRHeld holds back the agent and istiod's Certificate of the
-	// IstioCSR of a namespace, by "<cluster>/<namespace>".
-	istioCSRHeld sync.Map
-
 	certManagerIssuerGVR        = kube.CertManagerIssuer.GVR()
 	certManagerClusterIssuerGVR = kube.CertManagerClusterIssuer.GVR()
-	// CertManagerCertificateGVR is cert-manager's Certificate.
-	CertManagerCertificateGVR = kube.CertManagerCertificate.GVR()
-	istioCSRCRDGVR            = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	istioCSRNamespaceGVR      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	configMapGVR              = kube.ConfigMap.GVR()
-	secretGVR                 = kube.Secret.GVR()
+	certManagerCertificateGVR   = kube.CertManagerCertificate.GVR()
 )
 
 // IstioCSROperandKind is one kind of object the operator creates for an
@@ -115,7 +102,7 @@ var IstioCSROperands = []IstioCSROperandKind{
 	{configMapGVR, "own"},
 	{kube.Role.GVR(), "istio"},
 	{kube.RoleBinding.GVR(), "istio"},
-	{CertManagerCertificateGVR, "istio"},
+	{certManagerCertificateGVR, "istio"},
 	{kube.ClusterRole.GVR(), "cluster"},
 	{kube.ClusterRoleBinding.GVR(), "cluster"},
 }
@@ -131,85 +118,40 @@ var (
 	clusterRoleBindingGVR = IstioCSROperands[9].GVR
 )
 
-// IstioCSRStandIn starts the stand-in cert-manager Operator on cluster (once
-// per test binary and cluster; it stops when the tests are done) and
-// installs the cert-manager CRDs there.
-func IstioCSRStandIn(t *testing.T, cluster string) {
-	t.Helper()
-	istioCSRStandInMu.Lock()
-	defer istioCSRStandInMu.Unlock()
-	if istioCSRStandInRunning[cluster] {
-		return
-	}
-	dyn := Dynamic(t, cluster)
-	if err := installCertManagerCRDs(dyn); err != nil {
-		t.Fatalf("acctest: IstioCSR stand-in on %s: installing the cert-manager CRDs: %v", cluster, err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	s := &istioCSRStandIn{dyn: dyn, cluster: cluster, settled: map[types.UID]int64{}}
-	go func() {
-		defer close(done)
-		for {
-			s.reconcileAll(ctx)
-			s.standInForControllers(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(istioCSRStandInTick):
-			}
-		}
-	}()
-	istioCSRStandInRunning[cluster] = true
-	AtExit(func() {
-		cancel()
-		<-done
-	})
+// IstioCSRDeps is what the IstioCSR stand-in works through.
+type IstioCSRDeps struct {
+	// Dynamic talks to the cluster the stand-in serves.
+	Dynamic dynamic.Interface
+	// Held reports whether the agent's Deployment and istiod's Certificate
+	// of the IstioCSR in namespace are held back: while held, the
+	// stand-in's kube controllers and cert-manager leave them unavailable
+	// and not Ready, as a crash-looping agent or a slow issuer would. Nil
+	// holds nothing back.
+	Held func(namespace string) bool
 }
 
-// IstioCSRHoldAgent holds back (hold) or releases the agent's Deployment and
-// istiod's Certificate of the IstioCSR in namespace ns: while held, the
-// stand-in's kube controllers and cert-manager leave them unavailable and
-// not Ready, as a crash-looping agent or a slow issuer would.
-func IstioCSRHoldAgent(cluster, ns string, hold bool) {
-	if hold {
-		istioCSRHeld.Store(cluster+"/"+ns, true)
-	} else {
-		istioCSRHeld.Delete(cluster + "/" + ns)
+// StartIstioCSR installs the cert-manager CRDs on the cluster deps.Dynamic
+// talks to and starts the stand-in cert-manager Operator there; it runs
+// until stop is called or ctx ends.
+func StartIstioCSR(ctx context.Context, deps IstioCSRDeps) (s *IstioCSR, stop func(), err error) {
+	if err := installCertManagerCRDs(ctx, deps.Dynamic); err != nil {
+		return nil, nil, fmt.Errorf("installing the cert-manager CRDs: %w", err)
 	}
+	held := deps.Held
+	if held == nil {
+		held = func(string) bool { return false }
+	}
+	s = &IstioCSR{dyn: deps.Dynamic, held: held, settled: map[types.UID]int64{}}
+	return s, run(ctx, istioCSRStandInTick, func(ctx context.Context) {
+		s.reconcileAll(ctx)
+		s.standInForControllers(ctx)
+	}), nil
 }
 
-// ResetIstioCSRs deletes every IstioCSR of cluster and waits until they are
-// gone (the stand-in removes the finalizer), so a test of the single-instance
-// rule starts with none. IstioCSR tests run one at a time (not in
-// parallel): the operator serves one IstioCSR per cluster.
-func ResetIstioCSRs(t *testing.T, cluster string) {
-	t.Helper()
-	ri := Dynamic(t, cluster).Resource(kube.IstioCSR.GVR())
-	ctx := context.Background()
-	list, err := ri.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("acctest: %s: list IstioCSRs: %v", cluster, err)
-	}
-	for _, item := range list.Items {
-		if err := ri.Namespace(item.GetNamespace()).Delete(ctx, item.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Fatalf("acctest: %s: delete IstioCSR %s/%s: %v", cluster, item.GetNamespace(), item.GetName(), err)
-		}
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		list, err := ri.List(ctx, metav1.ListOptions{})
-		if err == nil && len(list.Items) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("acctest: %s: IstioCSRs still exist 30s after delete (err %v)", cluster, err)
-		}
-	}
-}
-
-type istioCSRStandIn struct {
-	dyn     dynamic.Interface
-	cluster string
+// IstioCSR is a running IstioCSR stand-in (StartIstioCSR).
+type IstioCSR struct {
+	dyn  dynamic.Interface
+	held func(namespace string) bool
 	// settled remembers, by IstioCSR uid, the generation whose reconcile
 	// ended without a requeue (success, an irrecoverable error, a
 	// rejection): the operator's IstioCSR watch filters on generation
@@ -248,11 +190,11 @@ func fromClientError(err error, format string, args ...any) error {
 	return &istioCSRReconcileError{msg: msg}
 }
 
-func (s *istioCSRStandIn) istioCSRs() dynamic.NamespaceableResourceInterface {
+func (s *IstioCSR) istioCSRs() dynamic.NamespaceableResourceInterface {
 	return s.dyn.Resource(kube.IstioCSR.GVR())
 }
 
-func (s *istioCSRStandIn) reconcileAll(ctx context.Context) {
+func (s *IstioCSR) reconcileAll(ctx context.Context) {
 	list, err := s.istioCSRs().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return // the API server may be busy; the next tick retries
@@ -263,7 +205,7 @@ func (s *istioCSRStandIn) reconcileAll(ctx context.Context) {
 }
 
 // processReconcileRequest follows controller.go processReconcileRequest.
-func (s *istioCSRStandIn) processReconcileRequest(ctx context.Context, obj *unstructured.Unstructured, all []unstructured.Unstructured) {
+func (s *IstioCSR) processReconcileRequest(ctx context.Context, obj *unstructured.Unstructured, all []unstructured.Unstructured) {
 	// Deletion: cleanUp only emits an event, then the finalizer goes.
 	if obj.GetDeletionTimestamp() != nil {
 		if finalizers := obj.GetFinalizers(); containsString(finalizers, IstioCSRFinalizer) {
@@ -338,13 +280,13 @@ func (s *istioCSRStandIn) processReconcileRequest(ctx context.Context, obj *unst
 // operator's objects: the agent's Deployment rolls out (status for its
 // current generation, one available replica) and istiod's Certificate is
 // issued (Ready=True for its generation, the Secret istiod-tls with
-// ca.crt), unless IstioCSRHoldAgent holds the IstioCSR's namespace back.
-func (s *istioCSRStandIn) standInForControllers(ctx context.Context) {
+// ca.crt), unless IstioCSRDeps.Held holds the IstioCSR's namespace back.
+func (s *IstioCSR) standInForControllers(ctx context.Context) {
 	selector := metav1.ListOptions{LabelSelector: "app=" + istioCSRAgentName}
 	if deps, err := s.dyn.Resource(deploymentGVR).List(ctx, selector); err == nil {
 		for i := range deps.Items {
 			dep := &deps.Items[i]
-			if _, held := istioCSRHeld.Load(s.cluster + "/" + dep.GetNamespace()); held {
+			if s.held(dep.GetNamespace()) {
 				continue
 			}
 			observed, _, _ := unstructured.NestedInt64(dep.Object, "status", "observedGeneration")
@@ -358,13 +300,13 @@ func (s *istioCSRStandIn) standInForControllers(ctx context.Context) {
 			_, _ = s.dyn.Resource(deploymentGVR).Namespace(dep.GetNamespace()).UpdateStatus(ctx, dep, metav1.UpdateOptions{FieldManager: "kube-controller-manager-standin"})
 		}
 	}
-	certs, err := s.dyn.Resource(CertManagerCertificateGVR).List(ctx, selector)
+	certs, err := s.dyn.Resource(certManagerCertificateGVR).List(ctx, selector)
 	if err != nil {
 		return
 	}
 	for i := range certs.Items {
 		cert := &certs.Items[i]
-		if _, held := istioCSRHeld.Load(s.cluster + "/" + cert.GetLabels()[IstioCSRNamespaceLabel]); held {
+		if s.held(cert.GetLabels()[IstioCSRNamespaceLabel]) {
 			continue
 		}
 		ready := false
@@ -389,6 +331,6 @@ func (s *istioCSRStandIn) standInForControllers(ctx context.Context) {
 			"type": "Ready", "status": "True", "reason": "Ready", "message": "Certificate is up to date and has not expired",
 			"observedGeneration": cert.GetGeneration(), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
 		}}, "status", "conditions")
-		_, _ = s.dyn.Resource(CertManagerCertificateGVR).Namespace(cert.GetNamespace()).UpdateStatus(ctx, cert, metav1.UpdateOptions{FieldManager: "cert-manager-standin"})
+		_, _ = s.dyn.Resource(certManagerCertificateGVR).Namespace(cert.GetNamespace()).UpdateStatus(ctx, cert, metav1.UpdateOptions{FieldManager: "cert-manager-standin"})
 	}
 }

@@ -1,7 +1,7 @@
-package harness
+package standin
 
 // The ZTWIM stand-in's configuration step: the JWT issuer check and the
-// server.conf it renders (standin_ztwim.go runs both in its reconcile).
+// server.conf it renders (ztwim.go runs both in its reconcile).
 
 import (
 	"context"
@@ -28,7 +28,7 @@ type ZTWIMRender struct {
 
 // Renders returns every server.conf rendered since the stand-in started,
 // oldest first.
-func (s *ZTWIMStandIn) Renders() []ZTWIMRender {
+func (s *ZTWIM) Renders() []ZTWIMRender {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]ZTWIMRender(nil), s.renders...)
@@ -63,7 +63,7 @@ func ztwimValidURL(raw string) error {
 // renderServerConf writes server.conf into the ConfigMap spire-server as
 // configmap.go generateServerConfMap renders it (only the trust domain,
 // the JWT issuer and the federation here) and keeps it in s.renders.
-func (s *ZTWIMStandIn) renderServerConf(ctx context.Context, trustDomain, jwtIssuer string, fed map[string]any) error {
+func (s *ZTWIM) renderServerConf(ctx context.Context, trustDomain, jwtIssuer string, fed map[string]any) error {
 	server := map[string]any{"trust_domain": trustDomain, "jwt_issuer": jwtIssuer}
 	var peers []string
 	if fed != nil {
@@ -101,7 +101,7 @@ func (s *ZTWIMStandIn) renderServerConf(ctx context.Context, trustDomain, jwtIss
 	if err != nil {
 		return err
 	}
-	cms := s.dyn.Resource(ztwimConfigMapGVR).Namespace(ZTWIMRouteNamespace)
+	cms := s.dyn.Resource(configMapGVR).Namespace(ZTWIMRouteNamespace)
 	cm := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": ZTWIMServerConfigMap, "namespace": ZTWIMRouteNamespace,

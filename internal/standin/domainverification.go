@@ -1,4 +1,4 @@
-package acctest
+package standin
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"sync"
-	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,71 +18,61 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// This file is a TEST-ONLY stand-in for Kuadrant's DomainVerification
+// The DomainVerification stand-in plays Kuadrant's DomainVerification
 // controller, which cannot run here. Like the real one it works only through
 // the API server: it issues a token into status.token of each
 // DomainVerification, and it sets verified only after it has itself looked up
 // the TXT record at spec.domain over DNS (with internal/dnscheck, asking every
-// test Knot server directly) and found the token on all of them. A record
+// nameserver it was given directly) and found the token on all of them. A record
 // removed later makes it unverified again. It writes status in the shape of
 // the API version the object was created with (v1: verified, lastChecked,
 // nextCheck, message; v1alpha1: a Verified condition for spec.domain, with
 // `domain` and `nextVerification`, leaving the conditions of other domains
 // as they are).
 //
-// It handles only objects whose domain lies in the test DNS zones, so other
-// tests can create objects that no controller answers.
+// It handles only objects whose domain lies in the zones it was given, so
+// other tests can create objects that no controller answers.
 
 const (
-	standInTick      = 250 * time.Millisecond
-	standInRecheck   = 500 * time.Millisecond
-	standInRefresh   = 10 * time.Second // rewrite lastChecked at least this often
-	standInFieldMgr  = "kuadrant-standin"
-	standInReasonOK  = "Verified"
-	standInReasonBad = "RecordNotFound"
+	dvStandInTick      = 250 * time.Millisecond
+	dvStandInRecheck   = 500 * time.Millisecond
+	dvStandInRefresh   = 10 * time.Second // rewrite lastChecked at least this often
+	dvStandInFieldMgr  = "kuadrant-standin"
+	dvStandInReasonOK  = "Verified"
+	dvStandInReasonBad = "RecordNotFound"
 )
 
-var (
-	standInMu      sync.Mutex
-	standInRunning = map[string]bool{}
-)
+// DomainVerificationDeps is what the DomainVerification stand-in works
+// through.
+type DomainVerificationDeps struct {
+	// Dynamic talks to the cluster the stand-in serves.
+	Dynamic dynamic.Interface
+	// Nameservers are the authoritative servers (host:port) asked for the
+	// TXT records, every one of them directly.
+	Nameservers []string
+	// Zones are the DNS zones whose domains the stand-in handles.
+	Zones []string
+}
 
-// DomainVerificationController starts the stand-in controller for cluster
-// (once per test binary and cluster; it stops when the tests are done).
-func DomainVerificationController(t *testing.T, cluster string) {
-	t.Helper()
-	standInMu.Lock()
-	defer standInMu.Unlock()
-	if standInRunning[cluster] {
-		return
-	}
-	dyn, err := dynamic.NewForConfig(Cluster(t, cluster).RESTConfig())
-	if err != nil {
-		t.Fatalf("acctest: stand-in DomainVerification controller: %v", err)
-	}
-	c := &standIn{
-		dyn: dyn,
+// StartDomainVerification starts the stand-in DomainVerification
+// controller on the cluster deps.Dynamic talks to; it runs until stop is
+// called or ctx ends.
+func StartDomainVerification(ctx context.Context, deps DomainVerificationDeps) (c *DomainVerification, stop func(), err error) {
+	c = &DomainVerification{
+		dyn: deps.Dynamic,
 		dns: dnscheck.New(dnscheck.Options{
-			Nameservers: DNS(t).Addrs(), Timeout: time.Second, Attempts: 2, Backoff: 50 * time.Millisecond,
+			Nameservers: deps.Nameservers, Timeout: time.Second, Attempts: 2, Backoff: 50 * time.Millisecond,
 		}),
-		zones:   DNS(t).Zones(),
+		zones:   deps.Zones,
 		checked: map[types.UID]time.Time{},
 		written: map[types.UID]time.Time{},
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.run(ctx)
-	}()
-	standInRunning[cluster] = true
-	AtExit(func() {
-		cancel()
-		<-done
-	})
+	return c, run(ctx, dvStandInTick, c.reconcileAll), nil
 }
 
-type standIn struct {
+// DomainVerification is a running DomainVerification stand-in
+// (StartDomainVerification).
+type DomainVerification struct {
 	dyn     dynamic.Interface
 	dns     *dnscheck.Checker
 	zones   []string
@@ -92,18 +80,7 @@ type standIn struct {
 	written map[types.UID]time.Time // last status write per object
 }
 
-func (c *standIn) run(ctx context.Context) {
-	for {
-		c.reconcileAll(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(standInTick):
-		}
-	}
-}
-
-func (c *standIn) reconcileAll(ctx context.Context) {
+func (c *DomainVerification) reconcileAll(ctx context.Context) {
 	list, err := c.dyn.Resource(kube.DomainVerificationV1.GVR()).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return // the API server may be busy; the next tick retries
@@ -116,7 +93,7 @@ func (c *standIn) reconcileAll(ctx context.Context) {
 	}
 }
 
-func (c *standIn) ours(domain string) bool {
+func (c *DomainVerification) ours(domain string) bool {
 	for _, z := range c.zones {
 		if domain == z || strings.HasSuffix(domain, "."+z) {
 			return true
@@ -125,7 +102,7 @@ func (c *standIn) ours(domain string) bool {
 	return false
 }
 
-func (c *standIn) reconcile(ctx context.Context, obj *unstructured.Unstructured) {
+func (c *DomainVerification) reconcile(ctx context.Context, obj *unstructured.Unstructured) {
 	uid := obj.GetUID()
 	version := domainverification.CreatedWith(obj)
 	st := domainverification.StatusOf(obj)
@@ -137,7 +114,7 @@ func (c *standIn) reconcile(ctx context.Context, obj *unstructured.Unstructured)
 		c.writeStatus(ctx, obj, version, token, false, msg, now)
 		return
 	}
-	if time.Since(c.checked[uid]) < standInRecheck {
+	if time.Since(c.checked[uid]) < dvStandInRecheck {
 		return
 	}
 	c.checked[uid] = time.Now()
@@ -153,7 +130,7 @@ func (c *standIn) reconcile(ctx context.Context, obj *unstructured.Unstructured)
 		msg = "TXT record not found on every authoritative server: " + strings.ReplaceAll(res.Describe(""), "\n", "; ")
 	}
 	changed := st.Verified == nil || *st.Verified != verified || st.Message != msg
-	if changed || time.Since(c.written[uid]) >= standInRefresh {
+	if changed || time.Since(c.written[uid]) >= dvStandInRefresh {
 		c.writeStatus(ctx, obj, version, st.Token, verified, msg, now)
 	}
 }
@@ -161,15 +138,15 @@ func (c *standIn) reconcile(ctx context.Context, obj *unstructured.Unstructured)
 // writeStatus replaces status through the status subresource of the version
 // the object was created with. A conflict (someone wrote in between) is left
 // for the next tick.
-func (c *standIn) writeStatus(ctx context.Context, obj *unstructured.Unstructured, version, token string, verified bool, msg string, now time.Time) {
+func (c *DomainVerification) writeStatus(ctx context.Context, obj *unstructured.Unstructured, version, token string, verified bool, msg string, now time.Time) {
 	kind := domainverification.Kind(version)
 	out := obj.DeepCopy()
 	out.SetAPIVersion(kind.APIVersion())
 	stamp := now.Format(time.RFC3339)
 	if version == domainverification.V1Alpha1 {
-		status, reason := "False", standInReasonBad
+		status, reason := "False", dvStandInReasonBad
 		if verified {
-			status, reason = "True", standInReasonOK
+			status, reason = "True", dvStandInReasonOK
 		}
 		transition := stamp
 		if prev := domainverification.StatusOf(obj); prev.Verified != nil && *prev.Verified == verified && prev.LastChecked != "" {
@@ -179,16 +156,16 @@ func (c *standIn) writeStatus(ctx context.Context, obj *unstructured.Unstructure
 		mine := map[string]any{
 			"type": domainverification.ConditionVerified, "domain": domain, "status": status, "reason": reason,
 			"message": msg, "lastTransitionTime": transition, "observedGeneration": obj.GetGeneration(),
-			"nextVerification": now.Add(standInRefresh).Format(time.RFC3339),
+			"nextVerification": now.Add(dvStandInRefresh).Format(time.RFC3339),
 		}
 		out.Object["status"] = map[string]any{"token": token, "conditions": withCondition(obj, domain, mine)}
 	} else {
 		out.Object["status"] = map[string]any{
 			"token": token, "verified": verified, "message": msg,
-			"lastChecked": stamp, "nextCheck": now.Add(standInRefresh).Format(time.RFC3339),
+			"lastChecked": stamp, "nextCheck": now.Add(dvStandInRefresh).Format(time.RFC3339),
 		}
 	}
-	if _, err := c.dyn.Resource(kind.GVR()).UpdateStatus(ctx, out, metav1.UpdateOptions{FieldManager: standInFieldMgr}); err == nil {
+	if _, err := c.dyn.Resource(kind.GVR()).UpdateStatus(ctx, out, metav1.UpdateOptions{FieldManager: dvStandInFieldMgr}); err == nil {
 		c.written[obj.GetUID()] = time.Now()
 	}
 }
