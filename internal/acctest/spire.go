@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // lazy starts one component per key once per test binary and remembers the

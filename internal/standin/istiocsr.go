@@ -48,7 +48,7 @@ import (
 // cert-manager's Issuer, ClusterIssuer and Certificate CRDs are installed in
 // a minimal form (schema preserved, no validation): cert-manager publishes
 // its CRDs, but they are not among the released upstream CRDs the harness
-// installs (internal/harness/crds.go), and only the fields read here matter.
+// installs (internal/testkit/harness/crds.go), and only the fields read here matter.
 //
 // The stand-in's reconcile is in this file, what it creates in
 // istiocsr_operands.go and how it writes and compares objects in

@@ -7,7 +7,7 @@
 // default ServiceAccount, and namespace deletion never finishes. Where a
 // kubelet's answer is needed, the harness gives it itself: it reports the
 // Pods it creates running, requests their ServiceAccount tokens, and
-// internal/cmd/ztpodattestor tells a spire-agent which Pod a process runs in
+// internal/testkit/cmd/ztpodattestor tells a spire-agent which Pod a process runs in
 // (see StartPodWorkload).
 package harness
 

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/podattest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/podattest"
 )
 
 // Pod workloads: ztworkload processes that SPIRE sees as containers of Pods,
@@ -35,7 +35,7 @@ import (
 // selected Pod (spireentry.renderPodEntry): parent
 // spiffe://<td>/spire/agent/k8s_psat/<cluster>/<node UID>, selector
 // k8s:pod-uid:<uid>. A K8sPSAT agent has that parent ID; its "k8s" workload
-// attestor (internal/cmd/ztpodattestor, standing in for the kubelet) gives
+// attestor (internal/testkit/cmd/ztpodattestor, standing in for the kubelet) gives
 // the workload's processes the selectors of their Pod.
 
 // ClusterSPIFFEIDResource is spire-controller-manager's ClusterSPIFFEID.
@@ -395,7 +395,7 @@ var podAttestorBuild struct {
 	path string
 }
 
-// podAttestorBinary builds internal/cmd/ztpodattestor (once per process) into
+// podAttestorBinary builds internal/testkit/cmd/ztpodattestor (once per process) into
 // a cache outside the clone, <cache>/harness-bin/<hash of the clone's
 // path>/ztpodattestor, where <cache> is scripts/tool.sh's ZT_CACHE_DIR: a
 // test's temporary directory goes away while the agent that runs the plugin
@@ -422,13 +422,13 @@ func podAttestorBinary(ctx context.Context) (string, error) {
 	// starting the plugin meanwhile never runs half a binary.
 	tmp := fmt.Sprintf("%s.%d.tmp", dst, os.Getpid())
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, "./internal/cmd/ztpodattestor")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, "./internal/testkit/cmd/ztpodattestor")
 	cmd.Dir = root
 	cmd.Env = env
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("go build ./internal/cmd/ztpodattestor: %v: %s", err, tailLines(stderr.String(), 20))
+		return "", fmt.Errorf("go build ./internal/testkit/cmd/ztpodattestor: %v: %s", err, tailLines(stderr.String(), 20))
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		os.Remove(tmp)

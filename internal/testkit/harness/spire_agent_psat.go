@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/podattest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/podattest"
 )
 
 // What a k8s_psat agent (SpireAgentOptions.K8sPSAT) needs in its cluster: in

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/podattest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/podattest"
 )
 
 const spireAgentReadyTimeout = 60 * time.Second
@@ -50,7 +50,7 @@ type SpireAgent struct {
 
 	psat        bool
 	podAttestor string // the ztpodattestor plugin binary
-	podsFile    string // its records of pod processes (internal/podattest)
+	podsFile    string // its records of pod processes (internal/testkit/podattest)
 	podsMu      sync.Mutex
 	pods        map[int]podattest.Record
 
@@ -219,7 +219,7 @@ func (a *SpireAgent) config() string {
 			a.Server.Cluster.Name, a.tokenPath())
 		// The name "k8s" makes the selectors k8s:..., those of SPIRE's
 		// kubelet-based attestor, which this plugin stands in for (see
-		// internal/cmd/ztpodattestor).
+		// internal/testkit/cmd/ztpodattestor).
 		fmt.Fprintf(&b, "  WorkloadAttestor \"k8s\" {\n    plugin_cmd = %q\n    plugin_data {\n      pods_file = %q\n    }\n  }\n",
 			a.podAttestor, a.podsFile)
 	} else {

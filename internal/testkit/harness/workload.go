@@ -22,7 +22,7 @@ import (
 
 // Workloads that prove federation: "SPIRE holds the peer's bundle" becomes
 // "a workload here and a workload there complete an mTLS handshake". Each
-// Workload is internal/cmd/ztworkload running as a plain process, attested
+// Workload is internal/testkit/cmd/ztworkload running as a plain process, attested
 // by a SpireAgent's unix workload attestor.
 
 const (
@@ -423,12 +423,12 @@ func workloadBinary(ctx context.Context, dir string) (string, error) {
 		return "", err
 	}
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", dst, "./internal/cmd/ztworkload")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dst, "./internal/testkit/cmd/ztworkload")
 	cmd.Dir = root
 	cmd.Env = toolEnv()
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build ./internal/cmd/ztworkload: %v: %s", err, tailLines(stderr.String(), 20))
+		return "", fmt.Errorf("go build ./internal/testkit/cmd/ztworkload: %v: %s", err, tailLines(stderr.String(), 20))
 	}
 	workloadBuild.path = dst
 	return dst, nil

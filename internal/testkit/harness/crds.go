@@ -56,7 +56,7 @@ var crdDocsCache struct {
 // spire.spiffe.io CRDs from the spire-controller-manager module pinned in
 // <root>/tools/spire-controller-manager/go.mod (read from the Go module cache,
 // never copied into this repository), and the project's own CRDs for APIs
-// that publish none (internal/harness/crds/*.yaml).
+// that publish none (internal/testkit/harness/crds/*.yaml).
 func CRDDocuments() ([][]byte, error) {
 	crdDocsCache.Lock()
 	defer crdDocsCache.Unlock()

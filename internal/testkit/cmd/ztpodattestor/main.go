@@ -40,7 +40,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/podattest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/podattest"
 )
 
 func main() {

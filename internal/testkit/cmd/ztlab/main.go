@@ -24,7 +24,7 @@
 // records them, so status checks their health and down stops them.
 //
 // With --workloads each cluster also gets a real spire-agent (k8s_psat, with
-// the pod workload attestor) and a go-spiffe workload (internal/cmd/ztworkload)
+// the pod workload attestor) and a go-spiffe workload (internal/testkit/cmd/ztworkload)
 // running as the Pod apps/app (ServiceAccount app), labelled
 // zerotrust.example/workload=app, whose
 // server accepts only the other clusters' workloads; both run detached and
@@ -50,7 +50,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 const usage = `usage:

@@ -1,5 +1,5 @@
 // Package podattest is the contract between the test harness and
-// internal/cmd/ztpodattestor, the SPIRE workload attestor plugin that stands
+// internal/testkit/cmd/ztpodattestor, the SPIRE workload attestor plugin that stands
 // in for the kubelet: the JSON file in which the harness records which
 // processes run in which pod, and the selector values the plugin derives from
 // a record. It is its own package so the plugin binary does not link the

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/podattest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/podattest"
 )
 
 // The demo lab's agents and workloads, recorded in lab.json (SpireState) so
