@@ -25,7 +25,7 @@ export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CHECKPOINT_DISABLE=1
 ztlab() {
   if [ ! -x "$state/bin/ztlab" ] || [ -z "${ztlab_built:-}" ]; then
     mkdir -p "$state/bin"
-    go build -o "$state/bin/ztlab.new" ./internal/cmd/ztlab
+    go build -o "$state/bin/ztlab.new" ./internal/testkit/cmd/ztlab
     mv -f "$state/bin/ztlab.new" "$state/bin/ztlab"
     ztlab_built=1
   fi

@@ -18,9 +18,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/protoserver"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/provider"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // Cluster names of the shared lab. Bare has no CRDs installed.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // DNS zones served by the test DNS servers. Tests put unique names inside

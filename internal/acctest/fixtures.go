@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // Fixtures: what a test puts on a lab cluster before the provider acts on it
@@ -40,9 +42,9 @@ func CertManagerIssuerSpec(t *testing.T, cluster, namespace, name string, spec m
 		EnsureNamespace(t, cluster, namespace)
 	}
 	kind := "ClusterIssuer"
-	var ri dynamic.ResourceInterface = Dynamic(t, cluster).Resource(certManagerClusterIssuerGVR)
+	var ri dynamic.ResourceInterface = Dynamic(t, cluster).Resource(kube.CertManagerClusterIssuer.GVR())
 	if namespace != "" {
-		kind, ri = "Issuer", Dynamic(t, cluster).Resource(certManagerIssuerGVR).Namespace(namespace)
+		kind, ri = "Issuer", Dynamic(t, cluster).Resource(kube.CertManagerIssuer.GVR()).Namespace(namespace)
 	}
 	status := "False"
 	if ready {
@@ -67,9 +69,9 @@ func CertManagerIssuerSpec(t *testing.T, cluster, namespace, name string, spec m
 // (a ClusterIssuer when namespace is "").
 func SetCertManagerIssuerSpec(t *testing.T, cluster, namespace, name string, spec map[string]any) {
 	t.Helper()
-	var ri dynamic.ResourceInterface = Dynamic(t, cluster).Resource(certManagerClusterIssuerGVR)
+	var ri dynamic.ResourceInterface = Dynamic(t, cluster).Resource(kube.CertManagerClusterIssuer.GVR())
 	if namespace != "" {
-		ri = Dynamic(t, cluster).Resource(certManagerIssuerGVR).Namespace(namespace)
+		ri = Dynamic(t, cluster).Resource(kube.CertManagerIssuer.GVR()).Namespace(namespace)
 	}
 	obj, err := ri.Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
@@ -84,7 +86,7 @@ func SetCertManagerIssuerSpec(t *testing.T, cluster, namespace, name string, spe
 // DeleteConfigMap deletes the ConfigMap ns/name on cluster.
 func DeleteConfigMap(t *testing.T, cluster, ns, name string) {
 	t.Helper()
-	if err := Dynamic(t, cluster).Resource(configMapGVR).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+	if err := Dynamic(t, cluster).Resource(kube.ConfigMap.GVR()).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("acctest: %s: delete ConfigMap %s/%s: %v", cluster, ns, name, err)
 	}
 }
@@ -95,7 +97,7 @@ func EnsureNamespace(t *testing.T, cluster, ns string) {
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns},
 	}}
-	_, err := Dynamic(t, cluster).Resource(istioCSRNamespaceGVR).Create(context.Background(), obj, metav1.CreateOptions{})
+	_, err := Dynamic(t, cluster).Resource(kube.Namespace.GVR()).Create(context.Background(), obj, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("acctest: %s: create namespace %s: %v", cluster, ns, err)
 	}
@@ -107,7 +109,7 @@ func CreateConfigMap(t *testing.T, cluster, ns, name string, data map[string]any
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": ns}, "data": data,
 	}}
-	if _, err := Dynamic(t, cluster).Resource(configMapGVR).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+	if _, err := Dynamic(t, cluster).Resource(kube.ConfigMap.GVR()).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("acctest: %s: create ConfigMap %s/%s: %v", cluster, ns, name, err)
 	}
 }
@@ -122,7 +124,7 @@ func CreateSecret(t *testing.T, cluster, ns, name string, data map[string]string
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": name, "namespace": ns}, "data": encoded,
 	}}
-	if _, err := Dynamic(t, cluster).Resource(secretGVR).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+	if _, err := Dynamic(t, cluster).Resource(kube.Secret.GVR()).Namespace(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("acctest: %s: create Secret %s/%s: %v", cluster, ns, name, err)
 	}
 }

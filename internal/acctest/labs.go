@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // labStartTimeout bounds one lab's start: its kube-apiservers, etcds and

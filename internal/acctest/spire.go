@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // lazy starts one component per key once per test binary and remembers the
@@ -45,6 +45,20 @@ func (l *lazy[T]) forget(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.m, key)
+}
+
+// started returns what get started for key, without starting it: false
+// when get was never called for key or its start failed.
+func (l *lazy[T]) started(key string) (T, bool) {
+	l.mu.Lock()
+	e, ok := l.m[key]
+	l.mu.Unlock()
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	e.once.Do(func() {}) // waits for a start under way
+	return e.v, e.err == nil
 }
 
 var spires lazy[*harness.Spire]

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // TestAccSpireBundleRefreshAction_afterFederation federates east's real SPIRE

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // crdNode is one node of a CRD version's openAPIV3Schema.

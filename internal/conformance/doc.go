@@ -1,6 +1,6 @@
 // Package conformance has no production code. Its tests hold the provider's
 // resource schemas against the CustomResourceDefinitions the operators
-// publish (as the harness installs them, internal/harness/crds.go): every field a resource writes exists
+// publish (as the harness installs them, internal/testkit/harness/crds.go): every field a resource writes exists
 // there with a compatible type, the plan-time validation accepts exactly what
 // the CRD accepts (enums and bounds), and every CEL transition rule
 // (immutability) is mirrored by a replacement or a plan-time error.

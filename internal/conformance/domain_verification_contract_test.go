@@ -1,7 +1,7 @@
 package conformance
 
 // DomainVerification publishes no CRD: these tables hold the resource
-// against the project's own (internal/harness/crds), one per API version the
+// against the project's own (internal/testkit/harness/crds), one per API version the
 // resource writes (api_version).
 func init() {
 	for _, version := range []string{"v1", "v1alpha1"} {

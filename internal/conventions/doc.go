@@ -1,5 +1,5 @@
-// Package conventions has no production code. Its tests hold two rules of
-// the repository's own text that no compiler or linter checks:
+// Package conventions has no production code. Its tests hold the rules of
+// the repository's own text and layout that no compiler or linter checks:
 //
 //   - Comments and documentation are self-contained: they state a fact
 //     instead of pointing at where it was discussed (planning notes outside
@@ -13,6 +13,9 @@
 //     unit tests (`make unit`) ends in _unit_test.go; _test.go files hold
 //     acceptance tests and shared test helpers; a package without
 //     acceptance tests names its test files _test.go.
+//   - Test tooling stays out of the provider: the binary built from the
+//     repository root links no package under internal/testkit and no
+//     operator stand-in (internal/standin).
 //
 // CHANGELOG.md keeps its history entries as they were written.
 package conventions

@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // TestAccClusterSPIFFEIDDataSource reads a ClusterSPIFFEID an administrator

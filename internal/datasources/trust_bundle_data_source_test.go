@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // "When SPIRE servers cannot reach each other": examples/courier-federation

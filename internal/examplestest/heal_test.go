@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // healMesh is examples/n-cluster-mesh applied to clusters of its own, each

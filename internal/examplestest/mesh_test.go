@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // What the tests that put workloads on examples/n-cluster-mesh share: the

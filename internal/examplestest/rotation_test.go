@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // "Rotation without an outage": an X.509 CA rotation in one cluster of a

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // mtlsTimeout bounds how long a handshake may take to reach the expected

@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/rbac"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // The mesh run as one workspace per cluster (examples/workspace-per-cluster):

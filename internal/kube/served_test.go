@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // TestAccServedAgainstAPIServer asks a real API server's discovery documents

@@ -12,8 +12,8 @@ import (
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/rbac"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )
 

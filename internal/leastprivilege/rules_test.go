@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/rbac"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // exercise is the Terraform operation that needs one rule (or rules one

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // Cluster names of this package's audited lab.

@@ -12,8 +12,8 @@
 //     spire_federation: the Zero Trust Workload Identity Manager): when an
 //     apply may end on the controller's status, and what a destroy removes
 //     that the controller leaves behind. Each rule names the controller
-//     function it follows; the stand-ins in internal/harness and
-//     internal/acctest follow the same functions.
+//     function it follows; the stand-ins in internal/standin follow the
+//     same functions.
 //   - <name>_fastpath.go: the resource's internal/fastpath answers
 //     (federated_trust_domain, the resource held by the hundred).
 //   - <name>_unset.go: istio_csr's plan modifier for unset Optional+Computed

@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )

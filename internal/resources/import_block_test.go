@@ -14,8 +14,8 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // importBlockSteps adopts an object with an `import {}` block, the way the

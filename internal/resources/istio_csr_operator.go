@@ -22,7 +22,7 @@ import (
 // destroy must remove (cleanUpIstioCSROperands). It stays apart from
 // istio_csr_resource.go because it is one contract, written against the
 // controller's source, and tested against the stand-in that follows the
-// same source (internal/acctest/standin_istiocsr.go).
+// same source (internal/standin/istiocsr.go).
 
 const (
 	// istioCSRRejectAnnotation marks an IstioCSR the operator refused because
@@ -281,7 +281,7 @@ func (w *istioCSRWait) checkCertificate(ctx context.Context, obj *unstructured.U
 // CRD defaults them), the common name or istiod.<istio ns>.svc, and the DNS
 // names: certificateDNSNames, then one per Istio revision ("default" is
 // istiod.<ns>.svc, another revision r istiod-r.<ns>.svc, "" is skipped).
-// The IstioCSR stand-in of the acceptance tests (internal/acctest) renders
+// The IstioCSR stand-in of the acceptance tests (internal/standin) renders
 // the whole Certificate with code of its own, deliberately not this
 // function: it plays the operator, so it is an independent oracle, and a
 // mistake here makes the apply's wait fail against it instead of agreeing

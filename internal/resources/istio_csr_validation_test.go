@@ -86,7 +86,7 @@ func runPlanFailureCases(t *testing.T, resourceType string, valid map[string]str
 }
 
 // TestAccIstioCSR_invalidInputFailsAtPlan mirrors each rule of the IstioCSR
-// CRD (internal/harness/crds/testdata/istiocsrs.operator.openshift.io, the
+// CRD (internal/testkit/harness/crds/testdata/istiocsrs.operator.openshift.io, the
 // invalid-* files) plus the duration ordering and the Kubernetes rules for
 // the agent's pod settings: each must fail `terraform plan`, naming the
 // attribute, before anything reaches a cluster.

@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
 

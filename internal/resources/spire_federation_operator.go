@@ -7,7 +7,7 @@ package resources
 // verdict, awaitFederationVerdict) and what it leaves behind that the
 // provider removes (deleteStaleFederationRoute). It is one contract, written
 // against the controller's source and tested against the stand-in that
-// follows the same source (internal/harness/standin_ztwim.go).
+// follows the same source (internal/standin/ztwim.go).
 
 import (
 	"context"

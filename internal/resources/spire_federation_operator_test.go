@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // These tests follow the rules of what the Zero Trust Workload Identity

@@ -28,10 +28,10 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/resources"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 const federationAddr = "zerotrust_spire_federation.this"

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // benchUser is the user the benchmark's kubeconfigs authenticate as; the

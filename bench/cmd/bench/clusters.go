@@ -21,8 +21,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/standin"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 const (
@@ -170,7 +171,7 @@ func startMeshMembers(ctx context.Context, work string, from, to int) (*harness.
 		if err != nil {
 			return lab, members, err
 		}
-		if _, members[i].stopOperator, err = harness.StartZTWIMStandIn(dyn); err != nil {
+		if _, members[i].stopOperator, err = standin.StartZTWIM(context.Background(), standin.ZTWIMDeps{Dynamic: dyn}); err != nil {
 			return lab, members, fmt.Errorf("%s: ZTWIM stand-in: %w", lab.Clusters[i].Name, err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // The courier run: the mesh of examples/courier-federation, where Terraform

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // The heal cases of the time-to-trust run: damage one cluster's SPIRE side,

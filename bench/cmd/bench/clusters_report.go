@@ -144,7 +144,7 @@ func trustMarkdown(r *Results) string {
 	p("\n### Time to trust: workloads of every cluster handshake\n\n")
 	p("After its timed runs, each row applies its mesh once more, into clusters where a platform team has already "+
 		"deployed its applications: per cluster a k8s_psat spire-agent and a Pod whose workload (a go-spiffe mTLS "+
-		"server, `internal/cmd/ztworkload`) runs and waits for its SVID. The apply creates, besides the federations, "+
+		"server, `internal/testkit/cmd/ztworkload`) runs and waits for its SVID. The apply creates, besides the federations, "+
 		"a ClusterSPIFFEID per cluster (`zerotrust_cluster_spiffe_id`, template `%s`, federating with every peer trust "+
 		"domain) after that cluster's federations, as `examples/n-cluster-mesh` does, and waits until SPIRE's entries "+
 		"for the selected Pods carry every federation; then the "+

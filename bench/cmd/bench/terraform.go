@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/harness"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // provider is how one provider is installed in the filesystem mirror.
