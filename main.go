@@ -27,8 +27,10 @@ func main() {
 	}
 	// tf6server.Serve instead of providerserver.Serve: the same server, but
 	// with protoserver's wrapper, which keeps the framework from retaining
-	// every request's context (see internal/protoserver).
-	err := protoserver.Serve("registry.terraform.io/ztfabric/zerotrust", provider.New(version), opts...)
+	// every request's context (see internal/protoserver), and the
+	// resources' fast paths (see internal/fastpath).
+	server := protoserver.New(provider.New(version), protoserver.WithFastPaths(provider.FastPaths))
+	err := protoserver.Serve("registry.terraform.io/ztfabric/zerotrust", server, opts...)
 	stopProfiles()
 	if err != nil {
 		log.Fatal(err.Error())

@@ -32,7 +32,7 @@ const (
 
 // ProtoV6ProviderFactories serves the provider in the test process.
 var ProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"zerotrust": protoserver.New(provider.New("test")),
+	"zerotrust": protoserver.New(provider.New("test"), protoserver.WithFastPaths(provider.FastPaths)),
 }
 
 var (

@@ -13,11 +13,17 @@
 // hashicorp/terraform-plugin-framework#1315), log lines formatted whether or
 // not anyone reads them (hashicorp/terraform-plugin-framework#1269), and a
 // regular expression compiled per model field
-// (hashicorp/terraform-plugin-framework#725, see internal/tfmodel). When a
+// (hashicorp/terraform-plugin-framework#725, see Codec). When a
 // framework release fixes them, bench/ decides whether this package still
 // earns its place (CHANGELOG, NOTES). terraform-plugin-go is the
 // library the framework itself serves with; the fast path decodes and
 // encodes with it and runs the resource's own Read and ModifyPlan logic.
+//
+// How a resource gets one: For (for.go) holds the plumbing, and the resource
+// brings its Hooks (what it does to identify, refresh and plan its model).
+// The resource's Read, ModifyPlan and ValidateConfig call For's, so both
+// ways run the same hooks; For.Resource is the fast path, which the provider
+// hands to protoserver.WithFastPaths by resource type name.
 //
 // What keeps the answers equal to the framework's: a Resource answers only
 // requests it can prove the framework would answer the same way (for a
@@ -29,10 +35,11 @@
 // features it does not model. The resources' tests compare both answers on
 // a real API server.
 //
-// Leashes, as for any answer that goes around the framework: Enabled switches every fast path off on
-// framework or terraform-plugin-go versions other than the verified ones
-// (gate.go) and when ZEROTRUST_FASTPATH=off; then the framework answers
-// everything, exactly as without this package.
+// Leashes, as for any answer that goes around the framework: Enabled
+// switches every fast path off on framework or terraform-plugin-go versions
+// other than the verified ones (gate.go) and when ZEROTRUST_FASTPATH=off;
+// then the framework answers everything, exactly as without the fast paths
+// (the codec, which uses only the framework's public API, stays).
 package fastpath
 
 import (
@@ -46,10 +53,4 @@ import (
 type Resource interface {
 	ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool)
 	PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool)
-}
-
-// Provider is implemented by a framework provider that has fast paths, by
-// resource type name.
-type Provider interface {
-	FastPaths() map[string]Resource
 }

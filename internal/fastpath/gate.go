@@ -14,7 +14,7 @@ import (
 const EnvSwitch = "ZEROTRUST_FASTPATH"
 
 // verified are the module versions whose unexported behaviour the fast path
-// (and tfmodel's codec, which it shares its encodings with) was checked
+// (and its Codec, which it shares its encodings with) was checked
 // against by TestAccFederatedTrustDomainFastPath_sameAnswers: the order in
 // which terraform-plugin-framework v1.19 runs defaults, attribute plan
 // modifiers and ModifyPlan (fwserver/server_planresourcechange.go), its

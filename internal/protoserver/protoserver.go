@@ -28,22 +28,38 @@ import (
 
 // New returns a factory for the provider's protocol 6 server, in the shape
 // tf6server.Serve and terraform-plugin-testing's ProtoV6ProviderFactories take.
-// Every server gets a provider of its own from newProvider: a provider
-// implementing fastpath.Provider has its fast paths tried first for
-// ReadResource and PlanResourceChange (see internal/fastpath), and they
-// answer from what that server's ConfigureProvider configured, unless
-// fastpath.Enabled says no (switched off, or other framework versions).
-func New(newProvider func() provider.Provider) func() (tfprotov6.ProviderServer, error) {
+// Every server gets a provider of its own from newProvider.
+func New(newProvider func() provider.Provider, opts ...Option) func() (tfprotov6.ProviderServer, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	return func() (tfprotov6.ProviderServer, error) {
 		p := newProvider()
 		server := releasing{ProviderServer: providerserver.NewProtocol6(p)()}
-		if fp, ok := p.(fastpath.Provider); ok {
+		if o.fastPaths != nil {
 			if enabled, _ := fastpath.Enabled(); enabled {
-				server.fast = fp.FastPaths()
+				server.fast = o.fastPaths(p)
 			}
 		}
 		return server, nil
 	}
+}
+
+// Option configures the servers New builds.
+type Option func(*options)
+
+type options struct {
+	fastPaths func(provider.Provider) map[string]fastpath.Resource
+}
+
+// WithFastPaths has every server try fast paths first for ReadResource and
+// PlanResourceChange (see internal/fastpath): the ones fastPaths returns, by
+// resource type name, for the server's provider, which answer from what that
+// server's ConfigureProvider configured; none when fastpath.Enabled says no
+// (switched off, or other framework versions).
+func WithFastPaths(fastPaths func(provider.Provider) map[string]fastpath.Resource) Option {
+	return func(o *options) { o.fastPaths = fastPaths }
 }
 
 // Release wraps inner so that no request's context outlives its request

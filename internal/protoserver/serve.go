@@ -4,19 +4,19 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 )
 
-// Serve serves the provider newProvider returns as the plugin at address (registry.terraform.io/<ns>/<type>)
-// the way the provider binary does: framework logs quiet unless asked for,
-// the server of New, tf6server. The benchmark's plugin floor calls it too,
-// so that it is served exactly like the provider it is a floor for.
-func Serve(address string, newProvider func() provider.Provider, opts ...tf6server.ServeOpt) error {
+// Serve serves the server newServer (New's factory) returns as the plugin at
+// address (registry.terraform.io/<ns>/<type>) the way the provider binary
+// does: framework logs quiet unless asked for, tf6server. The benchmark's
+// plugin floor calls it too, so that it is served exactly like the provider
+// it is a floor for.
+func Serve(address string, newServer func() (tfprotov6.ProviderServer, error), opts ...tf6server.ServeOpt) error {
 	quietFrameworkLogs()
 	tuneGC()
-	server, err := New(newProvider)()
+	server, err := newServer()
 	if err != nil {
 		return err
 	}

@@ -41,18 +41,23 @@ var (
 type zerotrustProvider struct {
 	version string
 	// configured is what Configure gave resources, for the fast paths
-	// (internal/fastpath); nil before Configure, after a failed one and
-	// while the provider defers, so that the framework answers then. One
-	// provider serves one server (protoserver.New).
+	// (FastPaths); nil before Configure, after a failed one and while the
+	// provider defers, so that the framework answers then. One provider
+	// serves one server (protoserver.New).
 	configured atomic.Pointer[providerdata.Data]
 }
 
-var _ fastpath.Provider = (*zerotrustProvider)(nil)
-
-// FastPaths serves the resources a configuration holds by the hundred.
-func (p *zerotrustProvider) FastPaths() map[string]fastpath.Resource {
+// FastPaths are the fast paths (internal/fastpath) of p, a provider New
+// made, for protoserver.WithFastPaths: they serve the resources a
+// configuration holds by the hundred from what p's Configure configured.
+// Another provider has none.
+func FastPaths(p provider.Provider) map[string]fastpath.Resource {
+	zp, ok := p.(*zerotrustProvider)
+	if !ok {
+		return nil
+	}
 	return map[string]fastpath.Resource{
-		"zerotrust_federated_trust_domain": resources.NewFederatedTrustDomainFastPath(p.configured.Load),
+		"zerotrust_federated_trust_domain": resources.NewFederatedTrustDomainFastPath(zp.configured.Load),
 	}
 }
 

@@ -14,8 +14,10 @@
 //     that the controller leaves behind. Each rule names the controller
 //     function it follows; the stand-ins in internal/standin follow the
 //     same functions.
-//   - <name>_fastpath.go: the resource's internal/fastpath answers
-//     (federated_trust_domain, the resource held by the hundred).
+//   - <name>_fastpath.go: the resource's hooks for internal/fastpath (how
+//     to identify, refresh and plan its model), which serve its Read,
+//     ModifyPlan and ValidateConfig and its fast path (federated_trust_domain,
+//     the resource held by the hundred).
 //   - <name>_unset.go: istio_csr's plan modifier for unset Optional+Computed
 //     attributes, fed by the field ownership kept in private state.
 //   - <name>_spire.go: federated_trust_domain's spire_trust, what the
@@ -72,6 +74,6 @@
 // equality (internal/durationtype, internal/quantitytype). One exception to reading models through
 // the framework: federated_trust_domain's hot paths (Read, ModifyPlan,
 // ValidateConfig, run for every instance of every plan) convert its model
-// with internal/tfmodel's codec, which resolves the fields once instead of
+// with internal/fastpath's codec, which resolves the fields once instead of
 // per call.
 package resources

@@ -47,11 +47,11 @@ func (c *fastPathComparer) factories() map[string]func() (tfprotov6.ProviderServ
 		"zerotrust": func() (tfprotov6.ProviderServer, error) {
 			p := provider.New("test")()
 			framework := protoserver.Release(providerserver.NewProtocol6(p)())
-			fp, ok := p.(fastpath.Provider)
-			if !ok {
+			fast := provider.FastPaths(p)
+			if len(fast) == 0 {
 				return nil, fmt.Errorf("the provider has no fast paths")
 			}
-			s := comparingServer{ProviderServer: framework, fast: fp.FastPaths(), c: c}
+			s := comparingServer{ProviderServer: framework, fast: fast, c: c}
 			s.types = sync.OnceValues(func() (tftypes.Type, tftypes.Type) {
 				ctx := context.Background()
 				schemas, err := framework.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
@@ -20,12 +21,12 @@ import (
 // ValidateConfig applies the controller's cross-field rules, which the CRD
 // schema itself does not enforce.
 func (r *federatedTrustDomainResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	// The model through the codec, not Config.Get: this runs for every
-	// instance of every plan (see internal/tfmodel).
-	var config federatedTrustDomainResourceModel
-	resp.Diagnostics.Append(federatedTrustDomainCodec().Get(ctx, req.Config.Raw, &config)...)
+	federatedTrustDomainFast().ValidateConfig(ctx, req, resp, validateFederatedTrustDomain)
+}
+
+func validateFederatedTrustDomain(_ context.Context, config federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
 	profile := config.BundleEndpointProfile
-	if resp.Diagnostics.HasError() || profile.IsNull() || profile.IsUnknown() {
+	if profile.IsNull() || profile.IsUnknown() {
 		return
 	}
 	typ, _ := profile.Attributes()["type"].(types.String)
@@ -37,39 +38,15 @@ func (r *federatedTrustDomainResource) ValidateConfig(ctx context.Context, req r
 	// configured value, known or not.
 	idSet := !id.IsNull()
 	if summary, detail := bundlesource.EndpointSPIFFEIDProblem(typ.ValueString(), idSet, config.TrustDomain.ValueString()); summary != "" {
-		validate.AttributeError(&resp.Diagnostics, path.Root("bundle_endpoint_profile").AtName("endpoint_spiffe_id"), summary, detail)
+		validate.AttributeError(diags, path.Root("bundle_endpoint_profile").AtName("endpoint_spiffe_id"), summary, detail)
 	}
 }
 
 func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.Data == nil {
+	plan, config, ok := federatedTrustDomainFast().ModifyPlan(ctx, r.hooks(), req, resp)
+	if !ok {
 		return
 	}
-	codec := federatedTrustDomainCodec()
-	var plan, config federatedTrustDomainResourceModel
-	resp.Diagnostics.Append(codec.Get(ctx, req.Plan.Raw, &plan)...)
-	resp.Diagnostics.Append(codec.Get(ctx, req.Config.Raw, &config)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	var state *federatedTrustDomainResourceModel
-	if !req.State.Raw.IsNull() {
-		state = &federatedTrustDomainResourceModel{}
-		resp.Diagnostics.Append(codec.Get(ctx, req.State.Raw, state)...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-	}
-	resp.Diagnostics.Append(r.planModel(ctx, &plan, config, state, req.Private)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	raw, diags := codec.Value(ctx, &plan)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Plan.Raw = raw
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.ClusterFederatedTrustDomain,
 		Object: func() (*unstructured.Unstructured, bool) {
 			// What Update sends: no bundle, and className only when configured or written before.
@@ -82,13 +59,12 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 		}})
 }
 
-// planModel is ModifyPlan's work on the model, shared with its fast path
-// (federated_trust_domain_fastpath.go): it completes plan (the framework's
-// plan after defaults and attribute plan modifiers) from config, the prior
-// state (nil when creating) and the private state. The API calls it makes
-// are the plan-time duplicate checks of a create.
-func (r *federatedTrustDomainResource) planModel(ctx context.Context, plan *federatedTrustDomainResourceModel, config federatedTrustDomainResourceModel,
-	state *federatedTrustDomainResourceModel, private privateGetter) diag.Diagnostics {
+// Plan is ModifyPlan's work on the model, its fastpath.Hooks: it completes
+// plan (the framework's plan after defaults and attribute plan modifiers)
+// from config, the prior state (nil when creating) and the private state.
+// The API calls it makes are the plan-time duplicate checks of a create.
+func (r *federatedTrustDomainResource) Plan(ctx context.Context, plan *federatedTrustDomainResourceModel, config federatedTrustDomainResourceModel,
+	state *federatedTrustDomainResourceModel, private fastpath.PrivateGetter) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &diags) {
 		return diags

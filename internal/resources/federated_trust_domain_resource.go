@@ -182,43 +182,13 @@ func stillFederates(ctx context.Context, client *kube.Client, name, td string) b
 }
 
 func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state federatedTrustDomainResourceModel
-	codec := federatedTrustDomainCodec()
-	resp.Diagnostics.Append(codec.Get(ctx, req.State.Raw, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// The identity is known from state: the framework requires one from
-	// every way out of Read (object gone, connection not known yet), also
-	// when the prior state holds none (written by Terraform < 1.12); Read
-	// never changes it (cluster and name replace the resource).
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).setIfMissing(ctx, federatedTrustDomainType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	found, written, unreachable, diags := refreshFederatedTrustDomain(ctx, client, r.Data, &state)
-	resp.Diagnostics.Append(diags...)
-	unreachable.addTo(client, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !found {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	resp.Diagnostics.Append(writeOwnership(ctx, resp.Private, classNameOwnership(written))...)
-	raw, diags := codec.Value(ctx, &state)
-	resp.Diagnostics.Append(diags...)
-	if !resp.Diagnostics.HasError() {
-		resp.State.Raw = raw
-	}
+	federatedTrustDomainFast().Read(ctx, r, req, resp)
 }
 
-// refreshFederatedTrustDomain is Read's work, shared with its fast path
-// (federated_trust_domain_fastpath.go): it reads the object state names
-// and updates state from it and from what the cluster's SPIRE server holds
-// (checkSpireTrust). found is false when the object is gone;
+// refreshFederatedTrustDomain is Read's work, run by Refresh
+// (federated_trust_domain_fastpath.go) whichever way Read goes: it reads the
+// object state names and updates state from it and from what the cluster's
+// SPIRE server holds (checkSpireTrust). found is false when the object is gone;
 // classNameWritten is what recordClassNameWritten keeps in private state;
 // unreachable, when SPIRE could not be asked, is for Read to warn about.
 func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, data *providerdata.Data,

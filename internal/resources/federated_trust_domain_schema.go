@@ -17,7 +17,6 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/tfmodel"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -29,12 +28,6 @@ func (r *federatedTrustDomainResource) Schema(ctx context.Context, _ resource.Sc
 // that read it (attribute types, the list's validation).
 var federatedTrustDomainSchemaOnce = sync.OnceValue(func() schema.Schema {
 	return federatedTrustDomainSchema(context.Background())
-})
-
-// federatedTrustDomainCodec reads and writes the model on the hot paths of a
-// plan (Read, ModifyPlan) without the framework's per-call reflection.
-var federatedTrustDomainCodec = sync.OnceValue(func() *tfmodel.Codec[federatedTrustDomainResourceModel] {
-	return tfmodel.New[federatedTrustDomainResourceModel](context.Background(), federatedTrustDomainSchemaOnce().Type())
 })
 
 // deleteBundleOnDestroyDefault is delete_bundle_on_destroy when unset, also

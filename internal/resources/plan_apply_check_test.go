@@ -53,7 +53,7 @@ func (s recordingServer) PlanResourceChange(ctx context.Context, req *tfprotov6.
 }
 
 func (r *planRecorder) factories() map[string]func() (tfprotov6.ProviderServer, error) {
-	serve := protoserver.New(provider.New("test"))
+	serve := protoserver.New(provider.New("test"), protoserver.WithFastPaths(provider.FastPaths))
 	return map[string]func() (tfprotov6.ProviderServer, error){
 		"zerotrust": func() (tfprotov6.ProviderServer, error) {
 			s, err := serve()

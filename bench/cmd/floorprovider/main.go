@@ -29,7 +29,8 @@ import (
 )
 
 func main() {
-	if err := protoserver.Serve("registry.terraform.io/ztfabric/ztfloor", func() provider.Provider { return &floorProvider{real: ztprovider.New("floor")()} }); err != nil {
+	floor := protoserver.New(func() provider.Provider { return &floorProvider{real: ztprovider.New("floor")()} })
+	if err := protoserver.Serve("registry.terraform.io/ztfabric/ztfloor", floor); err != nil {
 		log.Fatal(err.Error())
 	}
 }

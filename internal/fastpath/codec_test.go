@@ -1,4 +1,4 @@
-package tfmodel
+package fastpath
 
 import (
 	"context"
@@ -25,9 +25,9 @@ var modelType = basetypes.ObjectType{AttrTypes: map[string]attr.Type{
 	"profile": types.ObjectType{AttrTypes: profileTypes},
 }}
 
-func TestRoundTrip(t *testing.T) {
+func TestCodecRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	c := New[model](ctx, modelType)
+	c := NewCodec[model](ctx, modelType)
 	in := model{
 		Name:    types.StringValue("a"),
 		Enabled: types.BoolUnknown(),
@@ -55,31 +55,31 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func TestGetRefusesNull(t *testing.T) {
+func TestCodecGetRefusesNull(t *testing.T) {
 	ctx := context.Background()
 	var out model
-	if diags := New[model](ctx, modelType).Get(ctx, tftypes.NewValue(modelType.TerraformType(ctx), nil), &out); !diags.HasError() {
+	if diags := NewCodec[model](ctx, modelType).Get(ctx, tftypes.NewValue(modelType.TerraformType(ctx), nil), &out); !diags.HasError() {
 		t.Fatal("want an error for a null object")
 	}
 }
 
-func TestValueRefusesWrongNestedType(t *testing.T) {
+func TestCodecValueRefusesWrongNestedType(t *testing.T) {
 	ctx := context.Background()
 	in := model{Name: types.StringNull(), Enabled: types.BoolNull(),
 		Profile: types.ObjectNull(map[string]attr.Type{"other": types.StringType})}
-	if _, diags := New[model](ctx, modelType).Value(ctx, &in); !diags.HasError() {
+	if _, diags := NewCodec[model](ctx, modelType).Value(ctx, &in); !diags.HasError() {
 		t.Fatal("want an error for a nested object of another type")
 	}
 }
 
-func TestNewPanicsOnMismatch(t *testing.T) {
+func TestNewCodecPanicsOnMismatch(t *testing.T) {
 	ctx := context.Background()
 	type missing struct {
 		Name types.String `tfsdk:"name"`
 	}
 	for name, f := range map[string]func(){
-		"attribute without field": func() { New[missing](ctx, modelType) },
-		"not an object":           func() { New[model](ctx, types.StringType) },
+		"attribute without field": func() { NewCodec[missing](ctx, modelType) },
+		"not an object":           func() { NewCodec[model](ctx, types.StringType) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {

@@ -1,0 +1,143 @@
+package fastpath
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// Codec moves a resource's model struct (framework value types in fields
+// tagged `tfsdk`) in and out of the raw Terraform value of its state, plan
+// or config, for the hot paths of a plan (Read and ModifyPlan of every
+// instance), where For uses it.
+//
+// The framework's State.Get/Set reflect over the whole struct on every call
+// and, in terraform-plugin-framework v1.19, compile a regular expression per
+// field per call (internal/reflect.isValidFieldName,
+// hashicorp/terraform-plugin-framework#725), a measurable share of a large
+// plan's provider CPU (bench/ANALYSIS.md). The codec can go once a
+// framework release compiles that expression once. It uses only the
+// framework's public value API, so unlike the protocol answers of For it
+// needs no version gate: For's framework methods (Read, ModifyPlan,
+// ValidateConfig) use it whatever the gate says. A Codec resolves the
+// struct's fields against the schema once; each call then only converts the
+// top-level attributes with their own attr.Type (ValueFromTerraform /
+// ToTerraformValue), which is also what the framework ends up doing per
+// attribute. Nested objects stay types.Object values and are read with their
+// own As where needed.
+//
+// A Codec converts between T and the raw value of an object type whose
+// attributes are T's tfsdk-tagged fields.
+type Codec[T any] struct {
+	typ    tftypes.Object
+	fields []codecField
+}
+
+type codecField struct {
+	name  string
+	index int
+	typ   attr.Type
+	goTyp reflect.Type
+}
+
+var attrValueType = reflect.TypeFor[attr.Value]()
+
+// NewCodec builds the codec of T for the object type of a schema (its Type()).
+// It panics when T and the schema disagree, which is a programming error
+// that every test of the resource would hit at once.
+func NewCodec[T any](ctx context.Context, schemaType attr.Type) *Codec[T] {
+	objType, ok := schemaType.(basetypes.ObjectType)
+	if !ok {
+		panic(fmt.Sprintf("fastpath codec: schema type %T is not an object type", schemaType))
+	}
+	rt := reflect.TypeFor[T]()
+	if rt.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("fastpath codec: %s is not a struct", rt))
+	}
+	tfType, ok := objType.TerraformType(ctx).(tftypes.Object)
+	if !ok {
+		panic(fmt.Sprintf("fastpath codec: %s is not a Terraform object type", objType))
+	}
+	c := &Codec[T]{typ: tfType}
+	seen := map[string]bool{}
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		name := f.Tag.Get("tfsdk")
+		if name == "" || name == "-" {
+			continue
+		}
+		at, ok := objType.AttrTypes[name]
+		if !ok {
+			panic(fmt.Sprintf("fastpath codec: %s.%s: the schema has no attribute %q", rt, f.Name, name))
+		}
+		if !f.Type.Implements(attrValueType) {
+			panic(fmt.Sprintf("fastpath codec: %s.%s: %s is not a framework value type", rt, f.Name, f.Type))
+		}
+		seen[name] = true
+		c.fields = append(c.fields, codecField{name: name, index: i, typ: at, goTyp: f.Type})
+	}
+	for name := range objType.AttrTypes {
+		if !seen[name] {
+			panic(fmt.Sprintf("fastpath codec: %s has no field for attribute %q", rt, name))
+		}
+	}
+	return c
+}
+
+// Get fills dst from raw, a known, non-null value of the codec's type.
+func (c *Codec[T]) Get(ctx context.Context, raw tftypes.Value, dst *T) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var vals map[string]tftypes.Value
+	if !raw.IsKnown() || raw.IsNull() {
+		diags.AddError("Provider Error", "fastpath codec: reading a null or unknown object into a model; please report this to the provider developers.")
+		return diags
+	}
+	if err := raw.As(&vals); err != nil {
+		diags.AddError("Provider Error", "fastpath codec: "+err.Error())
+		return diags
+	}
+	rv := reflect.ValueOf(dst).Elem()
+	for _, f := range c.fields {
+		v, err := f.typ.ValueFromTerraform(ctx, vals[f.name])
+		if err != nil {
+			diags.AddError("Provider Error", fmt.Sprintf("fastpath codec: attribute %q: %v", f.name, err))
+			continue
+		}
+		value := reflect.ValueOf(v)
+		if !value.Type().AssignableTo(f.goTyp) {
+			diags.AddError("Provider Error", fmt.Sprintf("fastpath codec: attribute %q: %s is not assignable to %s", f.name, value.Type(), f.goTyp))
+			continue
+		}
+		rv.Field(f.index).Set(value)
+	}
+	return diags
+}
+
+// Value is the raw value of src.
+func (c *Codec[T]) Value(ctx context.Context, src *T) (tftypes.Value, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	rv := reflect.ValueOf(src).Elem()
+	vals := make(map[string]tftypes.Value, len(c.fields))
+	for _, f := range c.fields {
+		av, _ := rv.Field(f.index).Interface().(attr.Value) // checked in New
+		v, err := av.ToTerraformValue(ctx)
+		if err != nil {
+			diags.AddError("Provider Error", fmt.Sprintf("fastpath codec: attribute %q: %v", f.name, err))
+			continue
+		}
+		vals[f.name] = v
+	}
+	if diags.HasError() {
+		return tftypes.Value{}, diags
+	}
+	if err := tftypes.ValidateValue(c.typ, vals); err != nil {
+		diags.AddError("Provider Error", "fastpath codec: "+err.Error())
+		return tftypes.Value{}, diags
+	}
+	return tftypes.NewValue(c.typ, vals), diags
+}
