@@ -18,6 +18,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/dnscheck"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -34,7 +35,7 @@ func NewDomainVerificationCheckAction() action.Action {
 }
 
 type domainVerificationCheckAction struct {
-	actionBase
+	providerdata.ActionBase
 }
 
 type domainVerificationCheckActionModel struct {

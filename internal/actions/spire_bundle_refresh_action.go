@@ -11,9 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
@@ -35,7 +33,7 @@ func NewSpireBundleRefreshAction() action.Action {
 }
 
 type spireBundleRefreshAction struct {
-	actionBase
+	providerdata.ActionBase
 }
 
 type spireBundleRefreshActionModel struct {
@@ -43,13 +41,6 @@ type spireBundleRefreshActionModel struct {
 	TrustDomain types.String `tfsdk:"trust_domain"`
 	SpireServer types.Object `tfsdk:"spire_server"`
 	Timeout     types.String `tfsdk:"timeout"`
-}
-
-// spireServerModel is the spire_server object.
-type spireServerModel struct {
-	Namespace types.String `tfsdk:"namespace"`
-	Pod       types.String `tfsdk:"pod"`
-	Container types.String `tfsdk:"container"`
 }
 
 func (a *spireBundleRefreshAction) Metadata(_ context.Context, req action.MetadataRequest, resp *action.MetadataResponse) {
@@ -79,27 +70,7 @@ func (a *spireBundleRefreshAction) Schema(_ context.Context, _ action.SchemaRequ
 				MarkdownDescription: "The federated trust domain whose bundle to refresh, such as `west.example.org` (no `spiffe://`).",
 				Validators:          []validator.String{validate.TrustDomain()},
 			},
-			"spire_server": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "The SPIRE server pod the commands run in.",
-				Attributes: map[string]schema.Attribute{
-					"namespace": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Namespace of the SPIRE server pod. Defaults to the provider's `spire.namespace`.",
-						Validators:          []validator.String{validate.DNSLabel()},
-					},
-					"pod": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Pod name. Defaults to `" + bundlesource.DefaultServerPod + "`.",
-						Validators:          []validator.String{validate.K8sName()},
-					},
-					"container": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Container running `spire-server`. Defaults to `" + bundlesource.DefaultServerContainer + "`.",
-						Validators:          []validator.String{validate.DNSLabel()},
-					},
-				},
-			},
+			"spire_server": spireexec.ActionAttribute("The SPIRE server pod the commands run in."),
 			"timeout": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "How long to retry the refresh and wait for the bundle, such as `\"5m\"`. Default `\"2m\"`.",
@@ -125,20 +96,10 @@ func (a *spireBundleRefreshAction) Invoke(ctx context.Context, req action.Invoke
 		return
 	}
 	timeout := providerdata.DurationOr(cfg.Timeout, refreshDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
-	server := spireexec.Server{
-		Namespace: a.Data.SpireNamespace,
-		Pod:       bundlesource.DefaultServerPod,
-		Container: bundlesource.DefaultServerContainer,
-	}
-	if !cfg.SpireServer.IsNull() && !cfg.SpireServer.IsUnknown() {
-		var s spireServerModel
-		resp.Diagnostics.Append(cfg.SpireServer.As(ctx, &s, basetypes.ObjectAsOptions{})...)
-		server.Namespace = providerdata.StringOr(s.Namespace, server.Namespace)
-		server.Pod = providerdata.StringOr(s.Pod, server.Pod)
-		server.Container = providerdata.StringOr(s.Container, server.Container)
-	}
-	server.Client = a.Data.Client(cfg.Cluster, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() || server.Client == nil {
+	client := a.Data.Client(cfg.Cluster, &resp.Diagnostics)
+	server, d := spireexec.ServerFrom(ctx, client, a.Data.SpireNamespace, cfg.SpireServer)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() || client == nil {
 		return
 	}
 	td := cfg.TrustDomain.ValueString()

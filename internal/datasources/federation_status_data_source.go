@@ -7,9 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 )
@@ -40,10 +38,8 @@ func (d *federationStatusDataSource) Read(ctx context.Context, req datasource.Re
 	if resp.Diagnostics.HasError() || !d.Data.CheckCluster(m.Cluster, path.Root("cluster"), &resp.Diagnostics) {
 		return
 	}
-	var server trustBundleSpireServerModel
-	if !m.SpireServer.IsNull() && !m.SpireServer.IsUnknown() {
-		resp.Diagnostics.Append(m.SpireServer.As(ctx, &server, basetypes.ObjectAsOptions{})...)
-	}
+	server, sd := spireexec.ModelFrom(ctx, m.SpireServer)
+	resp.Diagnostics.Append(sd...)
 	carried, diags := m.carried(ctx)
 	resp.Diagnostics.Append(diags...)
 	clusters := d.clusters(m.Cluster, server, &resp.Diagnostics)
@@ -66,15 +62,10 @@ func (d *federationStatusDataSource) Read(ctx context.Context, req datasource.Re
 
 // clusters resolves `cluster` into the clusters to check, as the list
 // resources do (providerdata.Data.Targets), each with its SPIRE server.
-func (d *federationStatusDataSource) clusters(cluster types.String, server trustBundleSpireServerModel, diags *diag.Diagnostics) []fsCluster {
+func (d *federationStatusDataSource) clusters(cluster types.String, server spireexec.Model, diags *diag.Diagnostics) []fsCluster {
 	var out []fsCluster
 	for _, t := range d.Data.Targets(cluster, "checked", diags) {
-		out = append(out, fsCluster{Key: t.Key, Client: t.Client, Spire: spireexec.Server{
-			Client:    t.Client,
-			Namespace: providerdata.StringOr(server.Namespace, d.Data.SpireNamespace),
-			Pod:       providerdata.StringOr(server.Pod, bundlesource.DefaultServerPod),
-			Container: providerdata.StringOr(server.Container, bundlesource.DefaultServerContainer),
-		}})
+		out = append(out, fsCluster{Key: t.Key, Client: t.Client, Spire: server.Server(t.Client, d.Data.SpireNamespace)})
 	}
 	return out
 }

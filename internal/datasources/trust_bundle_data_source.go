@@ -20,6 +20,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
@@ -227,18 +228,14 @@ func (d *trustBundleDataSource) source(ctx context.Context, m trustBundleModel, 
 			Key:       c.Key.ValueString(),
 		}, path.Root("config_map")
 	case !m.SpireServer.IsNull():
-		var s trustBundleSpireServerModel
-		diags.Append(m.SpireServer.As(ctx, &s, basetypes.ObjectAsOptions{})...)
 		client := d.Data.Client(m.Cluster, diags)
+		server, sd := spireexec.ServerFrom(ctx, client, d.Data.SpireNamespace, m.SpireServer)
+		diags.Append(sd...)
 		if diags.HasError() {
 			return nil, path.Root("spire_server")
 		}
-		return bundlesource.SpireServer{
-			Client:    client,
-			Namespace: providerdata.StringOr(s.Namespace, d.Data.SpireNamespace),
-			Pod:       providerdata.StringOr(s.Pod, bundlesource.DefaultServerPod),
-			Container: providerdata.StringOr(s.Container, bundlesource.DefaultServerContainer),
-		}, path.Root("spire_server")
+		return bundlesource.SpireServer{Client: client, Namespace: server.Namespace, Pod: server.Pod, Container: server.Container},
+			path.Root("spire_server")
 	}
 	diags.AddError("No Trust Bundle Source", "Set exactly one of endpoint, config_map or spire_server.")
 	return nil, path.Empty()

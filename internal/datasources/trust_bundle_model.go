@@ -48,12 +48,6 @@ type trustBundleConfigMapModel struct {
 	CheckSpire types.Bool   `tfsdk:"check_spire"`
 }
 
-type trustBundleSpireServerModel struct {
-	Namespace types.String `tfsdk:"namespace"`
-	Pod       types.String `tfsdk:"pod"`
-	Container types.String `tfsdk:"container"`
-}
-
 func tbEndpointProfile(e trustBundleEndpointModel) string {
 	if e.Profile.IsNull() {
 		return bundlesource.ProfileHTTPSSPIFFE

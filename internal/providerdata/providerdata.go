@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -95,6 +96,16 @@ type DataSourceBase struct {
 
 // Configure implements datasource.DataSourceWithConfigure.
 func (b *DataSourceBase) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	b.Data = configure(req.ProviderData, &resp.Diagnostics)
+}
+
+// ActionBase is embedded by every action, as ResourceBase.
+type ActionBase struct {
+	Data *Data
+}
+
+// Configure implements action.ActionWithConfigure.
+func (b *ActionBase) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
 	b.Data = configure(req.ProviderData, &resp.Diagnostics)
 }
 

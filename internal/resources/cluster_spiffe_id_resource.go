@@ -143,7 +143,7 @@ func (r *clusterSPIFFEIDResource) apply(ctx context.Context, client *kube.Client
 func waitWorkloadsFederate(ctx context.Context, data *providerdata.Data, client *kube.Client, spireServerValue types.Object,
 	name string, tds []string, timeout time.Duration, verb string, diags *diag.Diagnostics) types.List {
 	none := types.ListValueMust(types.StringType, nil)
-	server, d := spireServer(ctx, client, data.SpireNamespace, spireServerValue)
+	server, d := spireexec.ServerFrom(ctx, client, data.SpireNamespace, spireServerValue)
 	diags.Append(d...)
 	if diags.HasError() {
 		return none
@@ -221,7 +221,7 @@ func (r *clusterSPIFFEIDResource) refreshProblems(ctx context.Context, client *k
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
 		return
 	}
-	server, d := spireServer(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	server, d := spireexec.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
 	if d.HasError() {
 		return
 	}

@@ -26,17 +26,17 @@ func NewDomainVerificationListResource() list.ListResource {
 			MarkdownDescription: "Only the objects that verify this domain (`spec.domain`), such as `apps.example.com`.",
 			Validators:          []validator.String{validate.DomainName()},
 		}},
-		func(f domainVerificationListModel) listConverter { return f.convert })
+		func(f domainVerificationListConfig) listConverter { return f.convert })
 }
 
-type domainVerificationListModel struct {
+type domainVerificationListConfig struct {
 	listScope
 	Domain types.String `tfsdk:"domain"`
 }
 
 // convert makes a list result of obj: the identity, a display name naming
 // the domain, and the state ImportState would store.
-func (f domainVerificationListModel) convert(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (
+func (f domainVerificationListConfig) convert(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (
 	listedObject, bool, diag.Diagnostics,
 ) {
 	domain := domainverification.Domain(obj)

@@ -34,10 +34,10 @@ func NewFederatedTrustDomainListResource() list.ListResource {
 					"objects without a class, as `class_name = \"\"` of the resource means no class; unset lists every class.",
 			},
 		},
-		func(f federatedTrustDomainListModel) listConverter { return f.convert })
+		func(f federatedTrustDomainListConfig) listConverter { return f.convert })
 }
 
-type federatedTrustDomainListModel struct {
+type federatedTrustDomainListConfig struct {
 	listScope
 	TrustDomain types.String `tfsdk:"trust_domain"`
 	ClassName   types.String `tfsdk:"class_name"`
@@ -45,7 +45,7 @@ type federatedTrustDomainListModel struct {
 
 // convert makes a list result of obj: the identity, a display name naming the
 // peer trust domain, and the state ImportState would store.
-func (f federatedTrustDomainListModel) convert(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (
+func (f federatedTrustDomainListConfig) convert(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (
 	listedObject, bool, diag.Diagnostics,
 ) {
 	td, _, _ := unstructured.NestedString(obj.Object, "spec", "trustDomain")

@@ -30,19 +30,19 @@ func TestFederatedTrustDomainListConvert(t *testing.T) {
 		}
 		return spec
 	}
-	all := federatedTrustDomainListModel{TrustDomain: types.StringNull(), ClassName: types.StringNull()}
+	all := federatedTrustDomainListConfig{TrustDomain: types.StringNull(), ClassName: types.StringNull()}
 	for name, tc := range map[string]struct {
-		filter federatedTrustDomainListModel
+		filter federatedTrustDomainListConfig
 		spec   map[string]any
 		skip   bool
 	}{
 		"no filter":                {all, web("a.test", "", nil), false},
-		"trust domain matches":     {federatedTrustDomainListModel{TrustDomain: types.StringValue("a.test")}, web("a.test", "", nil), false},
-		"trust domain differs":     {federatedTrustDomainListModel{TrustDomain: types.StringValue("b.test")}, web("a.test", "", nil), true},
-		"class matches":            {federatedTrustDomainListModel{ClassName: types.StringValue("c")}, web("a.test", "c", nil), false},
-		"class differs":            {federatedTrustDomainListModel{ClassName: types.StringValue("c")}, web("a.test", "d", nil), true},
-		"empty class, classless":   {federatedTrustDomainListModel{ClassName: types.StringValue("")}, web("a.test", "", nil), false},
-		"empty class, has a class": {federatedTrustDomainListModel{ClassName: types.StringValue("")}, web("a.test", "c", nil), true},
+		"trust domain matches":     {federatedTrustDomainListConfig{TrustDomain: types.StringValue("a.test")}, web("a.test", "", nil), false},
+		"trust domain differs":     {federatedTrustDomainListConfig{TrustDomain: types.StringValue("b.test")}, web("a.test", "", nil), true},
+		"class matches":            {federatedTrustDomainListConfig{ClassName: types.StringValue("c")}, web("a.test", "c", nil), false},
+		"class differs":            {federatedTrustDomainListConfig{ClassName: types.StringValue("c")}, web("a.test", "d", nil), true},
+		"empty class, classless":   {federatedTrustDomainListConfig{ClassName: types.StringValue("")}, web("a.test", "", nil), false},
+		"empty class, has a class": {federatedTrustDomainListConfig{ClassName: types.StringValue("")}, web("a.test", "c", nil), true},
 		"https_web with an id": {all, web("a.test", "", map[string]any{"bundleEndpointProfile": map[string]any{
 			"type": "https_web", "endpointSPIFFEID": "spiffe://a.test/spire/server"}}), true},
 		"https_spiffe without id": {all, web("a.test", "", map[string]any{"bundleEndpointProfile": map[string]any{"type": "https_spiffe"}}), true},

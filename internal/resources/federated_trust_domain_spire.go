@@ -122,7 +122,7 @@ func checkSpireTrust(ctx context.Context, client *kube.Client, data *providerdat
 		state.SpireTrust = types.StringNull()
 		return nil, nil
 	}
-	server, diags := spireServer(ctx, client, data.SpireNamespace, state.SpireServer)
+	server, diags := spireexec.ServerFrom(ctx, client, data.SpireNamespace, state.SpireServer)
 	if diags.HasError() {
 		return nil, diags
 	}
@@ -288,7 +288,7 @@ func planSpireRepair(ctx context.Context, client *kube.Client, spireNamespace st
 	td, name := plan.TrustDomain.ValueString(), plan.Name.ValueString()
 	where := "the SPIRE server"
 	if client != nil {
-		if server, d := spireServer(ctx, client, spireNamespace, plan.SpireServer); !d.HasError() {
+		if server, d := spireexec.ServerFrom(ctx, client, spireNamespace, plan.SpireServer); !d.HasError() {
 			where = server.String()
 		}
 	}
@@ -325,7 +325,7 @@ func plannedLag(ctx context.Context, client *kube.Client, spireNamespace string,
 	if client == nil {
 		return endpointLag{}, false
 	}
-	server, d := spireServer(ctx, client, spireNamespace, plan.SpireServer)
+	server, d := spireexec.ServerFrom(ctx, client, spireNamespace, plan.SpireServer)
 	if d.HasError() {
 		return endpointLag{}, false
 	}

@@ -23,7 +23,7 @@ func NewIstioCSRListResource() list.ListResource {
 			MarkdownDescription: "Only the IstioCSR of this namespace. Unset lists every namespace.",
 			Validators:          []validator.String{validate.DNSLabel()},
 		}},
-		func(config istioCSRListModel) listConverter {
+		func(config istioCSRListConfig) listConverter {
 			return func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (listedObject, bool, diag.Diagnostics) {
 				// The CRD accepts no other name; another object is nothing this
 				// resource could manage.
@@ -46,7 +46,7 @@ func NewIstioCSRListResource() list.ListResource {
 		})
 }
 
-type istioCSRListModel struct {
+type istioCSRListConfig struct {
 	listScope
 	Namespace types.String `tfsdk:"namespace"`
 }

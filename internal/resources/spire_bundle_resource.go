@@ -84,7 +84,7 @@ func (r *spireBundleResource) server(ctx context.Context, m spireBundleResourceM
 	if client == nil {
 		return nil
 	}
-	s, d := spireServer(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	s, d := spireexec.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
 	diags.Append(d...)
 	if d.HasError() {
 		return nil

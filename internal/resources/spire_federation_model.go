@@ -376,7 +376,7 @@ func (s federationSpec) setModel(m *spireFederationResourceModel, managePeers, a
 // It manages the federatesWith list when there is one.
 func spireFederationStateFromObject(ctx context.Context, client *kube.Client, cluster types.String, facts *spirefacts.Facts,
 ) (spireFederationResourceModel, diag.Diagnostics) {
-	state := spireFederationResourceModel{Cluster: cluster, ForceConflicts: types.BoolValue(false), Timeouts: federationTimeoutsNull()}
+	state := spireFederationResourceModel{Cluster: cluster, ForceConflicts: types.BoolValue(false), Timeouts: spireFederationTimeoutsNull()}
 	spec, _ := specFromObject(facts.SpireServer)
 	diags := spec.setModel(&state, true, false)
 	setFederationComputed(ctx, client, &state, facts, &diags)
@@ -404,8 +404,8 @@ func setFederationComputed(ctx context.Context, client *kube.Client, m *spireFed
 	}
 }
 
-// federationTimeoutsNull is the timeouts block of an imported or listed
+// spireFederationTimeoutsNull is the timeouts block of an imported or listed
 // federation: not set.
-func federationTimeoutsNull() timeouts.Value {
+func spireFederationTimeoutsNull() timeouts.Value {
 	return timeouts.Value{Object: types.ObjectNull(federationTypes().timeouts)}
 }

@@ -252,7 +252,7 @@ func (r *spireFederationResource) warnPeersWithoutBundle(ctx context.Context, pl
 		// SPIRE out, which then fetches the bundles at its first refresh.
 		return
 	}
-	server, d := spireServer(ctx, client, r.Data.SpireNamespace, types.ObjectNull(nil))
+	server, d := spireexec.ServerFrom(ctx, client, r.Data.SpireNamespace, types.ObjectNull(nil))
 	if d.HasError() {
 		return
 	}

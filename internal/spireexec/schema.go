@@ -1,6 +1,7 @@
 package spireexec
 
 import (
+	aschema "github.com/hashicorp/terraform-plugin-framework/action/schema"
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -41,4 +42,15 @@ func DataSourceAttribute(description string) dschema.SingleNestedAttribute {
 			Validators: []validator.String{f.validator}}
 	}
 	return dschema.SingleNestedAttribute{Optional: true, MarkdownDescription: description, Attributes: attrs}
+}
+
+// ActionAttribute is an action's `spire_server` block; description says
+// what the action runs there.
+func ActionAttribute(description string) aschema.SingleNestedAttribute {
+	attrs := make(map[string]aschema.Attribute, len(serverFields))
+	for _, f := range serverFields {
+		attrs[f.name] = aschema.StringAttribute{Optional: true, MarkdownDescription: f.description,
+			Validators: []validator.String{f.validator}}
+	}
+	return aschema.SingleNestedAttribute{Optional: true, MarkdownDescription: description, Attributes: attrs}
 }
