@@ -1,4 +1,4 @@
-package resources_test
+package examplestest
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	tfstate "github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +37,7 @@ import (
 // answer to) and its check block: Terraform plans a read of a check block's
 // data source on every plan (read_because_check_nested), which
 // terraform-plugin-testing counts as a non-empty plan, and so does the CLI's
-// -detailed-exitcode (exit 2; the examplestest tests read the plan's JSON
+// -detailed-exitcode (exit 2; this package's CLI tests read the plan's JSON
 // instead, see planEmpty). The check runs in TestAccExampleWorkloadsTrust and
 // `make demo`, and TestAccFederationStatus covers its data source. Its provider block, variable and everything else
 // stay: the test feeds it var.clusters like a user would.
@@ -123,14 +123,14 @@ func meshVariables(members []meshMember) config.Variables {
 func TestAccExampleNClusterMesh(t *testing.T) {
 	// Starting four clusters with SPIRE takes a while: do it after pausing,
 	// so the package's serial tests are not held up (hence t.Parallel and
-	// resource.Test rather than resource.ParallelTest).
+	// resource.Test rather than resource.ParallelTest). The clusters are the
+	// test's own, stopped with their SPIRE servers when it ends.
 	t.Parallel()
 	names := []string{"mesh1", "mesh2", "mesh3", "mesh4"}
 	start := time.Now()
 	members := make([]meshMember, len(names))
 	for i, name := range names {
-		c := acctest.ExtraCluster(t, name)
-		members[i] = meshMember{cluster: c, spire: acctest.Spire(t, name), byToken: name == "mesh4"}
+		members[i] = meshMember{cluster: acctest.OwnCluster(t, name), spire: acctest.Spire(t, name), byToken: name == "mesh4"}
 	}
 	t.Logf("4 clusters with SPIRE and spire-controller-manager ready in %v", time.Since(start).Round(time.Millisecond))
 	three, four := members[:3], members
@@ -154,8 +154,8 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(checkSpireHoldsPeers(three)),
-					clusterCheck(checkAskedThroughExec(three)),
+					acctest.ClusterCheck(checkSpireHoldsPeers(three)),
+					acctest.ClusterCheck(checkAskedThroughExec(three)),
 					statecheck.ExpectKnownOutputValue("federations", meshFederationsValue(three)),
 					statecheck.ExpectKnownOutputValue("bundle_endpoints", knownvalue.MapExact(map[string]knownvalue.Check{
 						"mesh1": knownvalue.StringExact(members[0].spire.BundleEndpointURL),
@@ -175,8 +175,8 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(checkSpireHoldsPeers(four)),
-					clusterCheck(checkAskedThroughExec(four)),
+					acctest.ClusterCheck(checkSpireHoldsPeers(four)),
+					acctest.ClusterCheck(checkAskedThroughExec(four)),
 					statecheck.ExpectKnownOutputValue("federations", meshFederationsValue(four)),
 				},
 			},
@@ -198,7 +198,7 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 					statecheck.ExpectKnownValue(fmt.Sprintf("data.zerotrust_trust_bundle.from_spire[%q]", rotated.cluster.Name),
 						tfjsonpath.New("x509_fingerprints_sha256"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownOutputValue("config_map_bundles_current", meshAllTrue(four)),
-					clusterCheck(checkSpireHoldsPeers(four)),
+					acctest.ClusterCheck(checkSpireHoldsPeers(four)),
 				},
 			},
 			{
@@ -207,9 +207,9 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 				// shim that cannot address them.
 				Config: acctest.ProviderConfigFor(t, clusters...),
 				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(checkNoCFTDs(members)),
+					acctest.ClusterCheck(checkNoCFTDs(members)),
 					// delete_bundle_on_destroy: without it SPIRE would keep them.
-					clusterCheck(checkSpireHoldsPeers(nil, members...)),
+					acctest.ClusterCheck(checkSpireHoldsPeers(nil, members...)),
 				},
 			},
 		},
@@ -289,7 +289,7 @@ func (c meshCreates) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest
 func meshFederationsValue(members []meshMember) knownvalue.Check {
 	out := map[string]knownvalue.Check{}
 	for _, m := range members {
-		out[m.cluster.Name] = knownvalue.ListExact(stringChecks(peerTrustDomains(members, m)))
+		out[m.cluster.Name] = knownvalue.ListExact(stringChecks(memberPeers(members, m)))
 	}
 	return knownvalue.MapExact(out)
 }
@@ -302,15 +302,14 @@ func stringChecks(values []string) []knownvalue.Check {
 	return checks
 }
 
-func peerTrustDomains(members []meshMember, self meshMember) []string {
-	var tds []string
-	for _, m := range members {
-		if m.cluster != self.cluster {
-			tds = append(tds, m.spire.TrustDomain)
-		}
+// memberPeers are the trust domains self federates with: those of every
+// other member, sorted (self is one of members).
+func memberPeers(members []meshMember, self meshMember) []string {
+	spires := make([]*harness.Spire, len(members))
+	for i, m := range members {
+		spires[i] = m.spire
 	}
-	sort.Strings(tds)
-	return tds
+	return peerTrustDomains(spires, slices.IndexFunc(members, func(m meshMember) bool { return m.cluster == self.cluster }))
 }
 
 // checkSpireHoldsPeers asks the SPIRE server (`spire-server bundle list`) of
@@ -320,12 +319,12 @@ func peerTrustDomains(members []meshMember, self meshMember) []string {
 // returns only when SPIRE holds (or no longer holds) them, though
 // spire-controller-manager works asynchronously.
 func checkSpireHoldsPeers(members []meshMember, others ...meshMember) resource.TestCheckFunc {
-	return func(*terraform.State) error {
+	return func(*tfstate.State) error {
 		ctx := context.Background()
 		for _, m := range append(slices.Clone(members), others...) {
 			want := []string{}
 			if slices.ContainsFunc(members, func(x meshMember) bool { return x.cluster == m.cluster }) {
-				want = peerTrustDomains(members, m)
+				want = memberPeers(members, m)
 			}
 			got, err := m.spire.FederatedTrustDomains(ctx)
 			if err != nil || !slices.Equal(got, want) {
@@ -343,14 +342,14 @@ func checkSpireHoldsPeers(members []meshMember, others ...meshMember) resource.T
 // wait_for_bundle polled `spire-server bundle list -id spiffe://<peer>` for
 // every peer, through pod exec of spire-server-0 via the API server.
 func checkAskedThroughExec(members []meshMember) resource.TestCheckFunc {
-	return func(*terraform.State) error {
+	return func(*tfstate.State) error {
 		for _, m := range members {
 			data, err := os.ReadFile(m.spire.ExecLogPath())
 			if err != nil {
 				return fmt.Errorf("%s: %w", m.cluster.Name, err)
 			}
 			want := []string{`exec ["spire-server" "bundle" "show" "-format" "spiffe"]: ok`}
-			for _, td := range peerTrustDomains(members, m) {
+			for _, td := range memberPeers(members, m) {
 				want = append(want, fmt.Sprintf(`exec ["spire-server" "bundle" "list" "-id" "spiffe://%s"]: ok`, td))
 			}
 			for _, w := range want {
@@ -385,7 +384,7 @@ func meshLogTail(path string, n int) string {
 // checkNoCFTDs asks every member's API server that no
 // ClusterFederatedTrustDomain is left (the mesh clusters are this test's own).
 func checkNoCFTDs(members []meshMember) resource.TestCheckFunc {
-	return func(*terraform.State) error {
+	return func(*tfstate.State) error {
 		for _, m := range members {
 			d, err := dynamic.NewForConfig(m.cluster.RESTConfig())
 			if err != nil {
