@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclwrite"
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -33,8 +30,7 @@ import (
 )
 
 // meshExampleConfig is examples/n-cluster-mesh/main.tf as written, minus its
-// terraform block (whose registry source the in-process provider does not
-// answer to) and its check block: Terraform plans a read of a check block's
+// terraform block (see exampleWithout) and its check block: Terraform plans a read of a check block's
 // data source on every plan (read_because_check_nested), which
 // terraform-plugin-testing counts as a non-empty plan, and so does the CLI's
 // -detailed-exitcode (exit 2; this package's CLI tests read the plan's JSON
@@ -43,29 +39,7 @@ import (
 // stay: the test feeds it var.clusters like a user would.
 func meshExampleConfig(t *testing.T) string {
 	t.Helper()
-	file := filepath.Join("..", "..", "examples", "n-cluster-mesh", "main.tf")
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, diags := hclwrite.ParseConfig(src, file, hcl.InitialPos)
-	if diags.HasErrors() {
-		t.Fatalf("%s: %s", file, diags)
-	}
-	found := false
-	for _, block := range f.Body().Blocks() {
-		switch block.Type() {
-		case "terraform":
-			f.Body().RemoveBlock(block)
-			found = true
-		case "check":
-			f.Body().RemoveBlock(block)
-		}
-	}
-	if !found {
-		t.Fatalf("%s has no terraform block to replace", file)
-	}
-	return string(f.Bytes())
+	return exampleWithout(t, "n-cluster-mesh", "check")
 }
 
 // meshMember is one cluster of the mesh with its SPIRE server, and how the
@@ -289,17 +263,9 @@ func (c meshCreates) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest
 func meshFederationsValue(members []meshMember) knownvalue.Check {
 	out := map[string]knownvalue.Check{}
 	for _, m := range members {
-		out[m.cluster.Name] = knownvalue.ListExact(stringChecks(memberPeers(members, m)))
+		out[m.cluster.Name] = knownvalue.ListExact(acctest.StringChecks(memberPeers(members, m)...))
 	}
 	return knownvalue.MapExact(out)
-}
-
-func stringChecks(values []string) []knownvalue.Check {
-	checks := make([]knownvalue.Check, len(values))
-	for i, v := range values {
-		checks[i] = knownvalue.StringExact(v)
-	}
-	return checks
 }
 
 // memberPeers are the trust domains self federates with: those of every
