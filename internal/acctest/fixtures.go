@@ -103,6 +103,22 @@ func EnsureNamespace(t *testing.T, cluster, ns string) {
 	}
 }
 
+// UniqueNamespace creates a namespace on cluster whose name starts with
+// prefix and is unique to the test, and returns its name. Namespaces are
+// never deleted on these API servers, so the names never repeat; every test
+// package that needs a namespace of its own uses this one.
+func UniqueNamespace(t *testing.T, cluster, prefix string) string {
+	t.Helper()
+	name := UniqueName(prefix)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name},
+	}}
+	if _, err := Dynamic(t, cluster).Resource(kube.Namespace.GVR()).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("%s: create namespace %s: %v", cluster, name, err)
+	}
+	return name
+}
+
 // CreateConfigMap creates a ConfigMap with data in ns on cluster.
 func CreateConfigMap(t *testing.T, cluster, ns, name string, data map[string]any) {
 	t.Helper()

@@ -8,14 +8,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
-// OperatorManager is the field manager tests use for what the Zero Trust
-// Workload Identity Manager operator (or its user) would write.
+// OperatorManager is the field manager tests use for what an operator (the
+// Zero Trust Workload Identity Manager's, a service mesh's) or its user
+// would write.
 const OperatorManager = harness.OperatorFieldManager
 
 func dynamicFor(t *testing.T, c *harness.Cluster) dynamic.Interface {
@@ -34,18 +36,49 @@ func ApplyAs(t *testing.T, c *harness.Cluster, kind kube.Kind, manager string, o
 	u := &unstructured.Unstructured{Object: obj}
 	u.SetAPIVersion(kind.APIVersion())
 	u.SetKind(kind.Kind)
-	ri := dynamicFor(t, c).Resource(kind.GVR())
+	return apply(t, dynamicFor(t, c).Resource(kind.GVR()), c.Name, kind.Kind, kind.Namespaced, manager, u)
+}
+
+// ApplyAsOperator writes obj, an object of gvr that names its own
+// apiVersion, kind and (when namespaced) namespace, to the cluster named
+// cluster by server-side apply as OperatorManager: what a mesh's operator
+// or its user made before the provider came along. The resources tests and
+// the example tests both start from such objects.
+func ApplyAsOperator(t *testing.T, cluster string, gvr schema.GroupVersionResource, obj map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: obj}
+	return apply(t, Dynamic(t, cluster).Resource(gvr), cluster, gvr.Resource, u.GetNamespace() != "", OperatorManager, u)
+}
+
+// apply server-side applies u through ri as manager, forcing conflicts;
+// what names the kind in a failure.
+func apply(t *testing.T, ri dynamic.NamespaceableResourceInterface, cluster, what string, namespaced bool, manager string, u *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
 	var out *unstructured.Unstructured
 	var err error
-	if kind.Namespaced {
+	if namespaced {
 		out, err = ri.Namespace(u.GetNamespace()).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: manager, Force: true})
 	} else {
 		out, err = ri.Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: manager, Force: true})
 	}
 	if err != nil {
-		t.Fatalf("%s: apply %s %s as %q: %v", c.Name, kind.Kind, u.GetName(), manager, err)
+		t.Fatalf("%s: apply %s %s as %q: %v", cluster, what, u.GetName(), manager, err)
 	}
 	return out
+}
+
+// ObjectGetter reads the object name of gvr (in namespace ns, "" for a
+// cluster-scoped kind) from the cluster named cluster each time it is
+// called: what CheckObjectFields compares, in the resources tests and the
+// example tests alike.
+func ObjectGetter(t *testing.T, cluster string, gvr schema.GroupVersionResource, ns, name string) func() (*unstructured.Unstructured, error) {
+	return func() (*unstructured.Unstructured, error) {
+		ri := Dynamic(t, cluster).Resource(gvr)
+		if ns != "" {
+			return ri.Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+		}
+		return ri.Get(context.Background(), name, metav1.GetOptions{})
+	}
 }
 
 // GetSingleton reads the cluster-scoped object `cluster` of kind from c, or

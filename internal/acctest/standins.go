@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -146,6 +147,13 @@ func ResetIstioCSRs(t *testing.T, cluster string) {
 			t.Fatalf("acctest: %s: IstioCSRs still exist 30s after delete (err %v)", cluster, err)
 		}
 	}
+}
+
+// CheckIstioCSRGone is a CheckDestroy asking cluster's API server that the
+// IstioCSR of namespace ns (the operator serves only "default") is gone, for
+// the IstioCSR tests of every package.
+func CheckIstioCSRGone(t *testing.T, cluster, ns string) resource.TestCheckFunc {
+	return CheckGone(t, cluster, kube.IstioCSR.GVR(), ns, "default")
 }
 
 // WaitZTWIMReconciled waits until the stand-in on c (ZTWIMStandIn) has

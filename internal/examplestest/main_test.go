@@ -1,6 +1,8 @@
-// Package examplestest runs the repository's example configurations with the
-// terraform CLI and the locally built provider binary (dev_overrides), the
-// way users run them, against the harness clusters.
+// Package examplestest runs the repository's example configurations against
+// the harness clusters: most with the terraform CLI and the locally built
+// provider binary (dev_overrides), the way users run them, and a few
+// in-process with resource.Test, where plan and state checks say more than
+// the CLI's output (see exampleWithout). Every test of an example lives here.
 package examplestest
 
 import (

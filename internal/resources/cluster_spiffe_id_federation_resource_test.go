@@ -120,7 +120,7 @@ resource "zerotrust_cluster_spiffe_id" "west" {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(func(*terraform.State) error {
+					acctest.ClusterCheck(func(*terraform.State) error {
 						owners, _, err := csidOwners(t, acctest.East, app)
 						if err != nil {
 							return err

@@ -150,7 +150,7 @@ resource "zerotrust_cluster_spiffe_id" %[1]q {
 					statecheck.ExpectKnownValue("zerotrust_cluster_spiffe_id.east", tfjsonpath.New("federation_problems"), knownvalue.ListExact(nil)),
 					statecheck.ExpectKnownValue("zerotrust_cluster_spiffe_id.east", tfjsonpath.New("id"), knownvalue.StringExact("east/"+app)),
 					statecheck.ExpectKnownValue("zerotrust_cluster_spiffe_id.west", tfjsonpath.New("class_name"), knownvalue.StringExact(harness.DefaultSpireClassName)),
-					clusterCheck(func(*terraform.State) error {
+					acctest.ClusterCheck(func(*terraform.State) error {
 						t.Logf("apply of federation + ClusterSPIFFEIDs: %s", time.Since(start).Round(time.Millisecond))
 						we, ww := waitEast(), waitWest()
 						for _, p := range [][2]*harness.Workload{{we, ww}, {ww, we}} {

@@ -196,7 +196,7 @@ func TestAccDomainVerification_v1alpha1(t *testing.T) {
 					// The Verified condition is False: the record holds another value.
 					statecheck.ExpectKnownValue(dvAddr, tfjsonpath.New("verified"), knownvalue.Bool(false)),
 					compareToken.AddStateValue(dvAddr, tfjsonpath.New("token")),
-					clusterCheck(func(*terraform.State) error {
+					acctest.ClusterCheck(func(*terraform.State) error {
 						obj, err := getDV(t, acctest.West, "v1alpha1", name)
 						if err != nil {
 							return err

@@ -250,8 +250,8 @@ import {
 				// Destroy through the configuration, then ask the cluster.
 				Config: acctest.ProviderConfig(t),
 				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(checkCFTDsGone(t, map[string]string{cluster: byBlock})),
-					clusterCheck(func(*terraform.State) error {
+					acctest.ClusterCheck(checkCFTDsGone(t, map[string]string{cluster: byBlock})),
+					acctest.ClusterCheck(func(*terraform.State) error {
 						for _, n := range []string{byCommand, full} {
 							if _, err := getCFTD(t, cluster, n); !apierrors.IsNotFound(err) {
 								return fmt.Errorf("%s: %s after destroy: %v, want it deleted", cluster, n, err)

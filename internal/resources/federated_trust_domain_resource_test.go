@@ -57,14 +57,6 @@ func checkCFTDSpec(t *testing.T, cluster, name string, want map[string]string) r
 	}
 }
 
-// clusterCheck runs a check against the cluster as a state check: the legacy
-// Check field cannot address for_each instances.
-type clusterCheck resource.TestCheckFunc
-
-func (c clusterCheck) CheckState(_ context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	resp.Error = c(nil)
-}
-
 // checkCFTDsGone asks each cluster of names that its ClusterFederatedTrustDomain is gone.
 func checkCFTDsGone(t *testing.T, names map[string]string) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
@@ -133,7 +125,7 @@ func (p ftdPair) create(t *testing.T) resource.TestStep {
 func destroyed(t *testing.T, gone ...map[string]string) resource.TestStep {
 	checks := make([]statecheck.StateCheck, len(gone))
 	for i, names := range gone {
-		checks[i] = clusterCheck(checkCFTDsGone(t, names))
+		checks[i] = acctest.ClusterCheck(checkCFTDsGone(t, names))
 	}
 	return resource.TestStep{Config: acctest.ProviderConfig(t), ConfigStateChecks: checks}
 }
@@ -162,12 +154,12 @@ func TestAccFederatedTrustDomain_twoClusters(t *testing.T) {
 		statecheck.ExpectKnownValue(ftdPeerWest, tfjsonpath.New("bundle_endpoint_profile").AtMapKey("endpoint_spiffe_id"),
 			knownvalue.StringExact("spiffe://"+p.onWest+"/spire/server")),
 		statecheck.ExpectKnownValue(ftdPeerEast, tfjsonpath.New("force_conflicts"), knownvalue.Bool(false)),
-		clusterCheck(checkCFTDSpec(t, "east", p.onEast, map[string]string{
+		acctest.ClusterCheck(checkCFTDSpec(t, "east", p.onEast, map[string]string{
 			"trustDomain": p.onEast, "bundleEndpointURL": "https://spire-west.example.test:8443",
 			"bundleEndpointProfile.type": "https_spiffe", "trustDomainBundle": p.bundles["west"],
 			"className": "zero-trust-workload-identity-manager-spire",
 		})),
-		clusterCheck(checkCFTDSpec(t, "west", p.onWest, map[string]string{
+		acctest.ClusterCheck(checkCFTDSpec(t, "west", p.onWest, map[string]string{
 			"trustDomain": p.onWest, "bundleEndpointProfile.endpointSPIFFEID": "spiffe://" + p.onWest + "/spire/server",
 			"trustDomainBundle": p.bundles["east"],
 		})),
@@ -175,7 +167,7 @@ func TestAccFederatedTrustDomain_twoClusters(t *testing.T) {
 	rotate := p.step(t, rotated, "")
 	rotate.ConfigPlanChecks = resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}
 	rotate.ConfigStateChecks = []statecheck.StateCheck{
-		clusterCheck(checkCFTDSpec(t, "east", p.onEast, map[string]string{"trustDomainBundle": p.bundles["west"]})),
+		acctest.ClusterCheck(checkCFTDSpec(t, "east", p.onEast, map[string]string{"trustDomainBundle": p.bundles["west"]})),
 	}
 	gone := map[string]string{"east": p.onEast, "west": p.onWest}
 	resource.ParallelTest(t, resource.TestCase{
@@ -199,10 +191,10 @@ func TestAccFederatedTrustDomain_endpointChange(t *testing.T) {
 		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 	}
 	moved.ConfigStateChecks = []statecheck.StateCheck{
-		clusterCheck(checkCFTDSpec(t, "east", p.onEast, map[string]string{
+		acctest.ClusterCheck(checkCFTDSpec(t, "east", p.onEast, map[string]string{
 			"bundleEndpointURL": "https://spire-west.example.test:8443/v2", "trustDomainBundle": "",
 		})),
-		clusterCheck(checkCFTDSpec(t, "west", p.onWest, map[string]string{
+		acctest.ClusterCheck(checkCFTDSpec(t, "west", p.onWest, map[string]string{
 			"bundleEndpointURL": "https://spire-east.example.test:8443/v2", "trustDomainBundle": "",
 		})),
 	}

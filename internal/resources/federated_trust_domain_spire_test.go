@@ -75,7 +75,7 @@ resource "zerotrust_federated_trust_domain" "west" {
 			},
 			ConfigStateChecks: []statecheck.StateCheck{
 				// The apply returned only once SPIRE held the bundle, so no polling here.
-				clusterCheck(func(*terraform.State) error {
+				acctest.ClusterCheck(func(*terraform.State) error {
 					held, err := spireHolds(t, east, west.TrustDomain)
 					if err != nil {
 						return err

@@ -126,8 +126,8 @@ func (want expectSpireTrustBefore) CheckPlan(_ context.Context, req plancheck.Ch
 	resp.Error = fmt.Errorf("the plan has no change for zerotrust_federated_trust_domain.peer")
 }
 
-func eastHoldsPeer(t *testing.T, peer *harness.Spire, want bool) clusterCheck {
-	return clusterCheck(func(*terraform.State) error {
+func eastHoldsPeer(t *testing.T, peer *harness.Spire, want bool) acctest.ClusterCheck {
+	return acctest.ClusterCheck(func(*terraform.State) error {
 		held, err := spireHolds(t, acctest.Spire(t, acctest.East), peer.TrustDomain)
 		if err != nil {
 			return err
@@ -230,7 +230,7 @@ func TestAccFederatedTrustDomainSpireTrust_rebuiltPeer(t *testing.T) {
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("zerotrust_federated_trust_domain.peer", tfjsonpath.New("spire_trust"), knownvalue.StringExact("federated")),
-					clusterCheck(func(*terraform.State) error {
+					acctest.ClusterCheck(func(*terraform.State) error {
 						ctx := context.Background()
 						now, err := peer.BundleShow(ctx, "pem")
 						if err != nil {
@@ -353,8 +353,8 @@ resource "zerotrust_federated_trust_domain" "peer" {
 
 // eastHoldsAuthorities checks the X.509 authorities east's SPIRE server
 // holds for peer: every one of want, none of gone (authority IDs).
-func eastHoldsAuthorities(east, peer *harness.Spire, want []string, gone ...*string) clusterCheck {
-	return clusterCheck(func(*terraform.State) error {
+func eastHoldsAuthorities(east, peer *harness.Spire, want []string, gone ...*string) acctest.ClusterCheck {
+	return acctest.ClusterCheck(func(*terraform.State) error {
 		held, err := east.BundleX509Authorities(context.Background(), peer.TrustDomain)
 		if err != nil {
 			return err
@@ -460,7 +460,7 @@ func TestAccFederatedTrustDomainSpireTrust_forcedRotation(t *testing.T) {
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("zerotrust_federated_trust_domain.peer", tfjsonpath.New("spire_trust"), knownvalue.StringExact("federated")),
-					clusterCheck(func(s *terraform.State) error {
+					acctest.ClusterCheck(func(s *terraform.State) error {
 						return eastHoldsAuthorities(east, peer, []string{old, prepared}, &revokedID)(s)
 					}),
 				},
@@ -486,7 +486,7 @@ func TestAccFederatedTrustDomainSpireTrust_forcedRotation(t *testing.T) {
 							}
 							return nil
 						})})),
-					clusterCheck(func(s *terraform.State) error {
+					acctest.ClusterCheck(func(s *terraform.State) error {
 						return eastHoldsAuthorities(east, peer, []string{prepared}, &old)(s)
 					}),
 				},

@@ -81,10 +81,10 @@ func TestAccDomainVerification_importBlock(t *testing.T) {
 }
 
 func TestAccMeshTrustDomain_importBlock(t *testing.T) {
-	ns := meshTestNamespace(t, acctest.West, "kumaimp")
+	ns := acctest.UniqueNamespace(t, acctest.West, "kumaimp")
 	peer := "peer-" + ns + ".test"
 	objectName := "peer-" + ns + "-test"
-	get := meshGetter(t, acctest.West, meshTrustGVR, ns, objectName)
+	get := acctest.ObjectGetter(t, acctest.West, meshTrustGVR, ns, objectName)
 	const addr = "zerotrust_mesh_trust_domain.this"
 	config := acctest.ProviderConfig(t) + fmt.Sprintf(`
 resource "zerotrust_mesh_trust_domain" "this" {

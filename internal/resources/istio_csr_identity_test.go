@@ -27,14 +27,14 @@ func istioCSRIdentity(cluster, ns string) map[string]knownvalue.Check {
 // generates from it plans nothing either.
 func TestAccIstioCSR_identityImport(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csrid")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrid")
 	issuer := istioCSRIssuer(t, ns, true)
 	const addr = "zerotrust_istio_csr.this"
 	config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)+"\n  log_level = 2")
 	resource.Test(t, resource.TestCase{
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps:                    identityImportSteps(config, identityImport{addr: addr, identity: istioCSRIdentity(acctest.East, ns), generate: true}),
 	})
 
@@ -45,7 +45,7 @@ func TestAccIstioCSR_identityImport(t *testing.T) {
 		resource.Test(t, resource.TestCase{
 			TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+			CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 			Steps: []resource.TestStep{{
 				Config: config + fmt.Sprintf("\nimport {\n  to = %s\n  identity = { namespace = %q, name = \"default\" }\n}\n", addr, ns),
 				ConfigPlanChecks: resource.ConfigPlanChecks{

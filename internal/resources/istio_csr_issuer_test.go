@@ -53,8 +53,8 @@ func (w *cliWorkspace) run(args ...string) string {
 // plan is silent and the operator reports Ready.
 func TestAccIstioCSR_issuerInIstioNamespace(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csriss")
-	istioNS := meshTestNamespace(t, acctest.East, "csristio")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csriss")
+	istioNS := acctest.UniqueNamespace(t, acctest.East, "csristio")
 	issuer := "ca-" + ns
 	acctest.CertManagerIssuer(t, acctest.East, ns, issuer, true)
 	config := istioCSRConfig(t, acctest.East, ns, fmt.Sprintf(`
@@ -84,7 +84,7 @@ func TestAccIstioCSR_issuerInIstioNamespace(t *testing.T) {
 	const addr = "zerotrust_istio_csr.this"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{{
 			Config: config,
 			ConfigPlanChecks: resource.ConfigPlanChecks{
@@ -94,7 +94,7 @@ func TestAccIstioCSR_issuerInIstioNamespace(t *testing.T) {
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Degraded").AtMapKey("status"), knownvalue.StringExact("False")),
 			},
-			Check: checkObjectFields(t, func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }, map[string]any{
+			Check: acctest.CheckObjectFields(t, func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }, map[string]any{
 				"spec.istioCSRConfig.certManager.issuerRef": map[string]any{"name": issuer, "kind": "Issuer", "group": "cert-manager.io"},
 				"spec.istioCSRConfig.istio.namespace":       istioNS,
 			}),

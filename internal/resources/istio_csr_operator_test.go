@@ -89,7 +89,7 @@ func checkOperands(t *testing.T, ns string, want bool) resource.TestCheckFunc {
 func TestAccIstioCSROperator_secondInstance(t *testing.T) {
 	istioCSRAlone(t)
 	first, _ := brownfieldIstioCSR(t, nil)
-	ns, other := meshTestNamespace(t, acctest.East, "csrsecond"), meshTestNamespace(t, acctest.East, "csrthird")
+	ns, other := acctest.UniqueNamespace(t, acctest.East, "csrsecond"), acctest.UniqueNamespace(t, acctest.East, "csrthird")
 	issuer, otherIssuer := istioCSRIssuer(t, ns, true), istioCSRIssuer(t, other, true)
 	var start time.Time
 	step2Config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)+`
@@ -108,7 +108,7 @@ resource "zerotrust_istio_csr" "other" {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
-			checkIstioCSRGone(t, acctest.East, ns), checkIstioCSRGone(t, acctest.East, other),
+			acctest.CheckIstioCSRGone(t, acctest.East, ns), acctest.CheckIstioCSRGone(t, acctest.East, other),
 		),
 		Steps: []resource.TestStep{
 			{
@@ -161,7 +161,7 @@ resource "zerotrust_istio_csr" "other" {
 // timeout.
 func TestAccIstioCSROperator_acmeIssuer(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csracme")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csracme")
 	acme := map[string]any{"acme": map[string]any{"server": "https://acme.example.test/directory"}}
 	acmeIssuer := "acme-" + ns
 	acctest.CertManagerIssuerSpec(t, acctest.East, istioCSRIstioNamespace, acmeIssuer, acme, true)
@@ -169,7 +169,7 @@ func TestAccIstioCSROperator_acmeIssuer(t *testing.T) {
 	var start time.Time
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{
 				Config:      istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(acmeIssuer)),
@@ -249,8 +249,8 @@ func TestAccIstioCSROperator_certificateDurations(t *testing.T) {
 // set the issuer's secret is not read.
 func TestAccIstioCSROperator_caIssuerSecret(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csrca")
-	elsewhere := meshTestNamespace(t, acctest.East, "csrcasecret")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrca")
+	elsewhere := acctest.UniqueNamespace(t, acctest.East, "csrcasecret")
 	clusterIssuer, tlsOnly := "cluster-ca-"+ns, "tls-only-"+ns
 	acctest.CreateSecret(t, acctest.East, elsewhere, "root-"+ns, map[string]string{"ca.crt": "x", "tls.crt": "x", "tls.key": "x"})
 	acctest.CertManagerIssuerSpec(t, acctest.East, "", clusterIssuer, map[string]any{"ca": map[string]any{"secretName": "root-" + ns}}, true)
@@ -260,7 +260,7 @@ func TestAccIstioCSROperator_caIssuerSecret(t *testing.T) {
 	const addr = "zerotrust_istio_csr.this"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: istioCSRConfig(t, acctest.East, ns, fmt.Sprintf(`
@@ -303,7 +303,7 @@ func TestAccIstioCSROperator_caIssuerSecret(t *testing.T) {
 // was there before), and a fix plus a spec change clears it.
 func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csrcm")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrcm")
 	issuer := istioCSRIssuer(t, ns, true)
 	acctest.CreateConfigMap(t, acctest.East, ns, "no-key", map[string]any{"other": "x"})
 	acctest.CreateConfigMap(t, acctest.East, ns, "leaf", map[string]any{"ca.crt": acctest.TestCertificatePEM(t, false)})
@@ -323,7 +323,7 @@ func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
 	var start time.Time
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: istioCSRConfig(t, acctest.East, ns, body(`"missing"`)),
@@ -401,13 +401,13 @@ func istiodCertificate(t *testing.T) (*unstructured.Unstructured, error) {
 // the new duration.
 func TestAccIstioCSROperator_updateWaitsForCertificate(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csrupd")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrupd")
 	issuer := istioCSRIssuer(t, ns, true)
 	const hold = 6 * time.Second
 	var start time.Time
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer))},
 			{
@@ -452,7 +452,7 @@ func TestAccIstioCSROperator_updateWaitsForCertificate(t *testing.T) {
 						}
 						return nil
 					},
-					checkObjectFields(t, func() (*unstructured.Unstructured, error) { return istiodCertificate(t) }, map[string]any{
+					acctest.CheckObjectFields(t, func() (*unstructured.Unstructured, error) { return istiodCertificate(t) }, map[string]any{
 						"spec.duration": "2h0m0s",
 					}),
 				),
@@ -467,7 +467,7 @@ func TestAccIstioCSROperator_updateWaitsForCertificate(t *testing.T) {
 // on timeout says what it still waits for.
 func TestAccIstioCSROperator_readyWaitsForAgent(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csrhold")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrhold")
 	// A CA issuer: the operator reads its secret, so it reaches Ready=True
 	// while cert-manager holds istiod's Certificate back (with another
 	// issuer it would wait for the Certificate's Secret itself).
@@ -480,7 +480,7 @@ func TestAccIstioCSROperator_readyWaitsForAgent(t *testing.T) {
 	const addr = "zerotrust_istio_csr.this"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)+`
@@ -511,14 +511,14 @@ func TestAccIstioCSROperator_readyWaitsForAgent(t *testing.T) {
 // stay.
 func TestAccIstioCSROperator_destroyRemovesAgent(t *testing.T) {
 	istioCSRAlone(t)
-	ns1 := meshTestNamespace(t, acctest.East, "csrdel")
-	ns2 := meshTestNamespace(t, acctest.East, "csrdelnew")
+	ns1 := acctest.UniqueNamespace(t, acctest.East, "csrdel")
+	ns2 := acctest.UniqueNamespace(t, acctest.East, "csrdelnew")
 	issuer := istioCSRIssuer(t, ns1, true)
 	const addr = "zerotrust_istio_csr.this"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
-			checkIstioCSRGone(t, acctest.East, ns2),
+			acctest.CheckIstioCSRGone(t, acctest.East, ns2),
 			checkOperands(t, ns2, false),
 			func(*terraform.State) error {
 				dyn := acctest.Dynamic(t, acctest.East)
@@ -554,7 +554,7 @@ func TestAccIstioCSROperator_destroyRemovesAgent(t *testing.T) {
 // conflict with the operator, and a changed duration is taken over from it.
 func TestAccIstioCSROperator_reserialisedSpec(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csrser")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrser")
 	issuer := istioCSRIssuer(t, ns, true)
 	get := func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }
 	const addr = "zerotrust_istio_csr.this"
@@ -567,7 +567,7 @@ func TestAccIstioCSROperator_reserialisedSpec(t *testing.T) {
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: istioCSRConfig(t, acctest.East, ns, body("", "90m")),
@@ -579,7 +579,7 @@ func TestAccIstioCSROperator_reserialisedSpec(t *testing.T) {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("istiod_tls").AtMapKey("certificate_renew_before"), knownvalue.StringExact("30m")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("resources").AtMapKey("requests").AtMapKey("cpu"), knownvalue.StringExact("0.5")),
 				},
-				Check: checkObjectFields(t, get, map[string]any{
+				Check: acctest.CheckObjectFields(t, get, map[string]any{
 					"spec.istioCSRConfig.istiodTLSConfig.certificateDuration":    "1h30m0s",
 					"spec.istioCSRConfig.istiodTLSConfig.certificateRenewBefore": "30m0s",
 					"spec.istioCSRConfig.resources.requests":                     map[string]any{"cpu": "500m", "memory": "1Gi"},
@@ -593,7 +593,7 @@ func TestAccIstioCSROperator_reserialisedSpec(t *testing.T) {
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: checkObjectFields(t, get, map[string]any{
+				Check: acctest.CheckObjectFields(t, get, map[string]any{
 					"spec.istioCSRConfig.logLevel":                            int64(2),
 					"spec.istioCSRConfig.istiodTLSConfig.certificateDuration": "1h30m0s",
 				}),
@@ -606,7 +606,7 @@ func TestAccIstioCSROperator_reserialisedSpec(t *testing.T) {
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: checkObjectFields(t, get, map[string]any{
+				Check: acctest.CheckObjectFields(t, get, map[string]any{
 					"spec.istioCSRConfig.istiodTLSConfig.certificateDuration": "2h",
 				}),
 			},
@@ -641,7 +641,7 @@ func TestAccIstioCSROperator_reserialisedSpec(t *testing.T) {
 // nothing was torn down.
 func TestAccIstioCSROperator_refusedUpdateConverges(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csrfix")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrfix")
 	issuer := istioCSRIssuer(t, ns, true)
 	acctest.CreateConfigMap(t, acctest.East, ns, "first", map[string]any{"ca.crt": acctest.TestCertificatePEM(t, true)})
 	acctest.CreateConfigMap(t, acctest.East, ns, "second", map[string]any{"ca.crt": acctest.TestCertificatePEM(t, true)})
@@ -686,7 +686,7 @@ func TestAccIstioCSROperator_refusedUpdateConverges(t *testing.T) {
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: istioCSRConfig(t, acctest.East, ns, body("first", 1)),

@@ -22,7 +22,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
@@ -35,24 +34,9 @@ import (
 // the way the operator writes it.
 
 var (
-	istioCSRGVR   = kube.IstioCSR.GVR()
-	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	secretsGVR    = kube.Secret.GVR()
+	istioCSRGVR = kube.IstioCSR.GVR()
+	secretsGVR  = kube.Secret.GVR()
 )
-
-// meshTestNamespace creates a namespace unique to the test (namespaces are
-// never deleted on these API servers; the names do not repeat).
-func meshTestNamespace(t *testing.T, cluster, prefix string) string {
-	t.Helper()
-	name := acctest.UniqueName(prefix)
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name},
-	}}
-	if _, err := acctest.Dynamic(t, cluster).Resource(namespacesGVR).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("%s: create namespace %s: %v", cluster, name, err)
-	}
-	return name
-}
 
 // istioCSRAlone readies east for one IstioCSR test: the stand-in operator
 // runs, and no IstioCSR exists before or after the test. The operator
@@ -70,36 +54,6 @@ func istioCSRAlone(t *testing.T) {
 func getIstioCSR(t *testing.T, cluster, ns string) (*unstructured.Unstructured, error) {
 	t.Helper()
 	return acctest.Dynamic(t, cluster).Resource(istioCSRGVR).Namespace(ns).Get(context.Background(), "default", metav1.GetOptions{})
-}
-
-// checkObjectFields compares fields of an object the cluster holds (dotted
-// paths; a nil want means "absent") with what the test expects.
-func checkObjectFields(t *testing.T, get func() (*unstructured.Unstructured, error), want map[string]any) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		obj, err := get()
-		if err != nil {
-			return err
-		}
-		for field, w := range want {
-			got, found, err := unstructured.NestedFieldNoCopy(obj.Object, strings.Split(field, ".")...)
-			if err != nil {
-				return fmt.Errorf("%s/%s %s: %v", obj.GetNamespace(), obj.GetName(), field, err)
-			}
-			switch {
-			case w == nil && found:
-				return fmt.Errorf("%s/%s: %s = %#v, want it absent", obj.GetNamespace(), obj.GetName(), field, got)
-			case w != nil && !found:
-				return fmt.Errorf("%s/%s: %s is absent, want %#v", obj.GetNamespace(), obj.GetName(), field, w)
-			case w != nil && !reflect.DeepEqual(got, w):
-				return fmt.Errorf("%s/%s: %s = %#v, want %#v", obj.GetNamespace(), obj.GetName(), field, got, w)
-			}
-		}
-		return nil
-	}
-}
-
-func checkIstioCSRGone(t *testing.T, cluster, ns string) resource.TestCheckFunc {
-	return acctest.CheckGone(t, cluster, istioCSRGVR, ns, "default")
 }
 
 func istioCSRConfig(t *testing.T, cluster, ns, body string) string {
@@ -161,7 +115,7 @@ const istioCSRAddr = "zerotrust_istio_csr.this"
 func newIstioCSRLifecycle(t *testing.T) istioCSRLifecycle {
 	t.Helper()
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csr")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csr")
 	return istioCSRLifecycle{
 		ns: ns, issuer: istioCSRIssuer(t, ns, true),
 		get: func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) },
@@ -173,7 +127,7 @@ func (l istioCSRLifecycle) test(t *testing.T, steps ...resource.TestStep) {
 	t.Helper()
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, l.ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, l.ns),
 		Steps:                    steps,
 	})
 }
@@ -267,7 +221,7 @@ func TestAccIstioCSR_defaults(t *testing.T) {
 		at(tfjsonpath.New("resources"), knownvalue.Null()),
 	}
 	create.Check = resource.ComposeAggregateTestCheckFunc(
-		checkObjectFields(t, l.get, map[string]any{
+		acctest.CheckObjectFields(t, l.get, map[string]any{
 			"spec.istioCSRConfig.certManager.issuerRef":          map[string]any{"name": l.issuer, "kind": "Issuer", "group": "cert-manager.io"},
 			"spec.istioCSRConfig.server":                         nil,
 			"spec.istioCSRConfig.istiodTLSConfig.privateKeySize": int64(2048),
@@ -315,7 +269,7 @@ func TestAccIstioCSR_updateInPlace(t *testing.T) {
 		statecheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("observed_generation"), knownvalue.Int64Exact(0)),
 	}
 	full.Check = resource.ComposeAggregateTestCheckFunc(
-		checkObjectFields(t, l.get, map[string]any{
+		acctest.CheckObjectFields(t, l.get, map[string]any{
 			"spec.istioCSRConfig.logLevel":                               int64(3),
 			"spec.istioCSRConfig.logFormat":                              "json",
 			"spec.istioCSRConfig.istioDataPlaneNamespaceSelector":        "maistra.io/member-of=istio-system",
@@ -350,7 +304,7 @@ func TestAccIstioCSR_updateInPlace(t *testing.T) {
 		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 	}
 	release.Check = resource.ComposeAggregateTestCheckFunc(
-		checkObjectFields(t, l.get, map[string]any{
+		acctest.CheckObjectFields(t, l.get, map[string]any{
 			"spec.istioCSRConfig.logLevel":                            int64(1),
 			"spec.istioCSRConfig.logFormat":                           "text",
 			"spec.istioCSRConfig.istiodTLSConfig.certificateDuration": "1h",
@@ -388,7 +342,7 @@ func TestAccIstioCSR_immutableReplaces(t *testing.T) {
 		statecheck.ExpectKnownValue(istioCSRAddr, tfjsonpath.New("grpc_endpoint"), knownvalue.StringExact("cert-manager-istio-csr."+l.ns+".svc:6443")),
 	}
 	replace.Check = resource.ComposeAggregateTestCheckFunc(
-		checkObjectFields(t, l.get, map[string]any{
+		acctest.CheckObjectFields(t, l.get, map[string]any{
 			"spec.istioCSRConfig.certManager.issuerRef":               map[string]any{"name": clusterIssuer, "kind": "ClusterIssuer", "group": "cert-manager.io"},
 			"spec.istioCSRConfig.istiodTLSConfig.privateKeyAlgorithm": "ECDSA",
 			"spec.istioCSRConfig.istiodTLSConfig.privateKeySize":      int64(384),
@@ -411,13 +365,13 @@ func TestAccIstioCSR_immutableReplaces(t *testing.T) {
 // apply replaces the tainted object and succeeds.
 func TestAccIstioCSROperator_missingIssuerRetried(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csrmiss")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrmiss")
 	issuer := "late-" + ns
 	acctest.CertManagerIssuer(t, acctest.East, ns, issuer, true)
 	const addr = "zerotrust_istio_csr.this"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer)+`
@@ -463,7 +417,7 @@ func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 		config := istioCSRConfig(t, "", ns, minimalIstioCSRBody(istioCSRIssuerName(ns)))
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+			CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 			Steps: []resource.TestStep{
 				{
 					Config:      config,
@@ -501,7 +455,7 @@ func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 		config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(istioCSRIssuerName(ns)))
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+			CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 			Steps: []resource.TestStep{
 				{
 					Config: config + fmt.Sprintf("\nimport {\n  to = %s\n  id = %q\n}\n", addr, "east/"+ns),
@@ -534,7 +488,7 @@ func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 		config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(istioCSRIssuerName(ns)))
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-			CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+			CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 			Steps: []resource.TestStep{
 				{
 					Config: config + fmt.Sprintf("\nimport {\n  to = %s\n  id = %q\n}\n", addr, "east/"+ns),
@@ -565,7 +519,7 @@ func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 						PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 					},
 					Check: resource.ComposeAggregateTestCheckFunc(
-						checkObjectFields(t, func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }, map[string]any{
+						acctest.CheckObjectFields(t, func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }, map[string]any{
 							"spec.controllerConfig.labels":    map[string]any{"team": "mesh"},
 							"spec.istioCSRConfig.logLevel":    int64(3),
 							"spec.istioCSRConfig.server":      map[string]any{"clusterID": "east", "port": int64(8443)},
@@ -590,7 +544,7 @@ func TestAccIstioCSR_brownfieldImport(t *testing.T) {
 // spec and field managers are still as they were then.
 func brownfieldIstioCSR(t *testing.T, extra map[string]any) (string, resource.TestCheckFunc) {
 	t.Helper()
-	ns := meshTestNamespace(t, acctest.East, "csrbrown")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrbrown")
 	issuer := istioCSRIssuer(t, ns, true)
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "operator.openshift.io/v1alpha1", "kind": "IstioCSR",
@@ -727,7 +681,7 @@ func TestAccIstioCSR_missingNamespaceAndCRD(t *testing.T) {
 // and apply.
 func TestAccIstioCSR_unknownNested(t *testing.T) {
 	istioCSRAlone(t)
-	ns := meshTestNamespace(t, acctest.East, "csrunk")
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrunk")
 	issuer := istioCSRIssuer(t, ns, true)
 	const addr = "zerotrust_istio_csr.this"
 	get := func() (*unstructured.Unstructured, error) { return getIstioCSR(t, acctest.East, ns) }
@@ -748,7 +702,7 @@ resource "terraform_data" "revisions" {
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkIstioCSRGone(t, acctest.East, ns),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{
 				Config: config(`["default", "canary"]`),
@@ -762,7 +716,7 @@ resource "terraform_data" "revisions" {
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: checkObjectFields(t, get, map[string]any{
+				Check: acctest.CheckObjectFields(t, get, map[string]any{
 					"spec.istioCSRConfig.istio":                               map[string]any{"namespace": "istio-system", "revisions": []any{"default", "canary"}},
 					"spec.istioCSRConfig.istiodTLSConfig.certificateDNSNames": []any{"istiod.istio-system.svc"},
 					"spec.controllerConfig.labels":                            map[string]any{"team": "mesh"},
@@ -777,7 +731,7 @@ resource "terraform_data" "revisions" {
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: checkObjectFields(t, get, map[string]any{
+				Check: acctest.CheckObjectFields(t, get, map[string]any{
 					"spec.istioCSRConfig.istio.revisions": []any{"default"},
 				}),
 			},

@@ -87,11 +87,11 @@ func checkMeshServiceKept(get func() (*unstructured.Unstructured, error), before
 			return fmt.Errorf("spec.identities is %v, want %v", got, want)
 		}
 		for _, m := range obj.GetManagedFields() {
-			if m.Manager == meshOperatorManager && m.Operation == metav1.ManagedFieldsOperationApply {
+			if m.Manager == acctest.OperatorManager && m.Operation == metav1.ManagedFieldsOperationApply {
 				return nil
 			}
 		}
-		return fmt.Errorf("the creator %q no longer holds fields: %v", meshOperatorManager, fieldManagers(obj))
+		return fmt.Errorf("the creator %q no longer holds fields: %v", acctest.OperatorManager, fieldManagers(obj))
 	}
 }
 
@@ -118,10 +118,10 @@ func spiffeIdentities(ids ...string) []any {
 // gives spec.identities back and leaves the MeshService. The data source
 // reads identities, ports and state along the way.
 func TestAccMeshServiceIdentities_lifecycle(t *testing.T) {
-	ns := meshTestNamespace(t, acctest.West, "msid")
+	ns := acctest.UniqueNamespace(t, acctest.West, "msid")
 	const name = "cart"
-	before := applyAsOperator(t, acctest.West, meshServiceGVR, meshServiceObject(ns, name))
-	get := meshGetter(t, acctest.West, meshServiceGVR, ns, name)
+	before := acctest.ApplyAsOperator(t, acctest.West, meshServiceGVR, meshServiceObject(ns, name))
+	get := acctest.ObjectGetter(t, acctest.West, meshServiceGVR, ns, name)
 	peer := "peer-" + ns + ".test"
 	first := "spiffe://" + peer + "/ns/shop/sa/cart"
 	second := "spiffe://" + peer + "/ns/shop/sa/cart-canary"
@@ -199,12 +199,12 @@ func TestAccMeshServiceIdentities_lifecycle(t *testing.T) {
 // have SpiffeID identities (Terraform >= 1.14): one without is left out, and
 // the trust_domain filter selects by the identities' trust domain.
 func TestAccMeshServiceIdentities_identityAndList(t *testing.T) {
-	ns := meshTestNamespace(t, acctest.West, "msls")
-	applyAsOperator(t, acctest.West, meshServiceGVR, meshServiceObject(ns, "cart"))
-	applyAsOperator(t, acctest.West, meshServiceGVR, meshServiceObject(ns, "plain"))
+	ns := acctest.UniqueNamespace(t, acctest.West, "msls")
+	acctest.ApplyAsOperator(t, acctest.West, meshServiceGVR, meshServiceObject(ns, "cart"))
+	acctest.ApplyAsOperator(t, acctest.West, meshServiceGVR, meshServiceObject(ns, "plain"))
 	other := meshServiceObject(ns, "other")
 	setMeshServiceIdentities(t, other, "spiffe://elsewhere-"+ns+".test/ns/x/sa/y")
-	applyAsOperator(t, acctest.West, meshServiceGVR, other)
+	acctest.ApplyAsOperator(t, acctest.West, meshServiceGVR, other)
 	peer := "peer-" + ns + ".test"
 	config := msiConfig(t, ns, "cart", `[provider::zerotrust::spiffe_id(local.peer, "ns", "shop", "sa", "cart")]`)
 	identity := map[string]knownvalue.Check{
@@ -270,12 +270,12 @@ list "zerotrust_mesh_service_identities" "by_trust_domain" {
 // creating anything; identities another manager set fail the apply naming
 // that manager, and force_conflicts takes them over.
 func TestAccMeshServiceIdentities_ownershipAndMissing(t *testing.T) {
-	ns := meshTestNamespace(t, acctest.West, "msown")
+	ns := acctest.UniqueNamespace(t, acctest.West, "msown")
 	owned := meshServiceObject(ns, "owned")
 	setMeshServiceIdentities(t, owned, "spiffe://kuma-"+ns+".test/ns/shop/sa/owned")
-	applyAsOperator(t, acctest.West, meshServiceGVR, owned)
-	getMissing := meshGetter(t, acctest.West, meshServiceGVR, ns, "missing")
-	getOwned := meshGetter(t, acctest.West, meshServiceGVR, ns, "owned")
+	acctest.ApplyAsOperator(t, acctest.West, meshServiceGVR, owned)
+	getMissing := acctest.ObjectGetter(t, acctest.West, meshServiceGVR, ns, "missing")
+	getOwned := acctest.ObjectGetter(t, acctest.West, meshServiceGVR, ns, "owned")
 	want := "spiffe://peer-" + ns + ".test/ns/shop/sa/owned"
 	forced := func(force bool) string {
 		return acctest.ProviderConfig(t) + fmt.Sprintf(`
@@ -310,7 +310,7 @@ resource "zerotrust_mesh_service_identities" "this" {
 			},
 			{
 				Config:      forced(false),
-				ExpectError: regexp.MustCompile(`(?s)` + meshOperatorManager + `.*spec\.identities`),
+				ExpectError: regexp.MustCompile(`(?s)` + acctest.OperatorManager + `.*spec\.identities`),
 			},
 			{
 				Config: forced(true),

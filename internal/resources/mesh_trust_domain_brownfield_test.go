@@ -41,8 +41,8 @@ type brownfieldMesh struct {
 // `import {}` block: both read it without a diff, and the plan that follows
 // is empty, so nothing is written to the cluster.
 func TestAccMeshTrustDomain_brownfieldImport(t *testing.T) {
-	kumaNS := meshTestNamespace(t, acctest.West, "bfkuma")
-	kymaNS := meshTestNamespace(t, acctest.East, "bfkyma")
+	kumaNS := acctest.UniqueNamespace(t, acctest.West, "bfkuma")
+	kymaNS := acctest.UniqueNamespace(t, acctest.East, "bfkyma")
 	sailName := acctest.UniqueName("bfsail")
 	peer := "peer-" + kumaNS + ".test"
 	pem := peerPEM(t, peer)
@@ -161,8 +161,8 @@ resource "zerotrust_mesh_trust_domain" "this" {
 
 func testBrownfieldMesh(t *testing.T, tc brownfieldMesh) {
 	const addr = "zerotrust_mesh_trust_domain.this"
-	created := applyAsOperator(t, tc.cluster, tc.gvr, tc.object)
-	get := meshGetter(t, tc.cluster, tc.gvr, created.GetNamespace(), created.GetName())
+	created := acctest.ApplyAsOperator(t, tc.cluster, tc.gvr, tc.object)
+	get := acctest.ObjectGetter(t, tc.cluster, tc.gvr, created.GetNamespace(), created.GetName())
 	config := acctest.ProviderConfig(t) + tc.config
 
 	var importChecks []plancheck.PlanCheck
@@ -220,7 +220,7 @@ func testBrownfieldMesh(t *testing.T, tc brownfieldMesh) {
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				ConfigStateChecks: stateChecks,
-				Check:             resource.ComposeAggregateTestCheckFunc(untouched, checkObjectFields(t, get, tc.defaults)),
+				Check:             resource.ComposeAggregateTestCheckFunc(untouched, acctest.CheckObjectFields(t, get, tc.defaults)),
 			},
 		},
 	})

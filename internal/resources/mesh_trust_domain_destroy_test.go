@@ -28,8 +28,8 @@ func TestAccMeshTrustDomain_keepOnDestroy(t *testing.T) {
 	td := "east-" + name + ".test"
 	obj := sailOperatorObject(name, "")
 	unstructured.RemoveNestedField(obj, "spec", "values", "meshConfig", "trustDomain")
-	applyAsOperator(t, acctest.West, sailIstioGVR, obj)
-	get := meshGetter(t, acctest.West, sailIstioGVR, "", name)
+	acctest.ApplyAsOperator(t, acctest.West, sailIstioGVR, obj)
+	get := acctest.ObjectGetter(t, acctest.West, sailIstioGVR, "", name)
 	config := func(keep bool) string {
 		return acctest.ProviderConfig(t) + fmt.Sprintf(`
 resource "zerotrust_mesh_trust_domain" "this" {
@@ -78,7 +78,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 	}
 	w.run("destroy", "-auto-approve")
 	for _, check := range []func() error{
-		func() error { return checkObjectFields(t, get, kept)(nil) },
+		func() error { return acctest.CheckObjectFields(t, get, kept)(nil) },
 		func() error { return checkManagerFields(get, "zerotrust", nil) },
 		func() error { return checkManagerFields(get, "zerotrust-kept", trustFields) },
 	} {
@@ -101,7 +101,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 	w.run("destroy", "-auto-approve")
 	for _, check := range []func() error{
 		func() error {
-			return checkObjectFields(t, get, withFields(operatorSailFields, map[string]any{
+			return acctest.CheckObjectFields(t, get, withFields(operatorSailFields, map[string]any{
 				"spec.values.meshConfig.trustDomain":        nil,
 				"spec.values.meshConfig.trustDomainAliases": nil,
 				"spec.values.global.caAddress":              nil,

@@ -43,11 +43,11 @@ func kumaMeshTrustObject(ns, name, td, pem string) map[string]any {
 // stored names the same object, and the import plans nothing.
 func TestAccMeshTrustDomain_identityImport(t *testing.T) {
 	name := acctest.UniqueName("sailid")
-	ns := meshTestNamespace(t, acctest.West, "kumaid")
+	ns := acctest.UniqueNamespace(t, acctest.West, "kumaid")
 	peer := "peer-" + ns + ".test"
 	kumaName := strings.ReplaceAll(peer, ".", "-")
-	applyAsOperator(t, acctest.West, sailIstioGVR, sailOperatorObject(name, "old-"+name+".test"))
-	getKuma := meshGetter(t, acctest.West, meshTrustGVR, ns, kumaName)
+	acctest.ApplyAsOperator(t, acctest.West, sailIstioGVR, sailOperatorObject(name, "old-"+name+".test"))
+	getKuma := acctest.ObjectGetter(t, acctest.West, meshTrustGVR, ns, kumaName)
 	const sailAddr, kumaAddr = "zerotrust_mesh_trust_domain.sail", "zerotrust_mesh_trust_domain.kuma"
 	config := acctest.ProviderConfig(t) + fmt.Sprintf(`
 resource "zerotrust_mesh_trust_domain" "sail" {
@@ -107,13 +107,13 @@ resource "zerotrust_mesh_trust_domain" "kuma" {
 // generated import blocks and resources, and the plan after that is empty.
 func TestAccMeshTrustDomain_list(t *testing.T) {
 	sailName := acctest.UniqueName("saills")
-	ns := meshTestNamespace(t, acctest.West, "kumals")
-	kymaNS := meshTestNamespace(t, acctest.West, "kymals")
+	ns := acctest.UniqueNamespace(t, acctest.West, "kumals")
+	kymaNS := acctest.UniqueNamespace(t, acctest.West, "kymals")
 	td, kymaTD := "list-"+sailName+".test", "kyma-"+kymaNS+".test"
 	kumaName := acctest.UniqueName("trust")
-	applyAsOperator(t, acctest.West, sailIstioGVR, sailOperatorObject(sailName, td))
-	applyAsOperator(t, acctest.West, meshTrustGVR, kumaMeshTrustObject(ns, kumaName, td, peerPEM(t, td)))
-	applyAsOperator(t, acctest.West, kymaIstioGVR, map[string]any{
+	acctest.ApplyAsOperator(t, acctest.West, sailIstioGVR, sailOperatorObject(sailName, td))
+	acctest.ApplyAsOperator(t, acctest.West, meshTrustGVR, kumaMeshTrustObject(ns, kumaName, td, peerPEM(t, td)))
+	acctest.ApplyAsOperator(t, acctest.West, kymaIstioGVR, map[string]any{
 		"apiVersion": "operator.kyma-project.io/v1alpha2", "kind": "Istio",
 		"metadata": map[string]any{"name": "default", "namespace": kymaNS},
 		"spec":     map[string]any{"config": map[string]any{"trustDomain": kymaTD}},
@@ -178,7 +178,7 @@ list "zerotrust_mesh_trust_domain" "kyma" {
 // nothing to change, and a refresh records the identity.
 func TestAccMeshTrustDomain_stateWithoutIdentity(t *testing.T) {
 	t.Parallel()
-	ns := meshTestNamespace(t, acctest.West, "kumanoid")
+	ns := acctest.UniqueNamespace(t, acctest.West, "kumanoid")
 	peer := "peer-" + ns + ".test"
 	kumaName := strings.ReplaceAll(peer, ".", "-")
 	config := acctest.ProviderConfig(t) + fmt.Sprintf(`
@@ -189,7 +189,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
   ca_bundles   = [%q]
 }
 `, ns, peer, peerPEM(t, peer))
-	get := meshGetter(t, acctest.West, meshTrustGVR, ns, kumaName)
+	get := acctest.ObjectGetter(t, acctest.West, meshTrustGVR, ns, kumaName)
 	acctest.StateWithoutIdentity(t, config,
 		map[string]any{"cluster": acctest.West, "kind": "kuma", "namespace": ns, "name": kumaName},
 		func() error {

@@ -19,7 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
@@ -32,38 +31,6 @@ var (
 	kymaIstioGVR = kube.KymaIstio.GVR()
 	meshTrustGVR = kube.KumaMeshTrust.GVR()
 )
-
-// meshOperatorManager is the field manager of what the mesh's operator (or
-// its user) wrote before this provider came along.
-const meshOperatorManager = "operator"
-
-// applyAsOperator server-side applies obj as meshOperatorManager.
-func applyAsOperator(t *testing.T, cluster string, gvr schema.GroupVersionResource, obj map[string]any) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{Object: obj}
-	ri := acctest.Dynamic(t, cluster).Resource(gvr)
-	var out *unstructured.Unstructured
-	var err error
-	if ns := u.GetNamespace(); ns != "" {
-		out, err = ri.Namespace(ns).Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: meshOperatorManager, Force: true})
-	} else {
-		out, err = ri.Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: meshOperatorManager, Force: true})
-	}
-	if err != nil {
-		t.Fatalf("%s: apply %s %s as %q: %v", cluster, gvr.Resource, u.GetName(), meshOperatorManager, err)
-	}
-	return out
-}
-
-func meshGetter(t *testing.T, cluster string, gvr schema.GroupVersionResource, ns, name string) func() (*unstructured.Unstructured, error) {
-	return func() (*unstructured.Unstructured, error) {
-		ri := acctest.Dynamic(t, cluster).Resource(gvr)
-		if ns != "" {
-			return ri.Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
-		}
-		return ri.Get(context.Background(), name, metav1.GetOptions{})
-	}
-}
 
 func peerPEM(t *testing.T, td string) string {
 	t.Helper()
@@ -111,14 +78,6 @@ func withFields(base map[string]any, more map[string]any) map[string]any {
 	return out
 }
 
-func strs(values ...string) []knownvalue.Check {
-	out := make([]knownvalue.Check, len(values))
-	for i, v := range values {
-		out[i] = knownvalue.StringExact(v)
-	}
-	return out
-}
-
 // sailMesh is what the Sail tests share: a Sail Istio on west that its
 // operator's user made on trust domain old, and the peer whose CA
 // certificates testdata/mesh_trust_domain/sail.tf configures.
@@ -134,8 +93,8 @@ func newSailMesh(t *testing.T) sailMesh {
 	name := acctest.UniqueName("sail")
 	m := sailMesh{name: name, old: "old-" + name + ".test", peer: "west-" + name + ".test"}
 	m.pem = peerPEM(t, m.peer)
-	applyAsOperator(t, acctest.West, sailIstioGVR, sailOperatorObject(name, m.old))
-	m.get = meshGetter(t, acctest.West, sailIstioGVR, "", name)
+	acctest.ApplyAsOperator(t, acctest.West, sailIstioGVR, sailOperatorObject(name, m.old))
+	m.get = acctest.ObjectGetter(t, acctest.West, sailIstioGVR, "", name)
 	return m
 }
 
@@ -159,7 +118,7 @@ func (m sailMesh) test(t *testing.T, steps ...resource.TestStep) {
 	t.Helper()
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy: checkObjectFields(t, m.get, withFields(operatorSailFields, map[string]any{
+		CheckDestroy: acctest.CheckObjectFields(t, m.get, withFields(operatorSailFields, map[string]any{
 			"spec.values.meshConfig.trustDomain":        nil,
 			"spec.values.meshConfig.trustDomainAliases": nil,
 			"spec.values.meshConfig.caCertificates":     nil,
@@ -179,7 +138,7 @@ func TestAccMeshTrustDomain_sailAdopt(t *testing.T) {
 
 	conflict := m.step(t, td, true, false)
 	conflict.ConfigPlanChecks = resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-		plancheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(strs(m.old))),
+		plancheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(acctest.StringChecks(m.old))),
 	}}
 	conflict.ExpectError = regexp.MustCompile(`(?s)Field Manager Conflict.*"operator".*force_conflicts`)
 
@@ -187,20 +146,20 @@ func TestAccMeshTrustDomain_sailAdopt(t *testing.T) {
 	adopt.ConfigPlanChecks = resource.ConfigPlanChecks{
 		PreApply: []plancheck.PlanCheck{
 			plancheck.ExpectResourceAction(meshAddr, plancheck.ResourceActionCreate),
-			plancheck.ExpectKnownValue(meshAddr, tfjsonpath.New("effective_trust_domain_aliases"), knownvalue.ListExact(strs("cluster.local", m.old))),
+			plancheck.ExpectKnownValue(meshAddr, tfjsonpath.New("effective_trust_domain_aliases"), knownvalue.ListExact(acctest.StringChecks("cluster.local", m.old))),
 		},
 		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 	}
 	adopt.ConfigStateChecks = []statecheck.StateCheck{
 		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("id"), knownvalue.StringExact("west/istio_sail:"+m.name)),
 		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("spiffe_id_prefix"), knownvalue.StringExact("spiffe://"+td+"/")),
-		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(strs(m.old))),
+		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(acctest.StringChecks(m.old))),
 		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("mesh"), knownvalue.ObjectExact(map[string]knownvalue.Check{
 			"kind": knownvalue.StringExact("istio_sail"), "name": knownvalue.StringExact(m.name),
 			"namespace": knownvalue.Null(), "kuma_mesh": knownvalue.Null(),
 		})),
 	}
-	adopt.Check = checkObjectFields(t, m.get, withFields(operatorSailFields, map[string]any{
+	adopt.Check = acctest.CheckObjectFields(t, m.get, withFields(operatorSailFields, map[string]any{
 		"spec.values.meshConfig.trustDomain":        td,
 		"spec.values.meshConfig.trustDomainAliases": []any{"cluster.local", m.old},
 		"spec.values.meshConfig.caCertificates": []any{
@@ -225,11 +184,11 @@ func TestAccMeshTrustDomain_sailMigration(t *testing.T) {
 	second.ConfigPlanChecks = resource.ConfigPlanChecks{
 		PreApply: []plancheck.PlanCheck{
 			plancheck.ExpectResourceAction(meshAddr, plancheck.ResourceActionUpdate),
-			plancheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(strs(m.old, td1))),
+			plancheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListExact(acctest.StringChecks(m.old, td1))),
 		},
 		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 	}
-	second.Check = checkObjectFields(t, m.get, map[string]any{
+	second.Check = acctest.CheckObjectFields(t, m.get, map[string]any{
 		"spec.values.meshConfig.trustDomain":        td2,
 		"spec.values.meshConfig.trustDomainAliases": []any{"cluster.local", m.old, td1},
 	})
@@ -242,9 +201,9 @@ func TestAccMeshTrustDomain_sailMigration(t *testing.T) {
 	}
 	rotated.ConfigStateChecks = []statecheck.StateCheck{
 		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("previous_trust_domains"), knownvalue.ListSizeExact(0)),
-		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("effective_trust_domain_aliases"), knownvalue.ListExact(strs("cluster.local"))),
+		statecheck.ExpectKnownValue(meshAddr, tfjsonpath.New("effective_trust_domain_aliases"), knownvalue.ListExact(acctest.StringChecks("cluster.local"))),
 	}
-	rotated.Check = checkObjectFields(t, m.get, withFields(operatorSailFields, map[string]any{
+	rotated.Check = acctest.CheckObjectFields(t, m.get, withFields(operatorSailFields, map[string]any{
 		"spec.values.meshConfig.trustDomainAliases": []any{"cluster.local"},
 	}))
 
@@ -268,7 +227,7 @@ func TestAccMeshTrustDomain_sailMigration(t *testing.T) {
 		},
 		PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 	}
-	drifted.Check = checkObjectFields(t, m.get, map[string]any{"spec.values.meshConfig.trustDomain": td2})
+	drifted.Check = acctest.CheckObjectFields(t, m.get, map[string]any{"spec.values.meshConfig.trustDomain": td2})
 
 	m.test(t, m.step(t, td1, true, true), second, rotated, imported, drifted)
 }
@@ -276,9 +235,9 @@ func TestAccMeshTrustDomain_sailMigration(t *testing.T) {
 // TestAccMeshTrustDomain_kyma runs on the provider's default connection
 // against a Kyma Istio whose spec and status the module wrote.
 func TestAccMeshTrustDomain_kyma(t *testing.T) {
-	ns := meshTestNamespace(t, acctest.East, "kyma")
+	ns := acctest.UniqueNamespace(t, acctest.East, "kyma")
 	td1, td2 := "apps-"+ns+".test", "apps2-"+ns+".test"
-	obj := applyAsOperator(t, acctest.East, kymaIstioGVR, map[string]any{
+	obj := acctest.ApplyAsOperator(t, acctest.East, kymaIstioGVR, map[string]any{
 		"apiVersion": "operator.kyma-project.io/v1alpha2", "kind": "Istio",
 		"metadata": map[string]any{"name": "default", "namespace": ns},
 		"spec": map[string]any{
@@ -288,10 +247,10 @@ func TestAccMeshTrustDomain_kyma(t *testing.T) {
 	})
 	obj.Object["status"] = map[string]any{"state": "Ready", "description": "Istio installed"}
 	if _, err := acctest.Dynamic(t, acctest.East).Resource(kymaIstioGVR).Namespace(ns).UpdateStatus(context.Background(), obj,
-		metav1.UpdateOptions{FieldManager: meshOperatorManager}); err != nil {
+		metav1.UpdateOptions{FieldManager: acctest.OperatorManager}); err != nil {
 		t.Fatal(err)
 	}
-	get := meshGetter(t, acctest.East, kymaIstioGVR, ns, "default")
+	get := acctest.ObjectGetter(t, acctest.East, kymaIstioGVR, ns, "default")
 	operatorFields := map[string]any{
 		"spec.config.numTrustedProxies":                    int64(1),
 		"spec.components.pilot.k8s.resources.requests.cpu": "100m",
@@ -309,7 +268,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkObjectFields(t, get, withFields(operatorFields, map[string]any{"spec.config.trustDomain": nil})),
+		CheckDestroy:             acctest.CheckObjectFields(t, get, withFields(operatorFields, map[string]any{"spec.config.trustDomain": nil})),
 		Steps: []resource.TestStep{
 			{
 				Config: config(td1),
@@ -326,7 +285,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("previous_trust_domains"), knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cluster"), knownvalue.Null()),
 				},
-				Check: checkObjectFields(t, get, withFields(operatorFields, map[string]any{"spec.config.trustDomain": td1})),
+				Check: acctest.CheckObjectFields(t, get, withFields(operatorFields, map[string]any{"spec.config.trustDomain": td1})),
 			},
 			{
 				Config: config(td2),
@@ -334,7 +293,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: checkObjectFields(t, get, withFields(operatorFields, map[string]any{"spec.config.trustDomain": td2})),
+				Check: acctest.CheckObjectFields(t, get, withFields(operatorFields, map[string]any{"spec.config.trustDomain": td2})),
 			},
 			{
 				ResourceName:      addr,
@@ -349,11 +308,11 @@ resource "zerotrust_mesh_trust_domain" "this" {
 // TestAccMeshTrustDomain_kuma trusts a peer's CA bundles through a MeshTrust
 // the resource creates, rotates the bundles, and deletes it on destroy.
 func TestAccMeshTrustDomain_kuma(t *testing.T) {
-	ns := meshTestNamespace(t, acctest.West, "kuma")
+	ns := acctest.UniqueNamespace(t, acctest.West, "kuma")
 	peer := "peer-" + ns + ".test"
 	objectName := strings.ReplaceAll(peer, ".", "-")
 	pem1, pem2 := peerPEM(t, peer), peerPEM(t, peer)
-	get := meshGetter(t, acctest.West, meshTrustGVR, ns, objectName)
+	get := acctest.ObjectGetter(t, acctest.West, meshTrustGVR, ns, objectName)
 	const addr = "zerotrust_mesh_trust_domain.this"
 	config := func(kumaMesh string, bundles ...string) string {
 		quoted := make([]string, len(bundles))
@@ -401,7 +360,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("mesh").AtMapKey("kuma_mesh"), knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("spiffe_id_prefix"), knownvalue.StringExact("spiffe://"+peer+"/")),
 				},
-				Check: checkObjectFields(t, get, map[string]any{
+				Check: acctest.CheckObjectFields(t, get, map[string]any{
 					"metadata.labels":  nil,
 					"spec.trustDomain": peer,
 					"spec.caBundles":   []any{bundle(pem1)},
@@ -418,7 +377,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("mesh").AtMapKey("kuma_mesh"), knownvalue.StringExact("default")),
 				},
-				Check: checkObjectFields(t, get, map[string]any{
+				Check: acctest.CheckObjectFields(t, get, map[string]any{
 					"metadata.labels": map[string]any{"kuma.io/mesh": "default"},
 					"spec.caBundles":  []any{bundle(pem1), bundle(pem2)},
 				}),
@@ -441,7 +400,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
-				Check: checkObjectFields(t, get, map[string]any{"spec.trustDomain": peer}),
+				Check: acctest.CheckObjectFields(t, get, map[string]any{"spec.trustDomain": peer}),
 			},
 		},
 	})
@@ -451,18 +410,18 @@ resource "zerotrust_mesh_trust_domain" "this" {
 // field manager also declares (same values, so shared ownership): destroy
 // releases this resource's share and leaves the object.
 func TestAccMeshTrustDomain_kumaSharedMeshTrust(t *testing.T) {
-	ns := meshTestNamespace(t, acctest.West, "kumashared")
+	ns := acctest.UniqueNamespace(t, acctest.West, "kumashared")
 	peer := "peer-" + ns + ".test"
 	pem := peerPEM(t, peer)
-	applyAsOperator(t, acctest.West, meshTrustGVR, map[string]any{
+	acctest.ApplyAsOperator(t, acctest.West, meshTrustGVR, map[string]any{
 		"apiVersion": "kuma.io/v1alpha1", "kind": "MeshTrust",
 		"metadata": map[string]any{"name": "shared", "namespace": ns, "labels": map[string]any{"kuma.io/mesh": "default"}},
 		"spec":     map[string]any{"trustDomain": peer, "caBundles": []any{map[string]any{"type": "Pem", "pem": map[string]any{"value": pem}}}},
 	})
-	get := meshGetter(t, acctest.West, meshTrustGVR, ns, "shared")
+	get := acctest.ObjectGetter(t, acctest.West, meshTrustGVR, ns, "shared")
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy:             checkObjectFields(t, get, map[string]any{"spec.trustDomain": peer}),
+		CheckDestroy:             acctest.CheckObjectFields(t, get, map[string]any{"spec.trustDomain": peer}),
 		Steps: []resource.TestStep{{
 			Config: acctest.ProviderConfig(t) + fmt.Sprintf(`
 resource "zerotrust_mesh_trust_domain" "this" {
@@ -482,8 +441,8 @@ resource "zerotrust_mesh_trust_domain" "this" {
 				for _, f := range obj.GetManagedFields() {
 					managers[f.Manager] = true
 				}
-				if !managers[meshOperatorManager] || !managers["zerotrust"] {
-					return fmt.Errorf("managers of the MeshTrust: %v, want %q and \"zerotrust\" sharing it", managers, meshOperatorManager)
+				if !managers[acctest.OperatorManager] || !managers["zerotrust"] {
+					return fmt.Errorf("managers of the MeshTrust: %v, want %q and \"zerotrust\" sharing it", managers, acctest.OperatorManager)
 				}
 				return nil
 			},
@@ -495,7 +454,7 @@ resource "zerotrust_mesh_trust_domain" "this" {
 // the provider refuses to create them, naming the kind and the operator.
 func TestAccMeshTrustDomain_missingObjects(t *testing.T) {
 	name := acctest.UniqueName("nosail")
-	ns := meshTestNamespace(t, acctest.East, "nokyma")
+	ns := acctest.UniqueNamespace(t, acctest.East, "nokyma")
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{

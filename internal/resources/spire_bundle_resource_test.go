@@ -42,8 +42,8 @@ resource "zerotrust_spire_bundle" "peer" {
 
 // eastHoldsAuthoritiesOf checks that east's SPIRE server holds exactly the
 // X.509 authorities peer publishes now.
-func eastHoldsAuthoritiesOf(t *testing.T, peer *harness.Spire) clusterCheck {
-	return clusterCheck(func(*terraform.State) error {
+func eastHoldsAuthoritiesOf(t *testing.T, peer *harness.Spire) acctest.ClusterCheck {
+	return acctest.ClusterCheck(func(*terraform.State) error {
 		ctx := context.Background()
 		now, err := peer.BundleShow(ctx, "pem")
 		if err != nil {

@@ -1,12 +1,8 @@
-package resources_test
+package examplestest
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -15,28 +11,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// exampleConfig reads an example configuration and swaps its terraform and
-// provider blocks (registry source, the user's kubeconfig) for the test's
+// exampleConfig is an example configuration with its terraform and provider
+// blocks (registry source, the user's kubeconfig) swapped for the test's
 // provider block; everything else is applied as written.
 func exampleConfig(t *testing.T, dir string) string {
 	t.Helper()
-	file := filepath.Join("..", "..", "examples", dir, "main.tf")
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, diags := hclwrite.ParseConfig(src, file, hcl.InitialPos)
-	if diags.HasErrors() {
-		t.Fatalf("%s: %s", file, diags)
-	}
-	for _, block := range f.Body().Blocks() {
-		if block.Type() == "terraform" || block.Type() == "provider" {
-			f.Body().RemoveBlock(block)
-		}
-	}
-	return acctest.ProviderConfig(t) + string(f.Bytes())
+	return acctest.ProviderConfig(t) + exampleWithout(t, dir, "provider")
 }
 
 // TestAccExampleIstioCSRMesh applies examples/istio-csr-mesh on the default
@@ -45,13 +28,19 @@ func exampleConfig(t *testing.T, dir string) string {
 // trust domain end up in a Sail Istio that existed before, whose former
 // trust domain (Istio's default) stays an alias.
 func TestAccExampleIstioCSRMesh(t *testing.T) {
-	istioCSRAlone(t)
+	// The operator serves one IstioCSR per cluster; this is the package's
+	// only IstioCSR test, so unlike the resources package's it need not run
+	// alone. It pauses first, so the lab and the stand-in start without
+	// holding up the package's serial tests (hence resource.Test rather than
+	// resource.ParallelTest).
+	t.Parallel()
+	acctest.IstioCSRStandIn(t, acctest.East)
 	// The Issuer lives with the Istio control plane, where the operator
 	// looks for it, not with the IstioCSR.
-	ns, istioNS := meshTestNamespace(t, acctest.East, "example"), meshTestNamespace(t, acctest.East, "exampleistio")
+	ns, istioNS := acctest.UniqueNamespace(t, acctest.East, "example"), acctest.UniqueNamespace(t, acctest.East, "exampleistio")
 	acctest.CertManagerIssuer(t, acctest.East, istioNS, "mesh-ca", true)
 	sail := acctest.UniqueName("example-sail")
-	applyAsOperator(t, acctest.East, sailIstioGVR, map[string]any{
+	acctest.ApplyAsOperator(t, acctest.East, kube.SailIstio.GVR(), map[string]any{
 		"apiVersion": "sailoperator.io/v1", "kind": "Istio", "metadata": map[string]any{"name": sail},
 		"spec": map[string]any{"namespace": istioNS, "values": map[string]any{"pilot": map[string]any{"env": map[string]any{"ENABLE_CA_SERVER": "false"}}}},
 	})
@@ -64,12 +53,12 @@ func TestAccExampleIstioCSRMesh(t *testing.T) {
 		"issuer_name":         config.StringVariable("mesh-ca"),
 		"sail_istio_name":     config.StringVariable(sail),
 	}
-	get := meshGetter(t, acctest.East, sailIstioGVR, "", sail)
+	get := acctest.ObjectGetter(t, acctest.East, kube.SailIstio.GVR(), "", sail)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
-			checkIstioCSRGone(t, acctest.East, ns),
-			checkObjectFields(t, get, map[string]any{
+			acctest.CheckIstioCSRGone(t, acctest.East, ns),
+			acctest.CheckObjectFields(t, get, map[string]any{
 				"spec.values.global.caAddress":       nil,
 				"spec.values.meshConfig.trustDomain": nil,
 				"spec.values.pilot.env":              map[string]any{"ENABLE_CA_SERVER": "false"},
@@ -88,9 +77,9 @@ func TestAccExampleIstioCSRMesh(t *testing.T) {
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownOutputValue("ca_address", knownvalue.StringExact(endpoint)),
 				statecheck.ExpectKnownOutputValue("spiffe_id_prefix", knownvalue.StringExact("spiffe://"+td+"/")),
-				statecheck.ExpectKnownOutputValue("previous_trust_domains", knownvalue.ListExact(strs("cluster.local"))),
+				statecheck.ExpectKnownOutputValue("previous_trust_domains", knownvalue.ListExact(acctest.StringChecks("cluster.local"))),
 			},
-			Check: checkObjectFields(t, get, map[string]any{
+			Check: acctest.CheckObjectFields(t, get, map[string]any{
 				"spec.values.global.caAddress":              endpoint,
 				"spec.values.meshConfig.trustDomain":        td,
 				"spec.values.meshConfig.trustDomainAliases": []any{"cluster.local"},

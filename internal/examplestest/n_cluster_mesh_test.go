@@ -1,25 +1,22 @@
-package resources_test
+package examplestest
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclwrite"
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	tfstate "github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,39 +30,16 @@ import (
 )
 
 // meshExampleConfig is examples/n-cluster-mesh/main.tf as written, minus its
-// terraform block (whose registry source the in-process provider does not
-// answer to) and its check block: Terraform plans a read of a check block's
+// terraform block (see exampleWithout) and its check block: Terraform plans a read of a check block's
 // data source on every plan (read_because_check_nested), which
 // terraform-plugin-testing counts as a non-empty plan, and so does the CLI's
-// -detailed-exitcode (exit 2; the examplestest tests read the plan's JSON
+// -detailed-exitcode (exit 2; this package's CLI tests read the plan's JSON
 // instead, see planEmpty). The check runs in TestAccExampleWorkloadsTrust and
 // `make demo`, and TestAccFederationStatus covers its data source. Its provider block, variable and everything else
 // stay: the test feeds it var.clusters like a user would.
 func meshExampleConfig(t *testing.T) string {
 	t.Helper()
-	file := filepath.Join("..", "..", "examples", "n-cluster-mesh", "main.tf")
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, diags := hclwrite.ParseConfig(src, file, hcl.InitialPos)
-	if diags.HasErrors() {
-		t.Fatalf("%s: %s", file, diags)
-	}
-	found := false
-	for _, block := range f.Body().Blocks() {
-		switch block.Type() {
-		case "terraform":
-			f.Body().RemoveBlock(block)
-			found = true
-		case "check":
-			f.Body().RemoveBlock(block)
-		}
-	}
-	if !found {
-		t.Fatalf("%s has no terraform block to replace", file)
-	}
-	return string(f.Bytes())
+	return exampleWithout(t, "n-cluster-mesh", "check")
 }
 
 // meshMember is one cluster of the mesh with its SPIRE server, and how the
@@ -123,14 +97,14 @@ func meshVariables(members []meshMember) config.Variables {
 func TestAccExampleNClusterMesh(t *testing.T) {
 	// Starting four clusters with SPIRE takes a while: do it after pausing,
 	// so the package's serial tests are not held up (hence t.Parallel and
-	// resource.Test rather than resource.ParallelTest).
+	// resource.Test rather than resource.ParallelTest). The clusters are the
+	// test's own, stopped with their SPIRE servers when it ends.
 	t.Parallel()
 	names := []string{"mesh1", "mesh2", "mesh3", "mesh4"}
 	start := time.Now()
 	members := make([]meshMember, len(names))
 	for i, name := range names {
-		c := acctest.ExtraCluster(t, name)
-		members[i] = meshMember{cluster: c, spire: acctest.Spire(t, name), byToken: name == "mesh4"}
+		members[i] = meshMember{cluster: acctest.OwnCluster(t, name), spire: acctest.Spire(t, name), byToken: name == "mesh4"}
 	}
 	t.Logf("4 clusters with SPIRE and spire-controller-manager ready in %v", time.Since(start).Round(time.Millisecond))
 	three, four := members[:3], members
@@ -154,8 +128,8 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(checkSpireHoldsPeers(three)),
-					clusterCheck(checkAskedThroughExec(three)),
+					acctest.ClusterCheck(checkSpireHoldsPeers(three)),
+					acctest.ClusterCheck(checkAskedThroughExec(three)),
 					statecheck.ExpectKnownOutputValue("federations", meshFederationsValue(three)),
 					statecheck.ExpectKnownOutputValue("bundle_endpoints", knownvalue.MapExact(map[string]knownvalue.Check{
 						"mesh1": knownvalue.StringExact(members[0].spire.BundleEndpointURL),
@@ -175,8 +149,8 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(checkSpireHoldsPeers(four)),
-					clusterCheck(checkAskedThroughExec(four)),
+					acctest.ClusterCheck(checkSpireHoldsPeers(four)),
+					acctest.ClusterCheck(checkAskedThroughExec(four)),
 					statecheck.ExpectKnownOutputValue("federations", meshFederationsValue(four)),
 				},
 			},
@@ -198,7 +172,7 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 					statecheck.ExpectKnownValue(fmt.Sprintf("data.zerotrust_trust_bundle.from_spire[%q]", rotated.cluster.Name),
 						tfjsonpath.New("x509_fingerprints_sha256"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownOutputValue("config_map_bundles_current", meshAllTrue(four)),
-					clusterCheck(checkSpireHoldsPeers(four)),
+					acctest.ClusterCheck(checkSpireHoldsPeers(four)),
 				},
 			},
 			{
@@ -207,9 +181,9 @@ func TestAccExampleNClusterMesh(t *testing.T) {
 				// shim that cannot address them.
 				Config: acctest.ProviderConfigFor(t, clusters...),
 				ConfigStateChecks: []statecheck.StateCheck{
-					clusterCheck(checkNoCFTDs(members)),
+					acctest.ClusterCheck(checkNoCFTDs(members)),
 					// delete_bundle_on_destroy: without it SPIRE would keep them.
-					clusterCheck(checkSpireHoldsPeers(nil, members...)),
+					acctest.ClusterCheck(checkSpireHoldsPeers(nil, members...)),
 				},
 			},
 		},
@@ -289,28 +263,19 @@ func (c meshCreates) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest
 func meshFederationsValue(members []meshMember) knownvalue.Check {
 	out := map[string]knownvalue.Check{}
 	for _, m := range members {
-		out[m.cluster.Name] = knownvalue.ListExact(stringChecks(peerTrustDomains(members, m)))
+		out[m.cluster.Name] = knownvalue.ListExact(acctest.StringChecks(memberPeers(members, m)...))
 	}
 	return knownvalue.MapExact(out)
 }
 
-func stringChecks(values []string) []knownvalue.Check {
-	checks := make([]knownvalue.Check, len(values))
-	for i, v := range values {
-		checks[i] = knownvalue.StringExact(v)
+// memberPeers are the trust domains self federates with: those of every
+// other member, sorted (self is one of members).
+func memberPeers(members []meshMember, self meshMember) []string {
+	spires := make([]*harness.Spire, len(members))
+	for i, m := range members {
+		spires[i] = m.spire
 	}
-	return checks
-}
-
-func peerTrustDomains(members []meshMember, self meshMember) []string {
-	var tds []string
-	for _, m := range members {
-		if m.cluster != self.cluster {
-			tds = append(tds, m.spire.TrustDomain)
-		}
-	}
-	sort.Strings(tds)
-	return tds
+	return peerTrustDomains(spires, slices.IndexFunc(members, func(m meshMember) bool { return m.cluster == self.cluster }))
 }
 
 // checkSpireHoldsPeers asks the SPIRE server (`spire-server bundle list`) of
@@ -320,12 +285,12 @@ func peerTrustDomains(members []meshMember, self meshMember) []string {
 // returns only when SPIRE holds (or no longer holds) them, though
 // spire-controller-manager works asynchronously.
 func checkSpireHoldsPeers(members []meshMember, others ...meshMember) resource.TestCheckFunc {
-	return func(*terraform.State) error {
+	return func(*tfstate.State) error {
 		ctx := context.Background()
 		for _, m := range append(slices.Clone(members), others...) {
 			want := []string{}
 			if slices.ContainsFunc(members, func(x meshMember) bool { return x.cluster == m.cluster }) {
-				want = peerTrustDomains(members, m)
+				want = memberPeers(members, m)
 			}
 			got, err := m.spire.FederatedTrustDomains(ctx)
 			if err != nil || !slices.Equal(got, want) {
@@ -343,14 +308,14 @@ func checkSpireHoldsPeers(members []meshMember, others ...meshMember) resource.T
 // wait_for_bundle polled `spire-server bundle list -id spiffe://<peer>` for
 // every peer, through pod exec of spire-server-0 via the API server.
 func checkAskedThroughExec(members []meshMember) resource.TestCheckFunc {
-	return func(*terraform.State) error {
+	return func(*tfstate.State) error {
 		for _, m := range members {
 			data, err := os.ReadFile(m.spire.ExecLogPath())
 			if err != nil {
 				return fmt.Errorf("%s: %w", m.cluster.Name, err)
 			}
 			want := []string{`exec ["spire-server" "bundle" "show" "-format" "spiffe"]: ok`}
-			for _, td := range peerTrustDomains(members, m) {
+			for _, td := range memberPeers(members, m) {
 				want = append(want, fmt.Sprintf(`exec ["spire-server" "bundle" "list" "-id" "spiffe://%s"]: ok`, td))
 			}
 			for _, w := range want {
@@ -385,7 +350,7 @@ func meshLogTail(path string, n int) string {
 // checkNoCFTDs asks every member's API server that no
 // ClusterFederatedTrustDomain is left (the mesh clusters are this test's own).
 func checkNoCFTDs(members []meshMember) resource.TestCheckFunc {
-	return func(*terraform.State) error {
+	return func(*tfstate.State) error {
 		for _, m := range members {
 			d, err := dynamic.NewForConfig(m.cluster.RESTConfig())
 			if err != nil {
