@@ -139,13 +139,22 @@ func CheckWith(ctx context.Context, c *kube.Client, spire SPIRE, want []Want) (m
 }
 
 // Wait polls Check every interval until no problem is left or ctx ends; then
-// its error names every problem left (or the last error asking), and the
-// problems it returns are those of the last Check, so the caller need not
-// ask again.
+// its error names every problem left at SPIRE's last answer (and the error
+// of a last question the timeout cut short, or the error asking when SPIRE
+// never answered), and the problems it returns are those of that answer, so
+// the caller need not ask again.
 func Wait(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want, every time.Duration) (map[string][]Problem, error) {
 	start := time.Now()
+	// seen is SPIRE's last answer. The timeout often cuts the question under
+	// way short (a slow exec); the problems SPIRE named before it are then
+	// still what the caller must be told.
+	var seen map[string][]Problem
+	answered := false
 	for {
 		problems, err := Check(ctx, c, s, want)
+		if err == nil {
+			seen, answered = problems, true
+		}
 		left := Describe(problems)
 		if err == nil && left == "" {
 			return nil, nil
@@ -155,10 +164,14 @@ func Wait(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want, 
 		}
 		select {
 		case <-ctx.Done():
-			if err != nil {
-				return problems, fmt.Errorf("after %s the workloads' federation could not be checked: %w", time.Since(start).Round(time.Second), err)
+			waited := time.Since(start).Round(time.Second)
+			switch {
+			case err == nil:
+				return problems, fmt.Errorf("after %s the workloads do not federate yet: %s", waited, left)
+			case answered:
+				return seen, fmt.Errorf("after %s the workloads do not federate yet: %s (the last check was cut short: %v)", waited, Describe(seen), err)
 			}
-			return problems, fmt.Errorf("after %s the workloads do not federate yet: %s", time.Since(start).Round(time.Second), left)
+			return nil, fmt.Errorf("after %s the workloads' federation could not be checked: %w", waited, err)
 		case <-time.After(every):
 		}
 	}
