@@ -210,11 +210,7 @@ func ExperimentalTerraform(t *testing.T) {
 // Dynamic is an admin client for checks that ask the cluster directly.
 func Dynamic(t *testing.T, name string) dynamic.Interface {
 	t.Helper()
-	d, err := dynamic.NewForConfig(Cluster(t, name).RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return dynamicFor(t, Cluster(t, name))
 }
 
 // ProviderConfig is a provider block reaching every lab cluster through

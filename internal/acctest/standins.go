@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/standin"
@@ -99,11 +98,7 @@ func IstioCSRStandIn(t *testing.T, cluster string) {
 // (DNS) for their zones.
 func DomainVerificationController(t *testing.T, cluster string) {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(Cluster(t, cluster).RESTConfig())
-	if err != nil {
-		t.Fatalf("acctest: stand-in DomainVerification controller: %v", err)
-	}
-	deps := standin.DomainVerificationDeps{Dynamic: dyn, Nameservers: DNS(t).Addrs(), Zones: DNS(t).Zones()}
+	deps := standin.DomainVerificationDeps{Dynamic: Dynamic(t, cluster), Nameservers: DNS(t).Addrs(), Zones: DNS(t).Zones()}
 	startStandIn(t, &dvStandIns, "DomainVerification", cluster, func(ctx context.Context) (*standin.DomainVerification, func(), error) {
 		return standin.StartDomainVerification(ctx, deps)
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 // Model is the spire_server object of every resource, data
@@ -27,9 +28,9 @@ type Model struct {
 func (m Model) Server(client *kube.Client, namespace string) Server {
 	return Server{
 		Client:    client,
-		Namespace: stringOr(m.Namespace, namespace),
-		Pod:       stringOr(m.Pod, bundlesource.DefaultServerPod),
-		Container: stringOr(m.Container, bundlesource.DefaultServerContainer),
+		Namespace: providerdata.StringOr(m.Namespace, namespace),
+		Pod:       providerdata.StringOr(m.Pod, bundlesource.DefaultServerPod),
+		Container: providerdata.StringOr(m.Container, bundlesource.DefaultServerContainer),
 	}
 }
 
@@ -49,12 +50,4 @@ func ModelFrom(ctx context.Context, value types.Object) (Model, diag.Diagnostics
 func ServerFrom(ctx context.Context, client *kube.Client, namespace string, value types.Object) (Server, diag.Diagnostics) {
 	m, diags := ModelFrom(ctx, value)
 	return m.Server(client, namespace), diags
-}
-
-// stringOr is v, or def when v is null, unknown or empty.
-func stringOr(v types.String, def string) string {
-	if v.ValueString() == "" {
-		return def
-	}
-	return v.ValueString()
 }

@@ -145,15 +145,15 @@ func CheckWith(ctx context.Context, c *kube.Client, spire SPIRE, want []Want) (m
 // the caller need not ask again.
 func Wait(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want, every time.Duration) (map[string][]Problem, error) {
 	start := time.Now()
-	// seen is SPIRE's last answer. The timeout often cuts the question under
-	// way short (a slow exec); the problems SPIRE named before it are then
-	// still what the caller must be told.
+	// seen is SPIRE's last answer, nil until it answers (Check's answer is
+	// never nil). The timeout often cuts the question under way short (a
+	// slow exec); the problems SPIRE named before it are then still what the
+	// caller must be told.
 	var seen map[string][]Problem
-	answered := false
 	for {
 		problems, err := Check(ctx, c, s, want)
 		if err == nil {
-			seen, answered = problems, true
+			seen = problems
 		}
 		left := Describe(problems)
 		if err == nil && left == "" {
@@ -168,7 +168,7 @@ func Wait(ctx context.Context, c *kube.Client, s spireexec.Server, want []Want, 
 			switch {
 			case err == nil:
 				return problems, fmt.Errorf("after %s the workloads do not federate yet: %s", waited, left)
-			case answered:
+			case seen != nil:
 				return seen, fmt.Errorf("after %s the workloads do not federate yet: %s (the last check was cut short: %v)", waited, Describe(seen), err)
 			}
 			return nil, fmt.Errorf("after %s the workloads' federation could not be checked: %w", waited, err)
