@@ -5,6 +5,7 @@
 #   scripts/tool.sh NAME   build NAME on first use, print its path on stdout
 #   scripts/tool.sh all    build every tool the tests use (CI warm-up), print each path
 #   scripts/tool.sh list   print the known tool names
+#   scripts/tool.sh missing print the tools of "all" not built yet (builds nothing)
 #
 # The peer providers in BENCH_TOOLS and goreleaser in RELEASE_TOOLS are known
 # by name but left out of "all": only bench/ (make bench) and make
@@ -60,7 +61,7 @@ fail() {
 
 usage() {
 	cat >&2 <<EOF
-usage: scripts/tool.sh NAME|all|list
+usage: scripts/tool.sh NAME|all|list|missing
 tools: ${ALL_TOOLS[*]}
 bench-only tools (not in "all"): ${BENCH_TOOLS[*]}
 release-only tools (not in "all"): ${RELEASE_TOOLS[*]}
@@ -233,24 +234,28 @@ terraform_on_path() {
 	return 1
 }
 
-# tool_path TOOL: build TOOL if needed and print its binary's path.
-tool_path() {
+# locate TOOL: sets main_mod, pkg, cgo, ldflags, version, src, dir and bin
+# for TOOL (bin is where its build lands, built or not), or, for a terraform
+# taken from PATH, only bin (and dir empty).
+locate() {
 	local tool=$1
-	local main_mod pkg cgo ldflags version
 	recipe "$tool"
+	dir=""
 	if [[ ($tool == terraform || $tool == terraform-1.11) && ${ZT_FORCE_BUILD_TERRAFORM:-} != 1 ]]; then
-		terraform_on_path "$version" && return 0
+		bin=$(terraform_on_path "$version") && return 0
 	fi
 
-	local src f
+	local f
 	src=$tools_src/$(wrapper "$tool")
 	for f in go.mod go.sum tools.go; do
 		[[ -f $src/$f ]] || fail "$tool" "reading the pin" "$src/$f not found"
 	done
 
-	local goversion key root dir bin
-	goversion=$(go env GOVERSION GOHOSTOS GOHOSTARCH 2>/dev/null | tr '\n' ' ') ||
-		fail "$tool" "finding Go" "'go env' failed (is go on PATH?)"
+	local key
+	if [[ -z ${goversion:-} ]]; then
+		goversion=$(go env GOVERSION GOHOSTOS GOHOSTARCH 2>/dev/null | tr '\n' ' ') ||
+			fail "$tool" "finding Go" "'go env' failed (is go on PATH?)"
+	fi
 	key=$(
 		{
 			printf 'recipe\0%s\0%s\0%s\0%s\0%s\0-trimpath\0%s\0' "$tool" "$main_mod" "$pkg" "$cgo" "$ldflags" "$goversion"
@@ -263,8 +268,14 @@ tool_path() {
 	root=$(cache_root "$tool")
 	dir=$root/tools/$tool-$version-$key
 	bin=$dir/$tool
+}
 
-	if [[ -x $bin ]]; then
+# tool_path TOOL: build TOOL if needed and print its binary's path.
+tool_path() {
+	local tool=$1
+	local main_mod pkg cgo ldflags version src dir bin root
+	locate "$tool"
+	if [[ -z $dir || -x $bin ]]; then
 		printf '%s\n' "$bin"
 		return 0
 	fi
@@ -324,6 +335,17 @@ main() {
 		;;
 	list)
 		printf '%s\n' "${ALL_TOOLS[@]}" "${BENCH_TOOLS[@]}" "${RELEASE_TOOLS[@]}"
+		;;
+	missing)
+		# The tools of "all" that are not built yet (one per line, with
+		# "cgo" after those that need a C compiler): builds nothing.
+		local t main_mod pkg cgo ldflags version src dir bin root
+		for t in "${ALL_TOOLS[@]}"; do
+			locate "$t"
+			if [[ -n $dir && ! -x $bin ]]; then
+				if [[ $cgo == 1 ]]; then printf '%s cgo\n' "$t"; else printf '%s\n' "$t"; fi
+			fi
+		done
 		;;
 	all)
 		local t failed=()

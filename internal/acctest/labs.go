@@ -2,6 +2,7 @@ package acctest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -49,10 +50,7 @@ func labFor(t *testing.T, name string, opts harness.Options, owner *testing.T) *
 			// A later owner starts the lab again; the earlier one's logs stay.
 			dir = fmt.Sprintf("%s-%d", dir, ownedStarts.Add(1))
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), labStartTimeout)
-		defer cancel()
-		opts.Dir = dir
-		l, err := harness.Start(ctx, opts)
+		l, err := startLab(name, dir, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -72,6 +70,34 @@ func labFor(t *testing.T, name string, opts harness.Options, owner *testing.T) *
 		t.Fatalf("acctest: cannot start lab %s (clusters %v): %v", name, opts.Names, err)
 	}
 	return l
+}
+
+// startLab starts a lab in dir, and once more in a directory of its own
+// when the first start ran out of time: on a machine loaded by other test
+// binaries a component can miss its readiness bound without anything being
+// wrong. Any other failure (a missing CRD, a bad flag) is returned at once,
+// because a second start would only fail the same way.
+func startLab(name, dir string, opts harness.Options) (*harness.Lab, error) {
+	return startRetryingOnTimeout(fmt.Sprintf("%s (clusters %v)", name, opts.Names), dir, func(dir string) (*harness.Lab, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), labStartTimeout)
+		defer cancel()
+		opts.Dir = dir
+		return harness.Start(ctx, opts)
+	})
+}
+
+func startRetryingOnTimeout[L any](what, dir string, start func(dir string) (L, error)) (L, error) {
+	l, err := start(dir)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		return l, err
+	}
+	retryDir := dir + "-retry"
+	fmt.Fprintf(os.Stderr, "acctest: lab %s did not start in time; retrying once in %s. The first start failed: %v\n", what, retryDir, err)
+	l, retryErr := start(retryDir)
+	if retryErr != nil {
+		return l, fmt.Errorf("it did not start in time, and the one retry failed too.\nFirst start: %w\nRetry: %w", err, retryErr)
+	}
+	return l, nil
 }
 
 var sharedLab lazy[*harness.Lab]

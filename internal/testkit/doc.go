@@ -6,6 +6,8 @@
 //   - harness: local clusters (etcd and kube-apiserver), SPIRE servers and
 //     agents, spire-controller-manager, Knot DNS servers and test workloads.
 //   - podattest: the workload attestation that stands in for the kubelet.
+//   - upstreamcrds: the operators' published CRDs, pinned and checksummed,
+//     from a directory, the tool cache, ../shared or a download.
 //   - cmd/ztlab: the lab behind `make demo`; cmd/ztworkload and
 //     cmd/ztpodattestor: the workload and the SPIRE workload attestor plugin
 //     the harness builds and runs.

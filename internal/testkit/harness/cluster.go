@@ -236,7 +236,7 @@ func (c *Cluster) waitEtcd(ctx context.Context) error {
 			if c.etcd.exited() {
 				return c.etcd.exitError()
 			}
-			return fmt.Errorf("etcd (pid %d) not healthy at %s after %v (%v; last: %s); last lines of %s:\n%s",
+			return fmt.Errorf("etcd (pid %d) not healthy at %s after %v (%w; last: %s); last lines of %s:\n%s",
 				c.etcd.pid(), c.EtcdURL, time.Since(start).Round(time.Millisecond), ctx.Err(), last, c.etcd.logPath, fileTail(c.etcd.logPath, 25))
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -273,7 +273,7 @@ func (c *Cluster) waitAPIServer(ctx context.Context) error {
 			if c.api.exited() {
 				return c.api.exitError()
 			}
-			return fmt.Errorf("kube-apiserver (pid %d) not ready at %s after %v (%v; last: %s); last lines of %s:\n%s",
+			return fmt.Errorf("kube-apiserver (pid %d) not ready at %s after %v (%w; last: %s); last lines of %s:\n%s",
 				c.api.pid(), c.Host, time.Since(start).Round(time.Millisecond), ctx.Err(), last, c.api.logPath, fileTail(c.api.logPath, 25))
 		case <-time.After(100 * time.Millisecond):
 		}

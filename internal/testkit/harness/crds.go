@@ -27,6 +27,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/upstreamcrds"
 )
 
 // The project's own test CRDs, only for APIs that publish none
@@ -52,7 +54,7 @@ var crdDocsCache struct {
 }
 
 // CRDDocuments returns every CRD the tests and the demo install: the
-// operators' published CRDs from UpstreamCRDDir (unmodified), the remaining
+// operators' published CRDs from UpstreamCRDDocuments (unmodified), the remaining
 // spire.spiffe.io CRDs from the spire-controller-manager module pinned in
 // <root>/tools/spire-controller-manager/go.mod (read from the Go module cache,
 // never copied into this repository), and the project's own CRDs for APIs
@@ -88,45 +90,39 @@ func cloneDocs(in [][]byte) [][]byte {
 	return out
 }
 
-// UpstreamCRDDir is where the operators' published CRDs live: $ZT_UPSTREAM_CRDS
-// if set, else ../shared/upstream-crds beside the repository (CI and every
-// developer machine have shared/ there).
-func UpstreamCRDDir() (string, error) {
-	if d := os.Getenv("ZT_UPSTREAM_CRDS"); d != "" {
-		return d, nil
+// UpstreamCRDDocuments returns the operators' published CRDs, as pinned in
+// internal/testkit/upstreamcrds/pins.tsv and in that order, each checked
+// against its sha256: from $ZT_UPSTREAM_CRDS, the tool cache,
+// ../shared/upstream-crds beside the clone, or a download from its project
+// (see package upstreamcrds). Read once per process.
+func UpstreamCRDDocuments() ([][]byte, error) {
+	upstreamDocs.Do(func() {
+		upstreamDocs.docs, upstreamDocs.err = fetchUpstreamCRDs()
+	})
+	if upstreamDocs.err != nil {
+		return nil, upstreamDocs.err
 	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(root), "shared", "upstream-crds"), nil
+	return cloneDocs(upstreamDocs.docs), nil
 }
 
-// UpstreamCRDDocuments returns the operators' published CRDs (every *.yaml in
-// UpstreamCRDDir), sorted by file name.
-func UpstreamCRDDocuments() ([][]byte, error) {
-	dir, err := UpstreamCRDDir()
+var upstreamDocs struct {
+	sync.Once
+	docs [][]byte
+	err  error
+}
+
+func fetchUpstreamCRDs() ([][]byte, error) {
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
-	names, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	pins, err := upstreamcrds.Pins()
 	if err != nil {
 		return nil, err
 	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("harness: no upstream CRDs in %s: the tests install the operators' published CRDs "+
-			"from shared/upstream-crds beside the repository (or set ZT_UPSTREAM_CRDS to that directory)", dir)
-	}
-	sort.Strings(names)
-	var docs [][]byte
-	for _, n := range names {
-		data, err := os.ReadFile(n)
-		if err != nil {
-			return nil, fmt.Errorf("harness: upstream CRD: %w", err)
-		}
-		docs = append(docs, data)
-	}
-	return docs, nil
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return upstreamcrds.Fetch(ctx, pins, upstreamcrds.DefaultSources(harnessCacheDir(toolEnv()), root))
 }
 
 // UpstreamCRD returns the published CRD named name (plural.group) as a
