@@ -259,8 +259,11 @@ func store(dir, name string, data []byte) error {
 		return fmt.Errorf("upstreamcrds: caching %s: %w", name, err)
 	}
 	_, werr := tmp.Write(data)
+	// CreateTemp makes the file private; a cached CRD is public data that
+	// every account's runs on the machine may share.
+	merr := tmp.Chmod(0o644)
 	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
+	if err := errors.Join(werr, merr, cerr); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("upstreamcrds: caching %s: %w", name, err)
 	}
