@@ -14,6 +14,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/workloadtrust"
 )
 
@@ -143,7 +144,7 @@ func (r *clusterSPIFFEIDResource) apply(ctx context.Context, client *kube.Client
 func waitWorkloadsFederate(ctx context.Context, data *providerdata.Data, client *kube.Client, spireServerValue types.Object,
 	name string, tds []string, timeout time.Duration, verb string, diags *diag.Diagnostics) types.List {
 	none := types.ListValueMust(types.StringType, nil)
-	server, d := spireexec.ServerFrom(ctx, client, data.SpireNamespace, spireServerValue)
+	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, spireServerValue)
 	diags.Append(d...)
 	if diags.HasError() {
 		return none
@@ -221,7 +222,7 @@ func (r *clusterSPIFFEIDResource) refreshProblems(ctx context.Context, client *k
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
 		return
 	}
-	server, d := spireexec.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
 	if d.HasError() {
 		return
 	}
@@ -240,7 +241,7 @@ func (r *clusterSPIFFEIDResource) refreshProblems(ctx context.Context, client *k
 
 // workloadSPIRE is what server holds, asked once per client (one graph walk).
 func workloadSPIRE(ctx context.Context, client *kube.Client, server spireexec.Server) (workloadtrust.SPIRE, error) {
-	return walkOf(client).workloadSPIRE.get(server.String(), func() (workloadtrust.SPIRE, error) {
+	return walkOf(client).workloadSPIRE.get(server.Key(), func() (workloadtrust.SPIRE, error) {
 		ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
 		defer cancel()
 		return workloadtrust.Ask(ctx, server)
