@@ -25,7 +25,7 @@ func (m clusterSPIFFEIDFederationResourceModel) describe(clusterName string) str
 }
 
 func (m clusterSPIFFEIDFederationResourceModel) federatesWith(ctx context.Context) []string {
-	out := elementStrings(ctx, m.FederatesWith)
+	out := stringsOf(m.FederatesWith)
 	slices.Sort(out)
 	return out
 }
@@ -48,7 +48,7 @@ func setClusterSPIFFEIDFederationFromObject(m *clusterSPIFFEIDFederationResource
 	m.Name = types.StringValue(obj.GetName())
 	m.ID = types.StringValue(resourceID(m.Cluster, obj.GetName()))
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-	m.FederatesWith = stringSetFrom(spec, "federatesWith")
+	m.FederatesWith = stringSetOrNull(objStrings(spec, "federatesWith"))
 }
 
 // clusterSPIFFEIDFederationStateFromObject is the state import and list both store for obj.

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -59,12 +58,6 @@ func spireTrustBroken(v types.String) bool {
 // fetches a bundle at its first refresh. A plan right after an apply without
 // wait_for_bundle would otherwise plan a repair of what is still on its way.
 const spireTrustPending = time.Minute
-
-// spireViewOf is what server holds, asked once per client (one Terraform
-// graph walk) and shared by every object of the cluster.
-func spireViewOf(ctx context.Context, client *kube.Client, server spireexec.Server) (spireexec.View, error) {
-	return walkOf(client).spireViews.get(server.Key(), func() (spireexec.View, error) { return server.View(ctx) })
-}
 
 // spireUnreachable is a refresh that could not ask SPIRE. Read says so once
 // per cluster and SPIRE server (claimSpireWarning), as a warning: the object
@@ -229,19 +222,6 @@ func endpointWithHeld(ctx context.Context, client *kube.Client, rel spireexec.En
 // for planSpireTrust, which runs later in the same walk.
 func spireLagKey(s spireexec.Server, td string) string {
 	return "spire-lag " + s.Key() + " " + td
-}
-
-// appliedWithin reports whether manager applied obj less than d before now.
-func appliedWithin(obj *unstructured.Unstructured, manager string, d time.Duration, now time.Time) bool {
-	if obj == nil {
-		return false
-	}
-	for _, e := range obj.GetManagedFields() {
-		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Time != nil && now.Sub(e.Time.Time) < d {
-			return true
-		}
-	}
-	return false
 }
 
 // planSpireTrust completes spire_trust in plan: unknown on create (the apply
