@@ -22,6 +22,10 @@
 //   - Test tooling stays out of the provider: the binary built from the
 //     repository root links no package under internal/testkit and no
 //     operator stand-in (internal/standin).
+//   - A Go file that is not a test has at most 550 lines (test tooling and
+//     bench/ too: the bound is about reading); past it, it is split by
+//     concern.
 //
-// CHANGELOG.md keeps its history entries as they were written.
+// CHANGELOG.md is prose like any other: its entries are read by users, who
+// have no more of the planning notes than any other reader.
 package conventions

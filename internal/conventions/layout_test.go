@@ -1,6 +1,7 @@
 package conventions_test
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -190,4 +191,32 @@ func slicesCompact(s []string) []string {
 		}
 	}
 	return out
+}
+
+// maxProductionLines bounds a Go file that is not a test: past it, a file
+// is split by concern (see internal/resources/doc.go).
+const maxProductionLines = 550
+
+// TestFilesFitTheBound: no Go file but a test file is longer than
+// maxProductionLines. The bound is about reading, so it holds for test
+// tooling (internal/testkit, internal/standin, internal/acctest) and bench/
+// as much as for what the provider binary links: a reader follows a
+// stand-in or the harness as closely as a resource. Test files are left
+// out: an acceptance test file is mostly configurations and expected
+// values, whose length follows the cases it covers, not its logic.
+func TestFilesFitTheBound(t *testing.T) {
+	root := repoRoot(t)
+	files := 0
+	walkRepo(t, root, func(rel string, src []byte) {
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return
+		}
+		files++
+		if n := bytes.Count(src, []byte("\n")); n > maxProductionLines {
+			t.Errorf("%s has %d lines, more than %d: split it by concern under a further suffix", rel, n, maxProductionLines)
+		}
+	})
+	if files < 100 {
+		t.Fatalf("read only %d Go files under %s: the walk missed the repository", files, root)
+	}
 }
