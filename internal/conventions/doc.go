@@ -22,6 +22,8 @@
 //   - Test tooling stays out of the provider: the binary built from the
 //     repository root links no package under internal/testkit and no
 //     operator stand-in (internal/standin).
+//   - Tests start labs in one place: only acctest.LabFor (labs.go) calls
+//     harness.Start, so every lab has one start timeout and one stop.
 //   - A Go file that is not a test has at most 550 lines (test tooling and
 //     bench/ too: the bound is about reading); past it, it is split by
 //     concern.

@@ -220,3 +220,47 @@ func TestFilesFitTheBound(t *testing.T) {
 		t.Fatalf("read only %d Go files under %s: the walk missed the repository", files, root)
 	}
 }
+
+// labStarter is the one file of test code that starts labs (LabFor): one
+// start timeout, one work directory layout, one stop at exit.
+const labStarter = "internal/acctest/labs.go"
+
+// TestTestsStartLabsThroughLabFor: no test code but labStarter calls
+// harness.Start. The demo lab (internal/testkit/cmd/ztlab) and the
+// benchmark (bench/) are programs of their own and start theirs.
+func TestTestsStartLabsThroughLabFor(t *testing.T) {
+	root := repoRoot(t)
+	calls := 0
+	walkRepo(t, root, func(rel string, src []byte) {
+		rel = filepath.ToSlash(rel)
+		if !strings.HasSuffix(rel, ".go") || !strings.HasPrefix(rel, "internal/") || strings.HasPrefix(rel, "internal/testkit/") {
+			return
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), rel, src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			return
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "Start" {
+				return true
+			}
+			if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "harness" {
+				return true
+			}
+			calls++
+			if rel != labStarter {
+				t.Errorf("%s calls harness.Start: start the lab through acctest.LabFor (%s), which bounds the start and stops the lab at exit", rel, labStarter)
+			}
+			return true
+		})
+	})
+	if calls == 0 {
+		t.Fatalf("no call of harness.Start under %s/internal: the test reads nothing", root)
+	}
+}
