@@ -286,8 +286,11 @@ type SpireServer spireexec.Server
 // BundleShowCommand is what SpireServer runs in the container.
 var BundleShowCommand = []string{"spire-server", "bundle", "show", "-format", "spiffe"}
 
-// String names the pod as spireexec.Server does everywhere else.
-func (s SpireServer) String() string { return spireexec.Server(s).String() }
+// String names the source: the pod as spireexec.Server names it everywhere,
+// and the command that reads the bundle there.
+func (s SpireServer) String() string {
+	return spireexec.Server(s).String() + ", `" + strings.Join(BundleShowCommand, " ") + "`"
+}
 
 // Fetch implements Source. A missing pod or a failing command is worth
 // retrying (the pod or server may be restarting); missing permissions and a
