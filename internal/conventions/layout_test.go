@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,8 +74,8 @@ func TestResourceHelpersStayHome(t *testing.T) {
 				": move it to a shared file internal/resources/doc.go names")
 		}
 	}
-	sort.Strings(findings)
-	for _, f := range slicesCompact(findings) {
+	slices.Sort(findings)
+	for _, f := range slices.Compact(findings) {
 		t.Error(f)
 	}
 }
@@ -181,16 +181,6 @@ func (stubImporter) Import(path string) (*types.Package, error) {
 	pkg := types.NewPackage(path, strings.ReplaceAll(name, "-", ""))
 	pkg.MarkComplete()
 	return pkg, nil
-}
-
-func slicesCompact(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // maxProductionLines bounds a Go file that is not a test: past it, a file

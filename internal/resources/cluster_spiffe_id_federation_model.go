@@ -24,7 +24,7 @@ func (m clusterSPIFFEIDFederationResourceModel) describe(clusterName string) str
 	return "ClusterSPIFFEID \"" + m.Name.ValueString() + "\" on cluster \"" + clusterName + "\""
 }
 
-func (m clusterSPIFFEIDFederationResourceModel) federatesWith(ctx context.Context) []string {
+func (m clusterSPIFFEIDFederationResourceModel) federatesWith() []string {
 	out := stringsOf(m.FederatesWith)
 	slices.Sort(out)
 	return out
@@ -37,7 +37,7 @@ func clusterSPIFFEIDFederationObjectIdentity(m clusterSPIFFEIDFederationResource
 // clusterSPIFFEIDFederationObjectFromModel is the apply patch: the name and
 // spec.federatesWith, nothing else.
 func clusterSPIFFEIDFederationObjectFromModel(ctx context.Context, m clusterSPIFFEIDFederationResourceModel) *unstructured.Unstructured {
-	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federatesWith": anySlice(m.federatesWith(ctx))}}}
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federatesWith": anySlice(m.federatesWith())}}}
 	obj.SetName(m.Name.ValueString())
 	return obj
 }

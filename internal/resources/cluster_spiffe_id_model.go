@@ -50,7 +50,7 @@ func clusterSPIFFEIDObjectIdentity(m clusterSPIFFEIDResourceModel) objectIdentit
 }
 
 // federatesWith is the configured trust domains, sorted.
-func (m clusterSPIFFEIDResourceModel) federatesWith(ctx context.Context) []string {
+func (m clusterSPIFFEIDResourceModel) federatesWith() []string {
 	out := stringsOf(m.FederatesWith)
 	slices.Sort(out)
 	return out
@@ -69,7 +69,7 @@ func clusterSPIFFEIDObjectFromModel(ctx context.Context, m clusterSPIFFEIDResour
 		}
 	}
 	for field, v := range map[string][]string{
-		"federatesWith":             m.federatesWith(ctx),
+		"federatesWith":             m.federatesWith(),
 		"dnsNameTemplates":          stringsOf(m.DNSNameTemplates),
 		"workloadSelectorTemplates": stringsOf(m.WorkloadSelectorTemplates),
 	} {

@@ -14,7 +14,11 @@ import (
 // whole value, null or unknown) is the provider's SPIRE namespace and the
 // usual pod and container, the same for every caller.
 func TestServerFromDefaults(t *testing.T) {
-	attrTypes := ResourceAttribute("").GetType().(types.ObjectType).AttrTypes
+	objectType, ok := ResourceAttribute("").GetType().(types.ObjectType)
+	if !ok {
+		t.Fatalf("the spire_server attribute is a %T, not an object", ResourceAttribute("").GetType())
+	}
+	attrTypes := objectType.AttrTypes
 	partial := types.ObjectValueMust(attrTypes, map[string]attr.Value{
 		"namespace": types.StringNull(), "pod": types.StringValue("spire-server-1"), "container": types.StringValue(""),
 	})
