@@ -36,7 +36,7 @@ func clusterSPIFFEIDFederationObjectIdentity(m clusterSPIFFEIDFederationResource
 
 // clusterSPIFFEIDFederationObjectFromModel is the apply patch: the name and
 // spec.federatesWith, nothing else.
-func clusterSPIFFEIDFederationObjectFromModel(ctx context.Context, m clusterSPIFFEIDFederationResourceModel) *unstructured.Unstructured {
+func clusterSPIFFEIDFederationObjectFromModel(m clusterSPIFFEIDFederationResourceModel) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federatesWith": anySlice(m.federatesWith())}}}
 	obj.SetName(m.Name.ValueString())
 	return obj

@@ -106,7 +106,7 @@ func (r *clusterSPIFFEIDFederationResource) write(ctx context.Context, m cluster
 		diags.Append(kube.Diagnostic(err, action))
 		return false
 	}
-	obj := clusterSPIFFEIDFederationObjectFromModel(ctx, m)
+	obj := clusterSPIFFEIDFederationObjectFromModel(m)
 	obj.SetUID(existing.GetUID())
 	if _, err := client.Apply(ctx, kube.ClusterSPIFFEID, obj, m.ForceConflicts.ValueBool()); err != nil {
 		if kube.IsUIDMismatch(err) {
