@@ -1,13 +1,10 @@
 package acctest
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
@@ -22,22 +19,25 @@ var exclusive struct {
 	mu      sync.Mutex
 	free    chan *harness.Cluster
 	started int
+	// named counts the starts, failed ones too: a name LabFor knows is
+	// never asked for again, so no two tests are lent one cluster.
+	named int
 }
 
 // Exclusive lends the test a cluster of its own, with the CRDs installed,
 // until the test ends. Tests of cluster singletons (SpireServer and
 // ZeroTrustWorkloadIdentityManager `cluster`) need it: in the shared lab,
 // parallel tests would overwrite each other's singleton. Clusters are started
-// on first demand (a few seconds each), at most exclusiveMax per test binary,
-// reused by later tests and stopped at exit; a test waits while all are lent
-// out. An earlier borrower may have left objects behind, so a test resets
-// what it depends on before it starts.
+// on first demand (a few seconds each), each as a lab of its own through
+// LabFor, at most exclusiveMax per test binary, reused by later tests and
+// stopped at exit; a test waits while all are lent out. An earlier borrower
+// may have left objects behind, so a test resets what it depends on before
+// it starts.
 //
 // Call it only after t.Parallel (ExclusiveTest does both): a test that waited
 // for a cluster before pausing would block the tests holding the clusters.
 func Exclusive(t *testing.T) *harness.Cluster {
 	t.Helper()
-	work := WorkDir(t)
 	exclusive.mu.Lock()
 	if exclusive.free == nil {
 		exclusive.free = make(chan *harness.Cluster, exclusiveMax)
@@ -50,19 +50,14 @@ func Exclusive(t *testing.T) *harness.Cluster {
 	start := c == nil && exclusive.started < exclusiveMax
 	if start {
 		exclusive.started++
+		exclusive.named++
 	}
-	n := exclusive.started
+	n := exclusive.named
 	exclusive.mu.Unlock()
 
 	switch {
 	case start:
-		var err error
-		if c, err = startExclusive(work, n); err != nil {
-			exclusive.mu.Lock()
-			exclusive.started--
-			exclusive.mu.Unlock()
-			t.Fatalf("acctest: cannot start an exclusive test cluster: %v", err)
-		}
+		c = startExclusive(t, n)
 	case c == nil:
 		c = <-exclusive.free
 	}
@@ -70,16 +65,23 @@ func Exclusive(t *testing.T) *harness.Cluster {
 	return c
 }
 
-func startExclusive(work string, n int) (*harness.Cluster, error) {
+// startExclusive starts the nth exclusive cluster. One that does not start
+// fails t (LabFor) and gives its place back, so that a later test is not
+// left waiting for a cluster that never comes, but starts one of its own.
+func startExclusive(t *testing.T, n int) *harness.Cluster {
+	t.Helper()
+	started := false
+	defer func() {
+		if !started {
+			exclusive.mu.Lock()
+			exclusive.started--
+			exclusive.mu.Unlock()
+		}
+	}()
 	name := fmt.Sprintf("solo%d", n)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	l, err := harness.Start(ctx, harness.Options{Names: []string{name}, Dir: filepath.Join(work, name)})
-	if err != nil {
-		return nil, err
-	}
-	AtExit(func() { _ = l.Stop() })
-	return l.Cluster(name), nil
+	c := LabFor(t, name, harness.Options{Names: []string{name}}).Cluster(name)
+	started = true
+	return c
 }
 
 // ProviderConfigFor is a provider block whose `clusters` map holds the given

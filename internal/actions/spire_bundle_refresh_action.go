@@ -14,6 +14,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -70,7 +71,7 @@ func (a *spireBundleRefreshAction) Schema(_ context.Context, _ action.SchemaRequ
 				MarkdownDescription: "The federated trust domain whose bundle to refresh, such as `west.example.org` (no `spiffe://`).",
 				Validators:          []validator.String{validate.TrustDomain()},
 			},
-			"spire_server": spireexec.ActionAttribute("The SPIRE server pod the commands run in."),
+			"spire_server": spireserverattr.ActionAttribute("The SPIRE server pod the commands run in."),
 			"timeout": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "How long to retry the refresh and wait for the bundle, such as `\"5m\"`. Default `\"2m\"`.",
@@ -97,7 +98,7 @@ func (a *spireBundleRefreshAction) Invoke(ctx context.Context, req action.Invoke
 	}
 	timeout := providerdata.DurationOr(cfg.Timeout, refreshDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
 	client := a.Data.Client(cfg.Cluster, &resp.Diagnostics)
-	server, d := spireexec.ServerFrom(ctx, client, a.Data.SpireNamespace, cfg.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, a.Data.SpireNamespace, cfg.SpireServer)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() || client == nil {
 		return

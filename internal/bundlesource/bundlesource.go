@@ -26,20 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
-)
-
-// Bundle endpoint profiles, as SPIRE and ClusterFederatedTrustDomain name them.
-const (
-	ProfileHTTPSSPIFFE = "https_spiffe"
-	ProfileHTTPSWeb    = "https_web"
-)
-
-// The SPIRE server pod and container a bundle is read from (and `spire-server`
-// commands run in) unless configured otherwise: the StatefulSet's first pod.
-const (
-	DefaultServerPod       = "spire-server-0"
-	DefaultServerContainer = "spire-server"
 )
 
 // EndpointSPIFFEIDProblem is the one rule tying a bundle endpoint profile to
@@ -51,13 +39,13 @@ const (
 // suggested ID concrete.
 func EndpointSPIFFEIDProblem(profile string, idSet bool, trustDomain string) (summary, detail string) {
 	switch {
-	case profile == ProfileHTTPSSPIFFE && !idSet:
+	case profile == spireexec.ProfileHTTPSSPIFFE && !idSet:
 		if trustDomain == "" {
 			trustDomain = "<trust_domain>"
 		}
 		return "Missing Endpoint SPIFFE ID", "the https_spiffe profile authenticates the bundle endpoint by the SPIFFE ID " +
 			"it presents, so endpoint_spiffe_id is required, usually \"spiffe://" + trustDomain + "/spire/server\"."
-	case profile == ProfileHTTPSWeb && idSet:
+	case profile == spireexec.ProfileHTTPSWeb && idSet:
 		return "Endpoint SPIFFE ID Not Applicable", "the https_web profile authenticates the bundle endpoint with Web PKI, " +
 			"so endpoint_spiffe_id must not be set (spire-controller-manager skips such objects). Remove it, or use the " +
 			"https_spiffe profile."
@@ -162,7 +150,7 @@ func Read(ctx context.Context, src Source, td spiffeid.TrustDomain, timeout time
 // Endpoint is a SPIFFE federation bundle endpoint.
 type Endpoint struct {
 	URL     string
-	Profile string // ProfileHTTPSSPIFFE or ProfileHTTPSWeb
+	Profile string // spireexec.ProfileHTTPSSPIFFE or spireexec.ProfileHTTPSWeb
 	// EndpointID and Bootstrap authenticate an https_spiffe endpoint: it must
 	// present an X.509-SVID for EndpointID that Bootstrap (a bundle of
 	// EndpointID's trust domain) verifies.
@@ -173,7 +161,7 @@ type Endpoint struct {
 }
 
 func (e Endpoint) String() string {
-	if e.Profile == ProfileHTTPSSPIFFE {
+	if e.Profile == spireexec.ProfileHTTPSSPIFFE {
 		return fmt.Sprintf("bundle endpoint %s (https_spiffe, endpoint SPIFFE ID %s)", e.URL, e.EndpointID)
 	}
 	return fmt.Sprintf("bundle endpoint %s (https_web)", e.URL)
@@ -183,12 +171,12 @@ func (e Endpoint) String() string {
 func (e Endpoint) Fetch(ctx context.Context, td spiffeid.TrustDomain) (*spiffebundle.Bundle, error) {
 	var opt federation.FetchOption
 	switch e.Profile {
-	case ProfileHTTPSSPIFFE:
+	case spireexec.ProfileHTTPSSPIFFE:
 		if e.Bootstrap == nil || e.EndpointID.IsZero() {
 			return nil, Permanent(errors.New("the https_spiffe profile needs a bootstrap bundle and the endpoint's SPIFFE ID"))
 		}
 		opt = federation.WithSPIFFEAuth(e.Bootstrap, e.EndpointID)
-	case ProfileHTTPSWeb:
+	case spireexec.ProfileHTTPSWeb:
 		if e.Roots != nil {
 			opt = federation.WithWebPKIRoots(e.Roots)
 		}
@@ -200,6 +188,22 @@ func (e Endpoint) Fetch(ctx context.Context, td spiffeid.TrustDomain) (*spiffebu
 		opts = append(opts, opt)
 	}
 	return federation.FetchBundle(ctx, td, e.URL, opts...)
+}
+
+// FetchRelationship asks the bundle endpoint of a federation relationship
+// for td's bundle once, authenticating an https_spiffe endpoint with anchor
+// (for SPIRE, the bundle it holds of the endpoint SPIFFE ID's trust domain).
+// The caller bounds it with ctx.
+func FetchRelationship(ctx context.Context, rel spireexec.Endpoint, td spiffeid.TrustDomain, anchor *spiffebundle.Bundle) (*spiffebundle.Bundle, error) {
+	src := Endpoint{URL: rel.URL, Profile: rel.Profile}
+	if rel.Profile == spireexec.ProfileHTTPSSPIFFE {
+		id, err := spiffeid.FromString(rel.EndpointID)
+		if err != nil {
+			return nil, fmt.Errorf("endpoint SPIFFE ID %q: %w", rel.EndpointID, err)
+		}
+		src.EndpointID, src.Bootstrap = id, anchor
+	}
+	return src.Fetch(ctx, td)
 }
 
 // ConfigMap is a bundle ConfigMap. An empty Key means KeySPIFFE when the
@@ -275,18 +279,17 @@ func Decode(td spiffeid.TrustDomain, data []byte) (*spiffebundle.Bundle, error) 
 	return trustbundle.Parse(td, data)
 }
 
-// SpireServer is a SPIRE server pod, asked through pod exec.
-type SpireServer struct {
-	Client                    *kube.Client
-	Namespace, Pod, Container string
-}
+// SpireServer reads the bundle a SPIRE server pod holds: the pod as
+// spireexec names it, read as a Source.
+type SpireServer spireexec.Server
 
 // BundleShowCommand is what SpireServer runs in the container.
 var BundleShowCommand = []string{"spire-server", "bundle", "show", "-format", "spiffe"}
 
+// String names the source: the pod as spireexec.Server names it everywhere,
+// and the command that reads the bundle there.
 func (s SpireServer) String() string {
-	return fmt.Sprintf("SPIRE server pod %s/%s (container %s) on cluster %q, `%s`",
-		s.Namespace, s.Pod, s.Container, s.Client.DisplayName(), strings.Join(BundleShowCommand, " "))
+	return spireexec.Server(s).String() + ", `" + strings.Join(BundleShowCommand, " ") + "`"
 }
 
 // Fetch implements Source. A missing pod or a failing command is worth

@@ -13,6 +13,7 @@ import (
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )
@@ -179,7 +180,7 @@ func TestParseCertificates(t *testing.T) {
 }
 
 func TestEndpointNeedsAuthentication(t *testing.T) {
-	_, err := bundlesource.Endpoint{URL: "https://127.0.0.1:1", Profile: bundlesource.ProfileHTTPSSPIFFE}.Fetch(context.Background(), td)
+	_, err := bundlesource.Endpoint{URL: "https://127.0.0.1:1", Profile: spireexec.ProfileHTTPSSPIFFE}.Fetch(context.Background(), td)
 	if !bundlesource.IsPermanent(err) {
 		t.Fatalf("https_spiffe without bootstrap bundle: error %v, want a permanent error", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
@@ -41,7 +42,7 @@ func endpointFor(tb testing.TB, s *harness.Spire) (bundlesource.Endpoint, spiffe
 		if err != nil {
 			tb.Fatal(err)
 		}
-		return bundlesource.Endpoint{URL: s.BundleEndpointURL, Profile: bundlesource.ProfileHTTPSWeb, Roots: roots}, td
+		return bundlesource.Endpoint{URL: s.BundleEndpointURL, Profile: spireexec.ProfileHTTPSWeb, Roots: roots}, td
 	}
 	shown, err := s.BundleShow(context.Background(), "spiffe")
 	if err != nil {
@@ -52,7 +53,7 @@ func endpointFor(tb testing.TB, s *harness.Spire) (bundlesource.Endpoint, spiffe
 		tb.Fatal(err)
 	}
 	return bundlesource.Endpoint{
-		URL: s.BundleEndpointURL, Profile: bundlesource.ProfileHTTPSSPIFFE,
+		URL: s.BundleEndpointURL, Profile: spireexec.ProfileHTTPSSPIFFE,
 		EndpointID: spiffeid.RequireFromString(s.EndpointSPIFFEID), Bootstrap: bootstrap,
 	}, td
 }
@@ -117,9 +118,9 @@ func TestAccEndpointAgainstSpire(t *testing.T) {
 // BenchmarkFetchBundle measures one fetch from a real SPIRE bundle endpoint
 // (TLS handshake, authentication, JSON parse), per profile.
 func BenchmarkFetchBundle(b *testing.B) {
-	for _, profile := range []string{bundlesource.ProfileHTTPSSPIFFE, bundlesource.ProfileHTTPSWeb} {
+	for _, profile := range []string{spireexec.ProfileHTTPSSPIFFE, spireexec.ProfileHTTPSWeb} {
 		b.Run(profile, func(b *testing.B) {
-			web := profile == bundlesource.ProfileHTTPSWeb
+			web := profile == spireexec.ProfileHTTPSWeb
 			s := standaloneSpire(b, "bench-"+strings.ReplaceAll(profile, "_", "-")+".test", web)
 			src, td := endpointFor(b, s)
 			ctx := context.Background()

@@ -13,9 +13,21 @@
 //     unit tests (`make unit`) ends in _unit_test.go; _test.go files hold
 //     acceptance tests and shared test helpers; a package without
 //     acceptance tests names its test files _test.go.
+//   - A helper lives where a reader looks for it: an unexported function
+//     declared in one resource's files of internal/resources
+//     (<name>_*.go, <name> a registered type name, the longest that
+//     matches) is used by that resource's files only; one that a second
+//     resource or a shared file needs lives in a shared file that
+//     internal/resources/doc.go names.
 //   - Test tooling stays out of the provider: the binary built from the
 //     repository root links no package under internal/testkit and no
 //     operator stand-in (internal/standin).
+//   - Tests start labs in one place: only acctest.LabFor (labs.go) calls
+//     harness.Start, so every lab has one start timeout and one stop.
+//   - A Go file that is not a test has at most 550 lines (test tooling and
+//     bench/ too: the bound is about reading); past it, it is split by
+//     concern.
 //
-// CHANGELOG.md keeps its history entries as they were written.
+// CHANGELOG.md is prose like any other: its entries are read by users, who
+// have no more of the planning notes than any other reader.
 package conventions

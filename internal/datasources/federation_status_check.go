@@ -12,7 +12,6 @@ import (
 	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
@@ -186,7 +185,7 @@ func (e *fsEntry) checkEndpoint(ctx context.Context, held map[string]*spiffebund
 		return
 	}
 	var anchor *spiffebundle.Bundle
-	if ep.Profile == bundlesource.ProfileHTTPSSPIFFE {
+	if ep.Profile == spireexec.ProfileHTTPSSPIFFE {
 		var cftd *fsCFTD
 		if len(e.CFTDs) > 0 {
 			cftd = &e.CFTDs[0]

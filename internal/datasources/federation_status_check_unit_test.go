@@ -19,7 +19,6 @@ import (
 	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
@@ -62,8 +61,8 @@ func TestParseFederationList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]fsEndpoint{
-		"c.test": {URL: "https://127.0.0.1:1/", Profile: bundlesource.ProfileHTTPSSPIFFE, EndpointID: "spiffe://c.test/spire/server"},
-		"d.test": {URL: "https://127.0.0.1:2/", Profile: bundlesource.ProfileHTTPSWeb},
+		"c.test": {URL: "https://127.0.0.1:1/", Profile: spireexec.ProfileHTTPSSPIFFE, EndpointID: "spiffe://c.test/spire/server"},
+		"d.test": {URL: "https://127.0.0.1:2/", Profile: spireexec.ProfileHTTPSWeb},
 	}
 	if len(got) != len(want) || got["c.test"] != want["c.test"] || got["d.test"] != want["d.test"] {
 		t.Errorf("got %+v, want %+v", got, want)
@@ -105,7 +104,7 @@ func TestEntryProblems(t *testing.T) {
 	valid := fsBundle("west.test", fsCA(t, "west.test", now.Add(-time.Hour), now.Add(time.Hour)))
 	rotated := fsBundle("west.test", fsCA(t, "west.test", now.Add(-time.Hour), now.Add(time.Hour)))
 	expired := fsBundle("west.test", fsCA(t, "west.test", now.Add(-2*time.Hour), now.Add(-time.Hour)))
-	endpoint := fsEndpoint{URL: "https://west:8443", Profile: bundlesource.ProfileHTTPSSPIFFE, EndpointID: "spiffe://west.test/spire/server"}
+	endpoint := fsEndpoint{URL: "https://west:8443", Profile: spireexec.ProfileHTTPSSPIFFE, EndpointID: "spiffe://west.test/spire/server"}
 	cftd := fsCFTD{Name: "west-test", TrustDomain: "west.test", Endpoint: endpoint}
 	server := spireexec.Server{Namespace: "spire", Pod: "spire-server-0", Container: "spire-server"}
 	down := errors.New("connection refused")
@@ -157,7 +156,7 @@ func TestEntryProblems(t *testing.T) {
 func TestEndpointAnchor(t *testing.T) {
 	now := time.Now()
 	held := fsBundle("west.test", fsCA(t, "west.test", now.Add(-time.Hour), now.Add(time.Hour)))
-	e := fsEndpoint{URL: "https://west", Profile: bundlesource.ProfileHTTPSSPIFFE, EndpointID: "spiffe://west.test/spire/server"}
+	e := fsEndpoint{URL: "https://west", Profile: spireexec.ProfileHTTPSSPIFFE, EndpointID: "spiffe://west.test/spire/server"}
 	if got := endpointAnchor(e, map[string]*spiffebundle.Bundle{"west.test": held}, nil); got != held {
 		t.Error("the bundle SPIRE holds is the anchor")
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 )
 
 var _ datasource.DataSourceWithConfigure = (*federationStatusDataSource)(nil)
@@ -38,7 +38,7 @@ func (d *federationStatusDataSource) Read(ctx context.Context, req datasource.Re
 	if resp.Diagnostics.HasError() || !d.Data.CheckCluster(m.Cluster, path.Root("cluster"), &resp.Diagnostics) {
 		return
 	}
-	server, sd := spireexec.ModelFrom(ctx, m.SpireServer)
+	server, sd := spireserverattr.ModelFrom(ctx, m.SpireServer)
 	resp.Diagnostics.Append(sd...)
 	carried, diags := m.carried(ctx)
 	resp.Diagnostics.Append(diags...)
@@ -62,7 +62,7 @@ func (d *federationStatusDataSource) Read(ctx context.Context, req datasource.Re
 
 // clusters resolves `cluster` into the clusters to check, as the list
 // resources do (providerdata.Data.Targets), each with its SPIRE server.
-func (d *federationStatusDataSource) clusters(cluster types.String, server spireexec.Model, diags *diag.Diagnostics) []fsCluster {
+func (d *federationStatusDataSource) clusters(cluster types.String, server spireserverattr.Model, diags *diag.Diagnostics) []fsCluster {
 	var out []fsCluster
 	for _, t := range d.Data.Targets(cluster, "checked", diags) {
 		out = append(out, fsCluster{Key: t.Key, Client: t.Client, Spire: server.Server(t.Client, d.Data.SpireNamespace)})

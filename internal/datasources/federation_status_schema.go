@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -35,7 +35,7 @@ func federationStatusSchema() schema.Schema {
 					"and reaches an API server none of the keys does (so no cluster is checked twice). A connection " +
 					"Terraform does not know yet is skipped with a warning.",
 			},
-			"spire_server": spireexec.DataSourceAttribute("The SPIRE server pod asked through pod exec on every checked cluster (the credentials need " +
+			"spire_server": spireserverattr.DataSourceAttribute("The SPIRE server pod asked through pod exec on every checked cluster (the credentials need " +
 				"`get` on `pods` and `get` and `create` on `pods/exec` there). Unset, or `{}`, means the defaults."),
 			"carried_bundles": schema.ListNestedAttribute{
 				Optional: true,

@@ -9,6 +9,7 @@ import (
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
@@ -47,7 +48,7 @@ func fsCFTDFromObject(obj *unstructured.Unstructured) fsCFTD {
 func fetchEndpoint(ctx context.Context, td spiffeid.TrustDomain, e fsEndpoint, anchor *spiffebundle.Bundle) (*spiffebundle.Bundle, error) {
 	ctx, cancel := context.WithTimeout(ctx, fsEndpointTimeout)
 	defer cancel()
-	return e.Fetch(ctx, td, anchor)
+	return bundlesource.FetchRelationship(ctx, e, td, anchor)
 }
 
 // fsEndpointTimeout bounds one fetch of a peer's bundle endpoint: the data

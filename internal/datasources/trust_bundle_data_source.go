@@ -21,6 +21,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
@@ -86,7 +87,7 @@ func (d *trustBundleDataSource) ValidateConfig(ctx context.Context, req datasour
 	if summary, detail := bundlesource.EndpointSPIFFEIDProblem(profile, !e.EndpointSPIFFEID.IsNull(), trustDomain); summary != "" {
 		attrError("endpoint_spiffe_id", summary, detail)
 	}
-	if profile == bundlesource.ProfileHTTPSWeb {
+	if profile == spireexec.ProfileHTTPSWeb {
 		if !e.BootstrapBundle.IsNull() {
 			attrError("bootstrap_bundle", "Bootstrap Bundle Not Applicable",
 				"an https_web endpoint is verified with ca_certificates (or the system roots), not a SPIFFE bundle. "+
@@ -229,13 +230,12 @@ func (d *trustBundleDataSource) source(ctx context.Context, m trustBundleModel, 
 		}, path.Root("config_map")
 	case !m.SpireServer.IsNull():
 		client := d.Data.Client(m.Cluster, diags)
-		server, sd := spireexec.ServerFrom(ctx, client, d.Data.SpireNamespace, m.SpireServer)
+		server, sd := spireserverattr.ServerFrom(ctx, client, d.Data.SpireNamespace, m.SpireServer)
 		diags.Append(sd...)
 		if diags.HasError() {
 			return nil, path.Root("spire_server")
 		}
-		return bundlesource.SpireServer{Client: client, Namespace: server.Namespace, Pod: server.Pod, Container: server.Container},
-			path.Root("spire_server")
+		return bundlesource.SpireServer(server), path.Root("spire_server")
 	}
 	diags.AddError("No Trust Bundle Source", "Set exactly one of endpoint, config_map or spire_server.")
 	return nil, path.Empty()
@@ -256,7 +256,7 @@ func tbSourceClient(src bundlesource.Source) *kube.Client {
 func tbEndpointSource(m trustBundleModel, e trustBundleEndpointModel, diags *diag.Diagnostics) bundlesource.Source {
 	src := bundlesource.Endpoint{URL: e.URL.ValueString(), Profile: tbEndpointProfile(e)}
 	at := path.Root("endpoint")
-	if src.Profile == bundlesource.ProfileHTTPSWeb {
+	if src.Profile == spireexec.ProfileHTTPSWeb {
 		if !e.CACertificates.IsNull() {
 			roots, err := bundlesource.ParseCertificates(e.CACertificates.ValueString())
 			if err != nil {
@@ -333,8 +333,7 @@ const tbSpireCheckTimeout = 15 * time.Second
 // repair of a lost one), where no later refresh may remove it.
 func tbLeaveOutRevoked(ctx context.Context, cm bundlesource.ConfigMap, td spiffeid.TrustDomain, b *spiffebundle.Bundle, diags *diag.Diagnostics) {
 	at := path.Root("config_map").AtName("check_spire")
-	server := bundlesource.SpireServer{Client: cm.Client, Namespace: cm.Namespace,
-		Pod: bundlesource.DefaultServerPod, Container: bundlesource.DefaultServerContainer}
+	server := bundlesource.SpireServer(spireexec.NewServer(cm.Client, cm.Namespace, "", ""))
 	ctx, cancel := context.WithTimeout(ctx, tbSpireCheckTimeout)
 	defer cancel()
 	own, err := server.Fetch(ctx, td)

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
 
@@ -50,7 +50,7 @@ type trustBundleConfigMapModel struct {
 
 func tbEndpointProfile(e trustBundleEndpointModel) string {
 	if e.Profile.IsNull() {
-		return bundlesource.ProfileHTTPSSPIFFE
+		return spireexec.ProfileHTTPSSPIFFE
 	}
 	return e.Profile.ValueString()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -74,7 +75,7 @@ func trustBundleSchema() schema.Schema {
 						MarkdownDescription: "How the endpoint authenticates: `https_spiffe` (default; it presents an " +
 							"X.509-SVID for `endpoint_spiffe_id`, checked against `bootstrap_bundle`) or `https_web` (a Web PKI " +
 							"certificate, checked against `ca_certificates` or the system roots).",
-						Validators: []validator.String{stringvalidator.OneOf(bundlesource.ProfileHTTPSSPIFFE, bundlesource.ProfileHTTPSWeb)},
+						Validators: []validator.String{stringvalidator.OneOf(spireexec.ProfileHTTPSSPIFFE, spireexec.ProfileHTTPSWeb)},
 					},
 					"endpoint_spiffe_id": schema.StringAttribute{
 						Optional: true,
@@ -121,8 +122,8 @@ func trustBundleSchema() schema.Schema {
 					"check_spire": schema.BoolAttribute{
 						Optional: true,
 						MarkdownDescription: "Compare the ConfigMap with the bundle the SPIRE server itself holds (pod exec of " +
-							"`spire-server bundle show -format spiffe` in `" + bundlesource.DefaultServerPod + "`, container `" +
-							bundlesource.DefaultServerContainer + "`, in the ConfigMap's namespace; the credentials need `get` on " +
+							"`spire-server bundle show -format spiffe` in `" + spireexec.DefaultPod + "`, container `" +
+							spireexec.DefaultContainer + "`, in the ConfigMap's namespace; the credentials need `get` on " +
 							"`pods` and `get` and `create` on `pods/exec` there). Defaults to `true`. SPIRE rewrites the ConfigMap " +
 							"when it prepares an authority but not when it revokes one, so a ConfigMap can carry a revoked " +
 							"authority for as long as nothing else changes the bundle. Authorities the ConfigMap holds and SPIRE " +
@@ -133,7 +134,7 @@ func trustBundleSchema() schema.Schema {
 					},
 				},
 			},
-			"spire_server": spireexec.DataSourceAttribute("Ask the SPIRE server itself: pod exec of `spire-server bundle show -format spiffe` " +
+			"spire_server": spireserverattr.DataSourceAttribute("Ask the SPIRE server itself: pod exec of `spire-server bundle show -format spiffe` " +
 				"through the API server (the credentials need `get` on `pods` and `get` and `create` on `pods/exec`). `spire_server = {}` reads the defaults."),
 			"spiffe_bundle": schema.StringAttribute{
 				Computed: true,

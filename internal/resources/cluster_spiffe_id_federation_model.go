@@ -24,8 +24,8 @@ func (m clusterSPIFFEIDFederationResourceModel) describe(clusterName string) str
 	return "ClusterSPIFFEID \"" + m.Name.ValueString() + "\" on cluster \"" + clusterName + "\""
 }
 
-func (m clusterSPIFFEIDFederationResourceModel) federatesWith(ctx context.Context) []string {
-	out := elementStrings(ctx, m.FederatesWith)
+func (m clusterSPIFFEIDFederationResourceModel) federatesWith() []string {
+	out := stringsOf(m.FederatesWith)
 	slices.Sort(out)
 	return out
 }
@@ -36,8 +36,8 @@ func clusterSPIFFEIDFederationObjectIdentity(m clusterSPIFFEIDFederationResource
 
 // clusterSPIFFEIDFederationObjectFromModel is the apply patch: the name and
 // spec.federatesWith, nothing else.
-func clusterSPIFFEIDFederationObjectFromModel(ctx context.Context, m clusterSPIFFEIDFederationResourceModel) *unstructured.Unstructured {
-	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federatesWith": anySlice(m.federatesWith(ctx))}}}
+func clusterSPIFFEIDFederationObjectFromModel(m clusterSPIFFEIDFederationResourceModel) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"federatesWith": anySlice(m.federatesWith())}}}
 	obj.SetName(m.Name.ValueString())
 	return obj
 }
@@ -48,7 +48,7 @@ func setClusterSPIFFEIDFederationFromObject(m *clusterSPIFFEIDFederationResource
 	m.Name = types.StringValue(obj.GetName())
 	m.ID = types.StringValue(resourceID(m.Cluster, obj.GetName()))
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-	m.FederatesWith = stringSetFrom(spec, "federatesWith")
+	m.FederatesWith = stringSetOrNull(objStrings(spec, "federatesWith"))
 }
 
 // clusterSPIFFEIDFederationStateFromObject is the state import and list both store for obj.

@@ -60,7 +60,7 @@ func (r *clusterSPIFFEIDFederationResource) ModifyPlan(ctx context.Context, req 
 	checkWorkloadFederation(ctx, r.Data, plan.Cluster, plan.FederatesWith, types.StringNull(), &resp.Diagnostics)
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.ClusterSPIFFEID,
 		Object: func() (*unstructured.Unstructured, bool) {
-			return clusterSPIFFEIDFederationObjectFromModel(ctx, plan), true
+			return clusterSPIFFEIDFederationObjectFromModel(plan), true
 		}})
 }
 

@@ -106,7 +106,7 @@ func (r *clusterSPIFFEIDFederationResource) write(ctx context.Context, m cluster
 		diags.Append(kube.Diagnostic(err, action))
 		return false
 	}
-	obj := clusterSPIFFEIDFederationObjectFromModel(ctx, m)
+	obj := clusterSPIFFEIDFederationObjectFromModel(m)
 	obj.SetUID(existing.GetUID())
 	if _, err := client.Apply(ctx, kube.ClusterSPIFFEID, obj, m.ForceConflicts.ValueBool()); err != nil {
 		if kube.IsUIDMismatch(err) {
@@ -116,7 +116,7 @@ func (r *clusterSPIFFEIDFederationResource) write(ctx context.Context, m cluster
 		diags.Append(kube.Diagnostic(err, action))
 		return false
 	}
-	waitWorkloadsFederate(ctx, r.Data, client, m.SpireServer, m.Name.ValueString(), m.federatesWith(ctx), timeout, verb, diags)
+	waitWorkloadsFederate(ctx, r.Data, client, m.SpireServer, m.Name.ValueString(), m.federatesWith(), timeout, verb, diags)
 	return true
 }
 
@@ -178,7 +178,7 @@ func (r *clusterSPIFFEIDFederationResource) Delete(ctx context.Context, req reso
 		resp.Diagnostics.Append(kube.Diagnostic(err, action))
 		return
 	}
-	ours := state.federatesWith(ctx)
+	ours := state.federatesWith()
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	var others []string
 	for _, td := range objStrings(spec, "federatesWith") {

@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -54,7 +54,7 @@ func clusterSPIFFEIDFederationSchema(ctx context.Context) schema.Schema {
 					"Not the cluster's own; each declared by a federation of the cluster. At least one.",
 				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(validate.TrustDomain())},
 			},
-			"spire_server": spireexec.ResourceAttribute("The SPIRE server pod asked (pod exec) whether the workloads " +
+			"spire_server": spireserverattr.ResourceAttribute("The SPIRE server pod asked (pod exec) whether the workloads " +
 				"federate after create and update. Unset: `spire-server-0`, container `spire-server`, in the " +
 				"provider's `spire.namespace`."),
 			"force_conflicts": forceConflictsAttribute(),

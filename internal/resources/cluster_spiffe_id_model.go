@@ -49,23 +49,9 @@ func clusterSPIFFEIDObjectIdentity(m clusterSPIFFEIDResourceModel) objectIdentit
 	return objectIdentity{Cluster: m.Cluster.ValueString(), Name: m.Name.ValueString()}
 }
 
-// strings of a set or list value; nil for null or unknown.
-func elementStrings(ctx context.Context, v interface {
-	IsNull() bool
-	IsUnknown() bool
-	ElementsAs(context.Context, any, bool) diag.Diagnostics
-}) []string {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	var out []string
-	_ = v.ElementsAs(ctx, &out, false)
-	return out
-}
-
 // federatesWith is the configured trust domains, sorted.
-func (m clusterSPIFFEIDResourceModel) federatesWith(ctx context.Context) []string {
-	out := elementStrings(ctx, m.FederatesWith)
+func (m clusterSPIFFEIDResourceModel) federatesWith() []string {
+	out := stringsOf(m.FederatesWith)
 	slices.Sort(out)
 	return out
 }
@@ -83,9 +69,9 @@ func clusterSPIFFEIDObjectFromModel(ctx context.Context, m clusterSPIFFEIDResour
 		}
 	}
 	for field, v := range map[string][]string{
-		"federatesWith":             m.federatesWith(ctx),
-		"dnsNameTemplates":          elementStrings(ctx, m.DNSNameTemplates),
-		"workloadSelectorTemplates": elementStrings(ctx, m.WorkloadSelectorTemplates),
+		"federatesWith":             m.federatesWith(),
+		"dnsNameTemplates":          stringsOf(m.DNSNameTemplates),
+		"workloadSelectorTemplates": stringsOf(m.WorkloadSelectorTemplates),
 	} {
 		if v != nil {
 			spec[field] = anySlice(v)
@@ -122,13 +108,13 @@ func setClusterSPIFFEIDFromObject(ctx context.Context, m *clusterSPIFFEIDResourc
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	m.SPIFFEIDTemplate = types.StringValue(objText(spec["spiffeIDTemplate"]))
 	var d diag.Diagnostics
-	m.PodSelector, d = labelSelectorFromObject(ctx, spec["podSelector"])
+	m.PodSelector, d = labelSelectorFromObject(ctx, "pod_selector", spec["podSelector"])
 	diags.Append(d...)
-	m.NamespaceSelector, d = labelSelectorFromObject(ctx, spec["namespaceSelector"])
+	m.NamespaceSelector, d = labelSelectorFromObject(ctx, "namespace_selector", spec["namespaceSelector"])
 	diags.Append(d...)
-	m.FederatesWith = keepEmptySet(m.FederatesWith, stringSetFrom(spec, "federatesWith"))
-	m.DNSNameTemplates = stringListFrom(spec, "dnsNameTemplates")
-	m.WorkloadSelectorTemplates = stringListFrom(spec, "workloadSelectorTemplates")
+	m.FederatesWith = keepEmptySet(m.FederatesWith, stringSetOrNull(objStrings(spec, "federatesWith")))
+	m.DNSNameTemplates = stringListOrNull(objStrings(spec, "dnsNameTemplates"))
+	m.WorkloadSelectorTemplates = stringListOrNull(objStrings(spec, "workloadSelectorTemplates"))
 	m.TTL = durationtype.Value{StringValue: keepEmpty(m.TTL.StringValue, spec["ttl"])}
 	m.JWTTTL = durationtype.Value{StringValue: keepEmpty(m.JWTTTL.StringValue, spec["jwtTtl"])}
 	m.Hint = keepEmpty(m.Hint, spec["hint"])
@@ -167,15 +153,6 @@ func keepEmpty(prior types.String, v any) types.String {
 	return types.StringNull()
 }
 
-func stringSetFrom(m map[string]any, key string) types.Set {
-	s := objStrings(m, key)
-	if len(s) == 0 {
-		return types.SetNull(types.StringType)
-	}
-	set, _ := types.SetValueFrom(context.Background(), types.StringType, s)
-	return set
-}
-
 // keepEmptySet is read, except that an empty prior set stays empty when the
 // object has none: a configuration that computes the list (the peers
 // federated so far) may give an empty one, which the object cannot tell
@@ -186,26 +163,6 @@ func keepEmptySet(prior, read types.Set) types.Set {
 	}
 	return read
 }
-
-func stringListFrom(m map[string]any, key string) types.List {
-	s := objStrings(m, key)
-	if len(s) == 0 {
-		return types.ListNull(types.StringType)
-	}
-	list, _ := types.ListValueFrom(context.Background(), types.StringType, s)
-	return list
-}
-
-// The attribute types of a label selector and one of its expressions.
-var (
-	matchExpressionAttrTypes = map[string]attr.Type{
-		"key": types.StringType, "operator": types.StringType, "values": types.ListType{ElemType: types.StringType},
-	}
-	labelSelectorAttrTypes = map[string]attr.Type{
-		"match_labels":      types.MapType{ElemType: types.StringType},
-		"match_expressions": types.ListType{ElemType: types.ObjectType{AttrTypes: matchExpressionAttrTypes}},
-	}
-)
 
 type labelSelectorModel struct {
 	MatchLabels      types.Map  `tfsdk:"match_labels"`
@@ -242,7 +199,7 @@ func labelSelectorToObject(ctx context.Context, v types.Object) (map[string]any,
 		var list []any
 		for _, e := range exprs {
 			item := map[string]any{"key": e.Key.ValueString(), "operator": e.Operator.ValueString()}
-			if vals := elementStrings(ctx, e.Values); vals != nil {
+			if vals := stringsOf(e.Values); vals != nil {
 				item["values"] = anySlice(vals)
 			}
 			list = append(list, item)
@@ -252,16 +209,19 @@ func labelSelectorToObject(ctx context.Context, v types.Object) (map[string]any,
 	return out, diags
 }
 
-// labelSelectorFromObject reads a selector of the object; null when absent.
-func labelSelectorFromObject(ctx context.Context, v any) (types.Object, diag.Diagnostics) {
+// labelSelectorFromObject reads a selector of the object into the selector
+// attribute named; null when absent.
+func labelSelectorFromObject(ctx context.Context, attribute string, v any) (types.Object, diag.Diagnostics) {
+	selectorTypes := clusterSPIFFEIDObjectAttrTypes(attribute)
+	expressionType := types.ObjectType{AttrTypes: clusterSPIFFEIDObjectAttrTypes(attribute, "match_expressions")}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return types.ObjectNull(labelSelectorAttrTypes), nil
+		return types.ObjectNull(selectorTypes), nil
 	}
 	var diags diag.Diagnostics
 	sel := labelSelectorModel{
 		MatchLabels:      types.MapNull(types.StringType),
-		MatchExpressions: types.ListNull(types.ObjectType{AttrTypes: matchExpressionAttrTypes}),
+		MatchExpressions: types.ListNull(expressionType),
 	}
 	if labels, ok := m["matchLabels"].(map[string]any); ok && len(labels) > 0 {
 		s := map[string]string{}
@@ -278,14 +238,14 @@ func labelSelectorFromObject(ctx context.Context, v any) (types.Object, diag.Dia
 			e, _ := item.(map[string]any)
 			exprs = append(exprs, matchExpressionModel{
 				Key: types.StringValue(objText(e["key"])), Operator: types.StringValue(objText(e["operator"])),
-				Values: stringListFrom(e, "values"),
+				Values: stringListOrNull(objStrings(e, "values")),
 			})
 		}
 		var d diag.Diagnostics
-		sel.MatchExpressions, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: matchExpressionAttrTypes}, exprs)
+		sel.MatchExpressions, d = types.ListValueFrom(ctx, expressionType, exprs)
 		diags.Append(d...)
 	}
-	obj, d := types.ObjectValueFrom(ctx, labelSelectorAttrTypes, sel)
+	obj, d := types.ObjectValueFrom(ctx, selectorTypes, sel)
 	diags.Append(d...)
 	return obj, diags
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/workloadtrust"
 )
 
@@ -50,10 +50,7 @@ type clusterSPIFFEIDResource struct {
 
 // Defaults of the timeouts: long enough for SPIRE to fetch a peer's first
 // bundle (its refresh hint), then for the controller's next reconcile.
-const (
-	defaultClusterSPIFFEIDTimeout = 5 * time.Minute
-	clusterSPIFFEIDPoll           = 2 * time.Second
-)
+const defaultClusterSPIFFEIDTimeout = 5 * time.Minute
 
 func (r *clusterSPIFFEIDResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan clusterSPIFFEIDResourceModel
@@ -129,58 +126,12 @@ func (r *clusterSPIFFEIDResource) apply(ctx context.Context, client *kube.Client
 	}
 	m.ID = types.StringValue(resourceID(m.Cluster, m.Name.ValueString()))
 	m.FederationProblems = types.ListValueMust(types.StringType, nil)
-	tds := m.federatesWith(ctx)
+	tds := m.federatesWith()
 	if len(tds) == 0 {
 		return // nothing to federate: no SPIRE to ask
 	}
 	m.FederationProblems = waitWorkloadsFederate(ctx, r.Data, client, m.SpireServer, m.Name.ValueString(),
 		tds, timeout, verb, diags)
-}
-
-// waitWorkloadsFederate waits, up to timeout, until the workloads of the
-// ClusterSPIFFEID name federate with tds, and returns the problems left
-// (federation_problems); an error names them. verb names the timeout.
-func waitWorkloadsFederate(ctx context.Context, data *providerdata.Data, client *kube.Client, spireServerValue types.Object,
-	name string, tds []string, timeout time.Duration, verb string, diags *diag.Diagnostics) types.List {
-	none := types.ListValueMust(types.StringType, nil)
-	server, d := spireexec.ServerFrom(ctx, client, data.SpireNamespace, spireServerValue)
-	diags.Append(d...)
-	if diags.HasError() {
-		return none
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	what := fmt.Sprintf("ClusterSPIFFEID %q on cluster %q", name, client.DisplayName())
-	want := []workloadtrust.Want{{Name: name, FederatesWith: tds}}
-	problems, err := workloadtrust.Wait(ctx, client, server, want, clusterSPIFFEIDPoll)
-	if workloadtrust.IsPermanent(err) {
-		diags.Append(kube.Diagnostic(err, "check whether the workloads of the "+what+" federate"))
-		return none
-	}
-	if err == nil {
-		return none
-	}
-	if problems == nil {
-		// The last question was cut short by the timeout: ask once more
-		// for what to record.
-		problems, _ = workloadtrust.Check(context.WithoutCancel(ctx), client, server, want)
-	}
-	diags.AddAttributeError(path.Root("federates_with"), "Workloads Do Not Federate", fmt.Sprintf(
-		"The %s was applied, but within the %s timeout its workloads do not federate as it declares (asked %s). "+
-			"The object stays as applied; the next apply waits again. Fix what is named below (a peer whose "+
-			"federation is missing or whose bundle SPIRE cannot fetch, a template that fails to render), or raise "+
-			"timeouts.%s.\n\n%v", what, timeout, server, verb, err))
-	return problemList(problems[name])
-}
-
-// problemList is the federation_problems value of problems.
-func problemList(problems []workloadtrust.Problem) types.List {
-	items := make([]string, 0, len(problems))
-	for _, p := range problems {
-		items = append(items, p.String())
-	}
-	list, _ := types.ListValueFrom(context.Background(), types.StringType, items)
-	return list
 }
 
 func (r *clusterSPIFFEIDResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -216,12 +167,12 @@ func (r *clusterSPIFFEIDResource) refreshProblems(ctx context.Context, client *k
 	if m.FederationProblems.IsNull() || m.FederationProblems.IsUnknown() {
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
 	}
-	tds := m.federatesWith(ctx)
+	tds := m.federatesWith()
 	if len(tds) == 0 {
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
 		return
 	}
-	server, d := spireexec.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
 	if d.HasError() {
 		return
 	}
@@ -236,15 +187,6 @@ func (r *clusterSPIFFEIDResource) refreshProblems(ctx context.Context, client *k
 	}
 	tflog.Warn(ctx, "whether the workloads federate could not be asked; keeping the prior answer", map[string]any{
 		"cluster_spiffe_id": m.Name.ValueString(), "spire_server": server.String(), "error": err.Error()})
-}
-
-// workloadSPIRE is what server holds, asked once per client (one graph walk).
-func workloadSPIRE(ctx context.Context, client *kube.Client, server spireexec.Server) (workloadtrust.SPIRE, error) {
-	return walkOf(client).workloadSPIRE.get(server.String(), func() (workloadtrust.SPIRE, error) {
-		ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
-		defer cancel()
-		return workloadtrust.Ask(ctx, server)
-	})
 }
 
 // Delete deletes the ClusterSPIFFEID; spire-controller-manager then deletes

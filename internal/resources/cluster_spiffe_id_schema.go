@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/durationtype"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -122,7 +122,7 @@ func clusterSPIFFEIDSchema(ctx context.Context) schema.Schema {
 					"of another class; the plan warns when the cluster's SPIRE namespace runs none of this class.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
-			"spire_server": spireexec.ResourceAttribute("The SPIRE server pod asked (pod exec) whether the workloads " +
+			"spire_server": spireserverattr.ResourceAttribute("The SPIRE server pod asked (pod exec) whether the workloads " +
 				"federate, after create and update and at refresh. Unset: `spire-server-0`, container `spire-server`, in " +
 				"the provider's `spire.namespace`."),
 			"federation_problems": schema.ListAttribute{

@@ -22,11 +22,14 @@
 //     attributes, fed by the field ownership kept in private state.
 //   - <name>_spire.go: federated_trust_domain's spire_trust, what the
 //     cluster's SPIRE server does with the object (relationship, peer
-//     bundle), asked of SPIRE through spire_exec.go, and its repair.
+//     bundle), asked of SPIRE through spire_walk.go, and its repair.
 //
-// A file that grows past about 550 lines is split by concern under a
-// further suffix: istio_csr_cluster_checks.go (the plan-time checks that ask
-// the cluster) and istio_csr_schema_agent.go (the schema of the agent's pod).
+// A file that would grow past 550 lines is split by concern under a further
+// suffix: istio_csr_cluster_checks.go (the plan-time checks that ask the
+// cluster) and istio_csr_schema_agent.go (the schema of the agent's pod).
+// A function in a resource's files is that resource's alone; one a second
+// resource needs moves to a shared file below. internal/conventions checks
+// both rules.
 //
 // Test files say which make target runs them: <file>_test.go holds
 // acceptance tests (TestAcc*, `make testacc`, package resources_test) and
@@ -59,9 +62,14 @@
 // result streaming), ownership.go (who wrote an object or field, the
 // private-state record of held fields, releasing them), managed_fields.go
 // (decoding managedFields), object_fields.go (reading fields of unstructured
-// objects), values.go (framework collections and nested objects to Go values
-// and back), plan_apply_check.go (the plan-time dry-run apply),
-// spire_exec.go (the SPIRE server pod a resource asks).
+// objects, status conditions in messages), values.go (framework collections
+// and nested objects to Go values and back), plan_apply_check.go (the
+// plan-time dry-run apply), spire_walk.go (what a SPIRE server holds, asked
+// once per server and walk for every resource of the cluster: its
+// federation relationships and bundles, its entries), workload_federation.go
+// (what cluster_spiffe_id and cluster_spiffe_id_federation share: rendering
+// spire-controller-manager's templates, the plan-time checks of
+// federates_with, the wait until the workloads federate).
 //
 // One model idiom: a model is a struct of framework value types (types.String,
 // types.List, types.Object, ...) with tfsdk tags, and a nested object is a

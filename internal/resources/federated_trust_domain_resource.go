@@ -15,6 +15,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 )
 
 var (
@@ -275,7 +276,7 @@ func (r *federatedTrustDomainResource) spireWithin(ctx context.Context, client *
 ) (server spireexec.Server, _ context.Context, cancel context.CancelFunc, ok bool) {
 	timeout, d := timeoutOf(ctx, defaultFederationTimeout)
 	diags.Append(d...)
-	server, d = spireexec.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	server, d = spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
 	diags.Append(d...)
 	if diags.HasError() {
 		return server, ctx, func() {}, false
@@ -303,7 +304,7 @@ func (r *federatedTrustDomainResource) firstBundleSeeds(ctx context.Context, pla
 // alone. What SPIRE holds is asked once per walk (spireViewOf), however many
 // federations of the cluster get their first bundle in it.
 func (r *federatedTrustDomainResource) seedFirstBundle(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
-	server, d := spireexec.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
 	if d.HasError() {
 		return
 	}

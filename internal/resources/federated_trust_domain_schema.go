@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -78,7 +78,7 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 						Required: true,
 						MarkdownDescription: "`https_spiffe` (the endpoint presents an SVID checked against the peer's " +
 							"bundle; needs `endpoint_spiffe_id`) or `https_web` (a Web PKI certificate; no `endpoint_spiffe_id`).",
-						Validators: []validator.String{stringvalidator.OneOf(bundlesource.ProfileHTTPSSPIFFE, bundlesource.ProfileHTTPSWeb)},
+						Validators: []validator.String{stringvalidator.OneOf(spireexec.ProfileHTTPSSPIFFE, spireexec.ProfileHTTPSWeb)},
 					},
 					"endpoint_spiffe_id": schema.StringAttribute{
 						Optional: true,
@@ -176,7 +176,7 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 					"An https_spiffe repair needs `trust_domain_bundle` set to the peer's current bundle, for example from " +
 					"`zerotrust_trust_bundle`; the plan says so when it is not.",
 			},
-			"spire_server": spireexec.ResourceAttribute("The SPIRE server pod that `check_spire`, `wait_for_bundle` and " +
+			"spire_server": spireserverattr.ResourceAttribute("The SPIRE server pod that `check_spire`, `wait_for_bundle` and " +
 				"`delete_bundle_on_destroy` ask through pod exec (`spire-server federation ...`, `bundle ...`). Needs " +
 				"`get` on `pods` and `get` and `create` on `pods/exec` in that namespace."),
 		},

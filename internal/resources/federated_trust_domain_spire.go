@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
 
@@ -59,16 +59,6 @@ func spireTrustBroken(v types.String) bool {
 // wait_for_bundle would otherwise plan a repair of what is still on its way.
 const spireTrustPending = time.Minute
 
-// spireViewOf is what server holds, asked once per client (one Terraform
-// graph walk) and shared by every object of the cluster.
-func spireViewOf(ctx context.Context, client *kube.Client, server spireexec.Server) (spireexec.View, error) {
-	return walkOf(client).spireViews.get(spireServerKey(server), func() (spireexec.View, error) { return server.View(ctx) })
-}
-
-func spireServerKey(s spireexec.Server) string {
-	return s.Namespace + "/" + s.Pod + "/" + s.Container
-}
-
 // spireUnreachable is a refresh that could not ask SPIRE. Read says so once
 // per cluster and SPIRE server (claimSpireWarning), as a warning: the object
 // itself was read.
@@ -86,7 +76,7 @@ type spireUnreachable struct {
 // claimWarning reports whether the fast path must leave this Read to the
 // framework, so that the warning is said.
 func (u *spireUnreachable) claimWarning(client *kube.Client) bool {
-	return u != nil && walkOf(client).spireWarningClaimed.first(spireServerKey(u.Server))
+	return u != nil && walkOf(client).spireWarningClaimed.first(u.Server.Key())
 }
 
 // addTo adds the warning when no other Read of this walk has.
@@ -95,8 +85,8 @@ func (u *spireUnreachable) addTo(client *kube.Client, diags *diag.Diagnostics) {
 		return
 	}
 	walk := walkOf(client)
-	walk.spireWarningClaimed.first(spireServerKey(u.Server))
-	if !walk.spireWarningSaid.first(spireServerKey(u.Server)) {
+	walk.spireWarningClaimed.first(u.Server.Key())
+	if !walk.spireWarningSaid.first(u.Server.Key()) {
 		return
 	}
 	why := ""
@@ -122,7 +112,7 @@ func checkSpireTrust(ctx context.Context, client *kube.Client, data *providerdat
 		state.SpireTrust = types.StringNull()
 		return nil, nil
 	}
-	server, diags := spireexec.ServerFrom(ctx, client, data.SpireNamespace, state.SpireServer)
+	server, diags := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, state.SpireServer)
 	if diags.HasError() {
 		return nil, diags
 	}
@@ -158,7 +148,7 @@ func spireTrustOf(ctx context.Context, client *kube.Client, td string, view spir
 	if held == nil {
 		return spireTrustNoBundle, endpointLag{}
 	}
-	if rel.Profile != bundlesource.ProfileHTTPSSPIFFE {
+	if rel.Profile != spireexec.ProfileHTTPSSPIFFE {
 		return spireTrustFederated, endpointLag{}
 	}
 	answer := endpointWithHeld(ctx, client, rel, held)
@@ -231,20 +221,7 @@ func endpointWithHeld(ctx context.Context, client *kube.Client, rel spireexec.En
 // spireLagKey is where checkSpireTrust leaves the endpointLag of a refresh
 // for planSpireTrust, which runs later in the same walk.
 func spireLagKey(s spireexec.Server, td string) string {
-	return "spire-lag " + spireServerKey(s) + " " + td
-}
-
-// appliedWithin reports whether manager applied obj less than d before now.
-func appliedWithin(obj *unstructured.Unstructured, manager string, d time.Duration, now time.Time) bool {
-	if obj == nil {
-		return false
-	}
-	for _, e := range obj.GetManagedFields() {
-		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Time != nil && now.Sub(e.Time.Time) < d {
-			return true
-		}
-	}
-	return false
+	return "spire-lag " + s.Key() + " " + td
 }
 
 // planSpireTrust completes spire_trust in plan: unknown on create (the apply
@@ -288,7 +265,7 @@ func planSpireRepair(ctx context.Context, client *kube.Client, spireNamespace st
 	td, name := plan.TrustDomain.ValueString(), plan.Name.ValueString()
 	where := "the SPIRE server"
 	if client != nil {
-		if server, d := spireexec.ServerFrom(ctx, client, spireNamespace, plan.SpireServer); !d.HasError() {
+		if server, d := spireserverattr.ServerFrom(ctx, client, spireNamespace, plan.SpireServer); !d.HasError() {
 			where = server.String()
 		}
 	}
@@ -325,7 +302,7 @@ func plannedLag(ctx context.Context, client *kube.Client, spireNamespace string,
 	if client == nil {
 		return endpointLag{}, false
 	}
-	server, d := spireexec.ServerFrom(ctx, client, spireNamespace, plan.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, spireNamespace, plan.SpireServer)
 	if d.HasError() {
 		return endpointLag{}, false
 	}
@@ -406,7 +383,7 @@ func repairSpireTrust(ctx context.Context, server spireexec.Server, m federatedT
 	rel := view.Relationships[td]
 	held := view.Bundles[td]
 	seeded := false
-	stale := held != nil && rel.Profile == bundlesource.ProfileHTTPSSPIFFE && fetchWithHeld(ctx, rel, held).refused
+	stale := held != nil && rel.Profile == spireexec.ProfileHTTPSSPIFFE && fetchWithHeld(ctx, rel, held).refused
 	if (held == nil || stale) && !bundle.IsNull() && !bundle.IsUnknown() {
 		id, err := spiffeid.TrustDomainFromString(td)
 		if err != nil {
@@ -456,7 +433,7 @@ func repairSpireTrust(ctx context.Context, server spireexec.Server, m federatedT
 // now, so seeding from it never hands SPIRE a revoked authority.
 func seedDocument(ctx context.Context, rel spireexec.Endpoint, configured *spiffebundle.Bundle) ([]byte, error) {
 	seed := configured
-	if rel.Profile == bundlesource.ProfileHTTPSSPIFFE {
+	if rel.Profile == spireexec.ProfileHTTPSSPIFFE {
 		if served := fetchWithHeld(ctx, rel, configured).served; served != nil {
 			seed = served
 		}
@@ -479,7 +456,7 @@ func (e errRefreshAfterSeed) Unwrap() error { return e.err }
 func fetchWithHeld(ctx context.Context, rel spireexec.Endpoint, held *spiffebundle.Bundle) endpointAnswer {
 	ctx, cancel := context.WithTimeout(ctx, spireTrustEndpointTimeout)
 	defer cancel()
-	served, err := rel.Fetch(ctx, held.TrustDomain(), held)
+	served, err := bundlesource.FetchRelationship(ctx, rel, held.TrustDomain(), held)
 	return endpointAnswer{served: served, refused: bundlesource.IsUnknownAuthority(err)}
 }
 
@@ -489,5 +466,5 @@ func httpsSPIFFE(ctx context.Context, profile types.Object) bool {
 	if profile.IsNull() || profile.IsUnknown() || profile.As(ctx, &p, basetypes.ObjectAsOptions{}).HasError() {
 		return false
 	}
-	return p.Type.ValueString() == bundlesource.ProfileHTTPSSPIFFE
+	return p.Type.ValueString() == spireexec.ProfileHTTPSSPIFFE
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -345,43 +344,4 @@ func istioCSRDiagnostic(err error, action, namespace string) diag.Diagnostic {
 				"resource this one depends on).\n\n%v", action, namespace, err))
 	}
 	return kube.Diagnostic(err, action)
-}
-
-// describeConditions renders status conditions for an error message, Ready
-// and Degraded first: "Ready=False (InProgress): waiting for ...".
-func describeConditions(obj *unstructured.Unstructured) string {
-	if obj == nil {
-		return "the object could not be read"
-	}
-	items, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	if len(items) == 0 {
-		return "the operator has reported no conditions yet (is the cert-manager Operator running, with istio-csr support enabled?)"
-	}
-	rank := map[string]int{"Ready": 0, "Degraded": 1}
-	lines := make([]string, 0, len(items))
-	sort.SliceStable(items, func(i, j int) bool {
-		a, _ := items[i].(map[string]any)
-		b, _ := items[j].(map[string]any)
-		ra, oka := rank[objText(a["type"])]
-		rb, okb := rank[objText(b["type"])]
-		if !oka {
-			ra = 2
-		}
-		if !okb {
-			rb = 2
-		}
-		return ra < rb
-	})
-	for _, item := range items {
-		c, _ := item.(map[string]any)
-		line := fmt.Sprintf("%s=%s", objText(c["type"]), objText(c["status"]))
-		if reason := objText(c["reason"]); reason != "" {
-			line += " (" + reason + ")"
-		}
-		if msg := objText(c["message"]); msg != "" {
-			line += ": " + msg
-		}
-		lines = append(lines, "  - "+line)
-	}
-	return "\n" + strings.Join(lines, "\n")
 }

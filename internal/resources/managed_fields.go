@@ -3,6 +3,7 @@ package resources
 import (
 	"encoding/json"
 	"iter"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,6 +57,19 @@ func fieldsOwned(obj *unstructured.Unstructured, matches func(metav1.ManagedFiel
 			if holdsField(set, p...) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// appliedWithin reports whether manager applied obj less than d before now.
+func appliedWithin(obj *unstructured.Unstructured, manager string, d time.Duration, now time.Time) bool {
+	if obj == nil {
+		return false
+	}
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Time != nil && now.Sub(e.Time.Time) < d {
+			return true
 		}
 	}
 	return false

@@ -314,14 +314,6 @@ func spiffeIDPrefix(td types.String) types.String {
 	return types.StringValue("spiffe://" + td.ValueString() + "/")
 }
 
-func anySlice(values []string) []any {
-	out := make([]any, len(values))
-	for i, v := range values {
-		out[i] = v
-	}
-	return out
-}
-
 // meshTrustDomainStateFromObject is the state of a resource adopting obj, a mesh object
 // of kind on cluster: what ImportState stores and what the list resource
 // returns, so import and list cannot drift apart.

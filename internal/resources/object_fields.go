@@ -2,8 +2,11 @@ package resources
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
@@ -93,6 +96,54 @@ func objStringMap(m map[string]any, key string) map[string]string {
 	out := make(map[string]string, len(items))
 	for k, v := range items {
 		out[k] = objText(v)
+	}
+	return out
+}
+
+// describeConditions renders status conditions for an error message, Ready
+// and Degraded first: "Ready=False (InProgress): waiting for ...".
+func describeConditions(obj *unstructured.Unstructured) string {
+	if obj == nil {
+		return "the object could not be read"
+	}
+	items, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	if len(items) == 0 {
+		return "the operator has reported no conditions yet (is the cert-manager Operator running, with istio-csr support enabled?)"
+	}
+	rank := map[string]int{"Ready": 0, "Degraded": 1}
+	lines := make([]string, 0, len(items))
+	sort.SliceStable(items, func(i, j int) bool {
+		a, _ := items[i].(map[string]any)
+		b, _ := items[j].(map[string]any)
+		ra, oka := rank[objText(a["type"])]
+		rb, okb := rank[objText(b["type"])]
+		if !oka {
+			ra = 2
+		}
+		if !okb {
+			rb = 2
+		}
+		return ra < rb
+	})
+	for _, item := range items {
+		c, _ := item.(map[string]any)
+		line := fmt.Sprintf("%s=%s", objText(c["type"]), objText(c["status"]))
+		if reason := objText(c["reason"]); reason != "" {
+			line += " (" + reason + ")"
+		}
+		if msg := objText(c["message"]); msg != "" {
+			line += ": " + msg
+		}
+		lines = append(lines, "  - "+line)
+	}
+	return "\n" + strings.Join(lines, "\n")
+}
+
+// anySlice is values as an unstructured object holds a list of strings.
+func anySlice(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
 	}
 	return out
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 )
 
 // NewSpireBundleListResource lists the bundles SPIRE servers hold without a
@@ -35,7 +35,7 @@ func NewSpireBundleListResource() list.ListResource {
 				return false
 			}
 			cluster := clusterValue(t.key)
-			server, d := spireexec.ServerFrom(ctx, t.client, data.SpireNamespace, types.ObjectNull(spireBundleObjectAttrTypes("spire_server")))
+			server, d := spireserverattr.ServerFrom(ctx, t.client, data.SpireNamespace, types.ObjectNull(spireBundleObjectAttrTypes("spire_server")))
 			view, err := server.View(ctx)
 			if err != nil {
 				d.AddError("SPIRE Bundles Not Listed", "Asking the "+server.String()+": "+err.Error())

@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
@@ -83,7 +83,7 @@ func (r *spireBundleResource) ModifyPlan(ctx context.Context, req resource.Modif
 		if !relationship {
 			// The refresh of this walk asked already (spireViewOf is shared);
 			// a SPIRE that does not answer was a warning there.
-			if server, d := spireexec.ServerFrom(ctx, client, r.Data.SpireNamespace, plan.SpireServer); !d.HasError() {
+			if server, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, plan.SpireServer); !d.HasError() {
 				if view, err := spireViewOf(ctx, client, server); err == nil {
 					_, relationship = view.Relationships[td]
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 )
 
 var (
@@ -84,7 +85,7 @@ func (r *spireBundleResource) server(ctx context.Context, m spireBundleResourceM
 	if client == nil {
 		return nil
 	}
-	s, d := spireexec.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	s, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
 	diags.Append(d...)
 	if d.HasError() {
 		return nil
@@ -152,7 +153,7 @@ func (r *spireBundleResource) Read(ctx context.Context, req resource.ReadRequest
 	view, err := spireViewOf(ctx, server.Client, *server)
 	if err != nil {
 		// The bundle may well be in place; the state keeps what was set.
-		if walkOf(server.Client).bundlesNotRead.first(spireServerKey(*server)) {
+		if walkOf(server.Client).bundlesNotRead.first(server.Key()) {
 			resp.Diagnostics.AddWarning("SPIRE Bundles Not Read",
 				fmt.Sprintf("Cannot ask the %s which bundles it holds, so the plan cannot show a bundle SPIRE lost or "+
 					"someone replaced: every zerotrust_spire_bundle of the cluster keeps its prior state. Allow `get` on "+

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -72,7 +73,7 @@ func spireBundleSchema() schema.Schema {
 					"reaches the cluster carries the current one.",
 				Validators: []validator.String{validate.SPIFFEBundleFor(path.MatchRoot("trust_domain"))},
 			},
-			"spire_server": spireexec.ResourceAttribute("The SPIRE server pod that holds the bundle (pod exec). " +
+			"spire_server": spireserverattr.ResourceAttribute("The SPIRE server pod that holds the bundle (pod exec). " +
 				"Unset: `spire-server-0`, container `spire-server`, in the provider's `spire.namespace`."),
 			"on_destroy": schema.StringAttribute{
 				Optional: true,

@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
 )
 
@@ -99,7 +99,7 @@ type federationPeer struct {
 // profile is the bundle endpoint profile in effect.
 func (s federationSpec) profile() string {
 	if s.Profile == "" {
-		return bundlesource.ProfileHTTPSSPIFFE
+		return spireexec.ProfileHTTPSSPIFFE
 	}
 	return s.Profile
 }

@@ -9,10 +9,10 @@ import (
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 )
 
 func fedPtr[T any](v T) *T { return &v }
@@ -22,20 +22,20 @@ func fedPtr[T any](v T) *T { return &v }
 // defaults filled in).
 func federationSpecs() map[string]federationSpec {
 	return map[string]federationSpec{
-		"defaults": {Profile: bundlesource.ProfileHTTPSSPIFFE, RefreshHint: fedPtr(int64(300)), ManagedRoute: fedPtr(true)},
+		"defaults": {Profile: spireexec.ProfileHTTPSSPIFFE, RefreshHint: fedPtr(int64(300)), ManagedRoute: fedPtr(true)},
 		"https_spiffe with peers": {
-			Profile: bundlesource.ProfileHTTPSSPIFFE, RefreshHint: fedPtr(int64(600)), ManagedRoute: fedPtr(false),
+			Profile: spireexec.ProfileHTTPSSPIFFE, RefreshHint: fedPtr(int64(600)), ManagedRoute: fedPtr(false),
 			Peers: map[string]federationPeer{
-				"west.example.org":  {URL: "https://spire.west.example.org", Profile: bundlesource.ProfileHTTPSSPIFFE, EndpointSPIFFEID: "spiffe://west.example.org/spire/server"},
-				"north.example.org": {URL: "https://bundles.north.example.org", Profile: bundlesource.ProfileHTTPSWeb},
+				"west.example.org":  {URL: "https://spire.west.example.org", Profile: spireexec.ProfileHTTPSSPIFFE, EndpointSPIFFEID: "spiffe://west.example.org/spire/server"},
+				"north.example.org": {URL: "https://bundles.north.example.org", Profile: spireexec.ProfileHTTPSWeb},
 			},
 		},
 		"acme": {
-			Profile: bundlesource.ProfileHTTPSWeb, RefreshHint: fedPtr(int64(300)), ManagedRoute: fedPtr(true),
+			Profile: spireexec.ProfileHTTPSWeb, RefreshHint: fedPtr(int64(300)), ManagedRoute: fedPtr(true),
 			ACME: &federationACME{DirectoryURL: "https://acme.example.org/dir", DomainName: "f.example.org", Email: "a@example.org", TOSAccepted: fedPtr(true)},
 		},
 		"serving cert": {
-			Profile: bundlesource.ProfileHTTPSWeb, RefreshHint: fedPtr(int64(300)), ManagedRoute: fedPtr(true),
+			Profile: spireexec.ProfileHTTPSWeb, RefreshHint: fedPtr(int64(300)), ManagedRoute: fedPtr(true),
 			ServingCert: &federationServingCert{FileSyncInterval: fedPtr(int64(3600)), ExternalSecretRef: "federation-tls"},
 		},
 	}
@@ -90,7 +90,7 @@ func TestFederationObjectShape(t *testing.T) {
 	}
 	// https_web with nothing but the certificate source: no tosAccepted, no
 	// fileSyncInterval.
-	web := federationSpec{Profile: bundlesource.ProfileHTTPSWeb, ServingCert: &federationServingCert{}}
+	web := federationSpec{Profile: spireexec.ProfileHTTPSWeb, ServingCert: &federationServingCert{}}
 	if got, _, _ := unstructured.NestedMap(web.object(), "bundleEndpoint", "httpsWeb"); !reflect.DeepEqual(got, map[string]any{"servingCert": map[string]any{}}) {
 		t.Errorf("serving_cert = {} sends httpsWeb %v, want an empty servingCert", got)
 	}
@@ -126,12 +126,12 @@ func TestFederationObjectShape(t *testing.T) {
 // without a default read as null.
 func TestFederationUnsetReadsAsCRDDefaults(t *testing.T) {
 	var m spireFederationResourceModel
-	spec := federationSpec{Profile: bundlesource.ProfileHTTPSWeb, ACME: &federationACME{DirectoryURL: "https://acme.example.org/dir", DomainName: "f.example.org", Email: "a@example.org"}}
+	spec := federationSpec{Profile: spireexec.ProfileHTTPSWeb, ACME: &federationACME{DirectoryURL: "https://acme.example.org/dir", DomainName: "f.example.org", Email: "a@example.org"}}
 	if d := spec.setModel(&m, false, false); d.HasError() {
 		t.Fatal(d)
 	}
 	want := map[string]any{
-		"profile": bundlesource.ProfileHTTPSWeb, "refresh_hint": int64(defaultRefreshHint), "managed_route": true, "tos_accepted": false,
+		"profile": spireexec.ProfileHTTPSWeb, "refresh_hint": int64(defaultRefreshHint), "managed_route": true, "tos_accepted": false,
 	}
 	objectOpts := basetypes.ObjectAsOptions{}
 	var be federationBundleEndpointModel

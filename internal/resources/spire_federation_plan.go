@@ -18,6 +18,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -48,12 +49,12 @@ func (r *spireFederationResource) ValidateConfig(ctx context.Context, req resour
 		webPath := path.Root("bundle_endpoint").AtName("https_web")
 		switch {
 		case be.Profile.IsUnknown() || be.HTTPSWeb.IsUnknown():
-		case be.Profile.ValueString() == bundlesource.ProfileHTTPSWeb && be.HTTPSWeb.IsNull():
+		case be.Profile.ValueString() == spireexec.ProfileHTTPSWeb && be.HTTPSWeb.IsNull():
 			validate.AttributeError(&resp.Diagnostics, webPath, "Missing https_web Configuration",
 				"the https_web profile serves the bundle with a Web PKI certificate, "+
 					"so https_web must say where it comes from: https_web = { acme = { ... } } or "+
 					"https_web = { serving_cert = { ... } }.")
-		case be.Profile.ValueString() != bundlesource.ProfileHTTPSWeb && !be.HTTPSWeb.IsNull():
+		case be.Profile.ValueString() != spireexec.ProfileHTTPSWeb && !be.HTTPSWeb.IsNull():
 			validate.AttributeError(&resp.Diagnostics, webPath, "https_web Not Applicable",
 				"it configures the https_web profile, but profile is "+
 					"\"https_spiffe\" (the default), where it has no effect. Remove https_web, or set profile = \"https_web\".")
@@ -252,7 +253,7 @@ func (r *spireFederationResource) warnPeersWithoutBundle(ctx context.Context, pl
 		// SPIRE out, which then fetches the bundles at its first refresh.
 		return
 	}
-	server, d := spireexec.ServerFrom(ctx, client, r.Data.SpireNamespace, types.ObjectNull(nil))
+	server, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, types.ObjectNull(nil))
 	if d.HasError() {
 		return
 	}

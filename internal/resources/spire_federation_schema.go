@@ -23,7 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
@@ -34,7 +34,7 @@ var acmeEmail = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._%+-]*[a-zA-Z0-9]@[a-
 
 // federationProfiles are the bundle endpoint profiles, of this cluster's
 // endpoint and of a peer's.
-var federationProfiles = []string{bundlesource.ProfileHTTPSSPIFFE, bundlesource.ProfileHTTPSWeb}
+var federationProfiles = []string{spireexec.ProfileHTTPSSPIFFE, spireexec.ProfileHTTPSWeb}
 
 func (r *spireFederationResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = spireFederationSchema()
@@ -212,7 +212,7 @@ func bundleEndpointAttribute() schema.SingleNestedAttribute {
 			"profile": schema.StringAttribute{
 				Optional: true,
 				Computed: true,
-				Default:  stringdefault.StaticString(bundlesource.ProfileHTTPSSPIFFE),
+				Default:  stringdefault.StaticString(spireexec.ProfileHTTPSSPIFFE),
 				MarkdownDescription: "`https_spiffe` (peers authenticate the endpoint by its SPIFFE ID, " +
 					"`spiffe://<trust domain>/spire/server`) or `https_web` (a Web PKI certificate; needs `https_web`). " +
 					"Defaults to `https_spiffe`. Cannot change once set: the operator forbids it, and a change is " +
@@ -302,7 +302,7 @@ func bundleEndpointAttribute() schema.SingleNestedAttribute {
 	}
 	attrTypes := objectAttrTypes(be.GetType())
 	be.Default = objectdefault.StaticValue(types.ObjectValueMust(attrTypes, map[string]attr.Value{
-		"profile":      types.StringValue(bundlesource.ProfileHTTPSSPIFFE),
+		"profile":      types.StringValue(spireexec.ProfileHTTPSSPIFFE),
 		"refresh_hint": types.Int64Value(defaultRefreshHint),
 		"https_web":    types.ObjectNull(objectAttrTypes(attrTypes["https_web"])),
 	}))

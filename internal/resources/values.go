@@ -16,10 +16,15 @@ import (
 // unknown elements are absent. Writing, two null rules exist on purpose:
 // stringList is always known (a computed list the provider works out, empty
 // when there is nothing), the ...OrNull forms are null for nil (a field the
-// object lacks, which the configuration left unset).
+// object lacks, which the configuration left unset), stringSetOrNull for an
+// empty set too.
 
-// stringsOf reads a list of strings.
-func stringsOf(v types.List) []string {
+// stringsOf reads a list or set of strings.
+func stringsOf(v interface {
+	IsNull() bool
+	IsUnknown() bool
+	Elements() []attr.Value
+}) []string {
 	if v.IsNull() || v.IsUnknown() {
 		return nil
 	}
@@ -69,6 +74,19 @@ func stringListOrNull(items []string) types.List {
 		return types.ListNull(types.StringType)
 	}
 	return stringList(items)
+}
+
+// stringSetOrNull is the set of items, null for none: spire-controller-manager
+// omits an empty federatesWith, so an empty set and none are the same.
+func stringSetOrNull(items []string) types.Set {
+	if len(items) == 0 {
+		return types.SetNull(types.StringType)
+	}
+	values := make([]attr.Value, len(items))
+	for i, s := range items {
+		values[i] = types.StringValue(s)
+	}
+	return types.SetValueMust(types.StringType, values)
 }
 
 // stringMapOrNull is the map of items, null for nil items.

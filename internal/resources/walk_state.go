@@ -28,11 +28,11 @@ import (
 
 // clusterWalk is one cluster's walk state.
 type clusterWalk struct {
-	// spireViews is what each SPIRE server (by spireServerKey) holds,
+	// spireViews is what each SPIRE server (by spireexec.Server.Key) holds,
 	// asked once for every object of the cluster.
 	spireViews memo[string, spireexec.View]
-	// workloadSPIRE is what each SPIRE server (by its String) holds for
-	// the entries of ClusterSPIFFEIDs.
+	// workloadSPIRE is what each SPIRE server (by spireexec.Server.Key)
+	// holds for the entries of ClusterSPIFFEIDs.
 	workloadSPIRE memo[string, workloadtrust.SPIRE]
 	// endpoints are peers' bundle endpoints' answers, by endpoint and the
 	// bundle that authenticated them (endpointWithHeld).

@@ -25,8 +25,15 @@ import (
 // to end later than this (bench/ANALYSIS.md, "Scale in clusters").
 const PollInterval = time.Second
 
-// Server is a SPIRE server pod (see bundlesource.DefaultServerPod and
-// bundlesource.DefaultServerContainer for the usual names).
+// The SPIRE server pod and container `spire-server` commands run in unless
+// configured otherwise: the StatefulSet's first pod.
+const (
+	DefaultPod       = "spire-server-0"
+	DefaultContainer = "spire-server"
+)
+
+// Server is a SPIRE server pod. Build it with NewServer, so that a pod or
+// container left unset means the same pod for every caller.
 type Server struct {
 	Client                    *kube.Client
 	Namespace, Pod, Container string
@@ -35,8 +42,27 @@ type Server struct {
 	OnRetry func(err error)
 }
 
+// NewServer is the SPIRE server pod on client's cluster in namespace; pod
+// and container "" are DefaultPod and DefaultContainer.
+func NewServer(client *kube.Client, namespace, pod, container string) Server {
+	if pod == "" {
+		pod = DefaultPod
+	}
+	if container == "" {
+		container = DefaultContainer
+	}
+	return Server{Client: client, Namespace: namespace, Pod: pod, Container: container}
+}
+
+// String names the pod in messages.
 func (s Server) String() string {
 	return fmt.Sprintf("SPIRE server pod %s/%s (container %s) on cluster %q", s.Namespace, s.Pod, s.Container, s.Client.DisplayName())
+}
+
+// Key tells the pod from the other SPIRE servers of its cluster: what one
+// Terraform graph walk learns of a server is kept per cluster, under Key.
+func (s Server) Key() string {
+	return s.Namespace + "/" + s.Pod + "/" + s.Container
 }
 
 // Run runs `spire-server args...` in the pod and returns its standard

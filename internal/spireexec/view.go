@@ -14,7 +14,6 @@ import (
 	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
@@ -28,33 +27,25 @@ var (
 // viewCommandTimeout bounds one spire-server command of View.
 const viewCommandTimeout = 30 * time.Second
 
+// Bundle endpoint profiles, as SPIRE's federation relationships and
+// ClusterFederatedTrustDomain name them.
+const (
+	ProfileHTTPSSPIFFE = "https_spiffe"
+	ProfileHTTPSWeb    = "https_web"
+)
+
 // Endpoint is a bundle endpoint as a federation relationship or a
 // ClusterFederatedTrustDomain names it.
 type Endpoint struct {
-	URL, Profile string
+	URL, Profile string // Profile is ProfileHTTPSSPIFFE or ProfileHTTPSWeb
 	EndpointID   string // https_spiffe only
 }
 
 func (e Endpoint) String() string {
-	if e.Profile == bundlesource.ProfileHTTPSSPIFFE {
+	if e.Profile == ProfileHTTPSSPIFFE {
 		return fmt.Sprintf("%s (https_spiffe, %s)", e.URL, e.EndpointID)
 	}
 	return fmt.Sprintf("%s (%s)", e.URL, e.Profile)
-}
-
-// Fetch asks the bundle endpoint e for td's bundle once, authenticating an
-// https_spiffe endpoint with anchor (for SPIRE, the bundle it holds of the
-// endpoint SPIFFE ID's trust domain). The caller bounds it with ctx.
-func (e Endpoint) Fetch(ctx context.Context, td spiffeid.TrustDomain, anchor *spiffebundle.Bundle) (*spiffebundle.Bundle, error) {
-	src := bundlesource.Endpoint{URL: e.URL, Profile: e.Profile}
-	if e.Profile == bundlesource.ProfileHTTPSSPIFFE {
-		id, err := spiffeid.FromString(e.EndpointID)
-		if err != nil {
-			return nil, fmt.Errorf("endpoint SPIFFE ID %q: %w", e.EndpointID, err)
-		}
-		src.EndpointID, src.Bootstrap = id, anchor
-	}
-	return src.Fetch(ctx, td)
 }
 
 // View is what one SPIRE server holds: its federation relationships and
@@ -138,9 +129,9 @@ func ParseFederationList(out []byte) (map[string]Endpoint, error) {
 		e := Endpoint{URL: r.BundleEndpointURL}
 		switch {
 		case r.HTTPSSPIFFE != nil:
-			e.Profile, e.EndpointID = bundlesource.ProfileHTTPSSPIFFE, r.HTTPSSPIFFE.EndpointSPIFFEID
+			e.Profile, e.EndpointID = ProfileHTTPSSPIFFE, r.HTTPSSPIFFE.EndpointSPIFFEID
 		case r.HTTPSWeb != nil:
-			e.Profile = bundlesource.ProfileHTTPSWeb
+			e.Profile = ProfileHTTPSWeb
 		}
 		rels[r.TrustDomain] = e
 	}

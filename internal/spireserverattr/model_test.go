@@ -1,4 +1,4 @@
-package spireexec
+package spireserverattr
 
 import (
 	"context"
@@ -7,14 +7,18 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 )
 
 // TestServerFromDefaults: what a spire_server value leaves unset (or the
 // whole value, null or unknown) is the provider's SPIRE namespace and the
 // usual pod and container, the same for every caller.
 func TestServerFromDefaults(t *testing.T) {
-	attrTypes := map[string]attr.Type{"namespace": types.StringType, "pod": types.StringType, "container": types.StringType}
+	objectType, ok := ResourceAttribute("").GetType().(types.ObjectType)
+	if !ok {
+		t.Fatalf("the spire_server attribute is a %T, not an object", ResourceAttribute("").GetType())
+	}
+	attrTypes := objectType.AttrTypes
 	partial := types.ObjectValueMust(attrTypes, map[string]attr.Value{
 		"namespace": types.StringNull(), "pod": types.StringValue("spire-server-1"), "container": types.StringValue(""),
 	})
@@ -22,9 +26,9 @@ func TestServerFromDefaults(t *testing.T) {
 		value                     types.Object
 		namespace, pod, container string
 	}{
-		"null":    {types.ObjectNull(attrTypes), "spire", bundlesource.DefaultServerPod, bundlesource.DefaultServerContainer},
-		"unknown": {types.ObjectUnknown(attrTypes), "spire", bundlesource.DefaultServerPod, bundlesource.DefaultServerContainer},
-		"partial": {partial, "spire", "spire-server-1", bundlesource.DefaultServerContainer},
+		"null":    {types.ObjectNull(attrTypes), "spire", spireexec.DefaultPod, spireexec.DefaultContainer},
+		"unknown": {types.ObjectUnknown(attrTypes), "spire", spireexec.DefaultPod, spireexec.DefaultContainer},
+		"partial": {partial, "spire", "spire-server-1", spireexec.DefaultContainer},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, diags := ServerFrom(context.Background(), nil, "spire", tc.value)

@@ -1,4 +1,4 @@
-package spireexec
+package spireserverattr
 
 import (
 	aschema "github.com/hashicorp/terraform-plugin-framework/action/schema"
@@ -6,20 +6,20 @@ import (
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
 // serverFields are the attributes of a `spire_server` block, which names the
 // SPIRE server pod a resource or data source asks through pod exec; unset,
-// each takes the value Server is usually given.
+// each takes its default (Model.Server).
 var serverFields = []struct {
 	name, description string
 	validator         validator.String
 }{
 	{"namespace", "Namespace of the SPIRE server pod. Defaults to the provider's `spire.namespace`.", validate.DNSLabel()},
-	{"pod", "Name of the SPIRE server pod. Defaults to `" + bundlesource.DefaultServerPod + "`.", validate.K8sName()},
-	{"container", "Container running `spire-server`. Defaults to `" + bundlesource.DefaultServerContainer + "`.", validate.DNSLabel()},
+	{"pod", "Name of the SPIRE server pod. Defaults to `" + spireexec.DefaultPod + "`.", validate.K8sName()},
+	{"container", "Container running `spire-server`. Defaults to `" + spireexec.DefaultContainer + "`.", validate.DNSLabel()},
 }
 
 // ResourceAttribute is a resource's `spire_server` block; description says

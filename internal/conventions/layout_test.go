@@ -1,0 +1,256 @@
+package conventions_test
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestResourceHelpersStayHome: an unexported function declared in a file of
+// one resource of internal/resources (<name>_*.go, <name> a registered type
+// name) is used by that resource's files only; a helper a second resource or
+// a shared file needs lives in a shared file (see the package comment).
+// Exported functions are left out: the constructors are meant for
+// registry.go.
+func TestResourceHelpersStayHome(t *testing.T) {
+	dir := filepath.Join(repoRoot(t), "internal", "resources")
+	fset := token.NewFileSet()
+	files := parseProduction(t, fset, dir)
+	names := registeredTypeNames(files)
+	if len(names) < 5 {
+		t.Fatalf("found only %d registered type names (%v) in %s: the typeInfo literals changed shape", len(names), names, dir)
+	}
+	ownerOf := func(f *ast.File) string { return resourceOfFile(filepath.Base(fset.Position(f.Pos()).Filename), names) }
+
+	info := &types.Info{Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}}
+	conf := types.Config{Importer: stubImporter{}, Error: func(error) {}}
+	// Imports resolve to empty packages, so the check reports errors about
+	// their members; what matters here, which declaration of the package
+	// each identifier names, it still records.
+	_, _ = conf.Check("resources", fset, files, info)
+
+	type home struct{ file, resource string }
+	homes := map[types.Object]home{}
+	for _, f := range files {
+		owner := ownerOf(f)
+		if owner == "" {
+			continue
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || fn.Name.IsExported() {
+				continue
+			}
+			if obj := info.Defs[fn.Name]; obj != nil {
+				homes[obj] = home{filepath.Base(fset.Position(fn.Pos()).Filename), owner}
+			}
+		}
+	}
+	if len(homes) == 0 {
+		t.Fatal("no unexported function in any resource's files: the test reads nothing")
+	}
+	var findings []string
+	for _, f := range files {
+		user := ownerOf(f)
+		for id, obj := range info.Uses {
+			h, ok := homes[obj]
+			if !ok || user == h.resource || fset.File(id.Pos()) != fset.File(f.Pos()) {
+				continue
+			}
+			where := "shared file " + filepath.Base(fset.Position(id.Pos()).Filename)
+			if user != "" {
+				where = "resource " + user + "'s " + filepath.Base(fset.Position(id.Pos()).Filename)
+			}
+			findings = append(findings, h.file+": "+id.Name+" (resource "+h.resource+") is used by "+where+
+				": move it to a shared file internal/resources/doc.go names")
+		}
+	}
+	slices.Sort(findings)
+	for _, f := range slices.Compact(findings) {
+		t.Error(f)
+	}
+}
+
+// resourceOfFile is the registered type name whose files name begins with
+// (the longest: cluster_spiffe_id_federation_list.go is not
+// cluster_spiffe_id's), or "" for a shared file.
+func resourceOfFile(base string, names []string) string {
+	owner := ""
+	for _, n := range names {
+		if strings.HasPrefix(base, n+"_") && len(n) > len(owner) {
+			owner = n
+		}
+	}
+	return owner
+}
+
+// TestResourceOfFile pins down the prefix rule on names that share a prefix.
+func TestResourceOfFile(t *testing.T) {
+	names := []string{"cluster_spiffe_id", "cluster_spiffe_id_federation", "spire_bundle"}
+	for base, want := range map[string]string{
+		"cluster_spiffe_id_model.go":            "cluster_spiffe_id",
+		"cluster_spiffe_id_federation_model.go": "cluster_spiffe_id_federation",
+		"spire_bundle_resource.go":              "spire_bundle",
+		"spire_walk.go":                         "",
+		"values.go":                             "",
+		"cluster_spiffe_idx.go":                 "",
+	} {
+		if got := resourceOfFile(base, names); got != want {
+			t.Errorf("resourceOfFile(%q) = %q, want %q", base, got, want)
+		}
+	}
+}
+
+// registeredTypeNames are the name fields of the package's typeInfo
+// literals: the one place each type name is spelled.
+func registeredTypeNames(files []*ast.File) []string {
+	var names []string
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			if typ, ok := lit.Type.(*ast.Ident); !ok || typ.Name != "typeInfo" {
+				return true
+			}
+			for _, e := range lit.Elts {
+				kv, ok := e.(*ast.KeyValueExpr)
+				if !ok {
+					continue
+				}
+				key, ok := kv.Key.(*ast.Ident)
+				val, isLit := kv.Value.(*ast.BasicLit)
+				if ok && key.Name == "name" && isLit && val.Kind == token.STRING {
+					if name, err := strconv.Unquote(val.Value); err == nil {
+						names = append(names, name)
+					}
+				}
+			}
+			return true
+		})
+	}
+	return names
+}
+
+// parseProduction parses the package's non-test Go files in dir.
+func parseProduction(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// stubImporter answers every import with an empty package, so that a
+// package is type-checked alone, without building its dependencies.
+type stubImporter struct{}
+
+// versionSuffix is a major-version path element (github.com/x/y/v2), which
+// is not the package's name.
+var versionSuffix = regexp.MustCompile(`^v[0-9]+$`)
+
+func (stubImporter) Import(path string) (*types.Package, error) {
+	parts := strings.Split(path, "/")
+	name := parts[len(parts)-1]
+	if versionSuffix.MatchString(name) && len(parts) > 1 {
+		name = parts[len(parts)-2]
+	}
+	pkg := types.NewPackage(path, strings.ReplaceAll(name, "-", ""))
+	pkg.MarkComplete()
+	return pkg, nil
+}
+
+// maxProductionLines bounds a Go file that is not a test: past it, a file
+// is split by concern (see internal/resources/doc.go).
+const maxProductionLines = 550
+
+// TestFilesFitTheBound: no Go file but a test file is longer than
+// maxProductionLines. The bound is about reading, so it holds for test
+// tooling (internal/testkit, internal/standin, internal/acctest) and bench/
+// as much as for what the provider binary links: a reader follows a
+// stand-in or the harness as closely as a resource. Test files are left
+// out: an acceptance test file is mostly configurations and expected
+// values, whose length follows the cases it covers, not its logic.
+func TestFilesFitTheBound(t *testing.T) {
+	root := repoRoot(t)
+	files := 0
+	walkRepo(t, root, func(rel string, src []byte) {
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return
+		}
+		files++
+		if n := bytes.Count(src, []byte("\n")); n > maxProductionLines {
+			t.Errorf("%s has %d lines, more than %d: split it by concern under a further suffix", rel, n, maxProductionLines)
+		}
+	})
+	if files < 100 {
+		t.Fatalf("read only %d Go files under %s: the walk missed the repository", files, root)
+	}
+}
+
+// labStarter is the one file of test code that starts labs (LabFor): one
+// start timeout, one work directory layout, one stop at exit.
+const labStarter = "internal/acctest/labs.go"
+
+// TestTestsStartLabsThroughLabFor: no test code but labStarter calls
+// harness.Start. The demo lab (internal/testkit/cmd/ztlab) and the
+// benchmark (bench/) are programs of their own and start theirs.
+func TestTestsStartLabsThroughLabFor(t *testing.T) {
+	root := repoRoot(t)
+	calls := 0
+	walkRepo(t, root, func(rel string, src []byte) {
+		rel = filepath.ToSlash(rel)
+		if !strings.HasSuffix(rel, ".go") || !strings.HasPrefix(rel, "internal/") || strings.HasPrefix(rel, "internal/testkit/") {
+			return
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), rel, src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			return
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "Start" {
+				return true
+			}
+			if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "harness" {
+				return true
+			}
+			calls++
+			if rel != labStarter {
+				t.Errorf("%s calls harness.Start: start the lab through acctest.LabFor (%s), which bounds the start and stops the lab at exit", rel, labStarter)
+			}
+			return true
+		})
+	})
+	if calls == 0 {
+		t.Fatalf("no call of harness.Start under %s/internal: the test reads nothing", root)
+	}
+}

@@ -1,0 +1,29 @@
+package resources
+
+import (
+	"context"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/workloadtrust"
+)
+
+// What resources ask a cluster's SPIRE server during one Terraform graph
+// walk: asked once per server (spireexec.Server.Key) and kept in the
+// cluster's walk state, so that every object of the cluster, of whichever
+// resource, shares the answer.
+
+// spireViewOf is what server holds, asked once per client (one Terraform
+// graph walk) and shared by every object of the cluster.
+func spireViewOf(ctx context.Context, client *kube.Client, server spireexec.Server) (spireexec.View, error) {
+	return walkOf(client).spireViews.get(server.Key(), func() (spireexec.View, error) { return server.View(ctx) })
+}
+
+// workloadSPIRE is what server holds, asked once per client (one graph walk).
+func workloadSPIRE(ctx context.Context, client *kube.Client, server spireexec.Server) (workloadtrust.SPIRE, error) {
+	return walkOf(client).workloadSPIRE.get(server.Key(), func() (workloadtrust.SPIRE, error) {
+		ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
+		defer cancel()
+		return workloadtrust.Ask(ctx, server)
+	})
+}

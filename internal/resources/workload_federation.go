@@ -1,0 +1,204 @@
+package resources
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"text/template"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/workloadtrust"
+)
+
+// What both resources that write a ClusterSPIFFEID (cluster_spiffe_id and
+// cluster_spiffe_id_federation) share about its workloads' federation:
+// rendering spire-controller-manager's templates for a sample pod, the
+// plan-time checks of federates_with, and the wait until the workloads
+// federate.
+
+// clusterSPIFFEIDSample is data like spire-controller-manager renders a
+// template with, so that a template the controller cannot execute fails at
+// plan (a missing field is an execution error).
+func clusterSPIFFEIDSample(td string) any {
+	return struct {
+		TrustDomain, ClusterName, ClusterDomain string
+		PodMeta                                 *metav1.ObjectMeta
+		PodSpec                                 *corev1.PodSpec
+		NodeMeta                                *metav1.ObjectMeta
+		NodeSpec                                *corev1.NodeSpec
+	}{
+		TrustDomain: td, ClusterName: "cluster", ClusterDomain: "cluster.local",
+		PodMeta:  &metav1.ObjectMeta{Name: "pod", Namespace: "ns", UID: "uid", Labels: map[string]string{}, Annotations: map[string]string{}},
+		PodSpec:  &corev1.PodSpec{ServiceAccountName: "sa", NodeName: "node"},
+		NodeMeta: &metav1.ObjectMeta{Name: "node", UID: "node-uid", Labels: map[string]string{}, Annotations: map[string]string{}},
+		NodeSpec: &corev1.NodeSpec{},
+	}
+}
+
+// renderTemplate renders text as spire-controller-manager would for a pod
+// of a cluster of trust domain td.
+func renderTemplate(text, td string) (string, error) {
+	tmpl, err := template.New("template").Parse(text)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, clusterSPIFFEIDSample(td)); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// errNotSPIFFEID is a rendered template that is not a SPIFFE ID.
+type errNotSPIFFEID struct {
+	rendered string
+	err      error
+}
+
+func (e errNotSPIFFEID) Error() string {
+	return fmt.Sprintf("it renders %q, which is not a SPIFFE ID (%v)", e.rendered, e.err)
+}
+
+// renderSPIFFEIDTemplate renders the template for a cluster of trust domain
+// td and parses the result as a SPIFFE ID.
+func renderSPIFFEIDTemplate(text, td string) (spiffeid.ID, error) {
+	out, err := renderTemplate(text, td)
+	if err != nil {
+		return spiffeid.ID{}, err
+	}
+	id, err := spiffeid.FromString(out)
+	if err != nil {
+		return spiffeid.ID{}, errNotSPIFFEID{rendered: out, err: err}
+	}
+	return id, nil
+}
+
+// checkWorkloadFederation makes the plan-time checks that ask the cluster:
+// the SPIFFE ID template (when given) renders an ID of the cluster's trust
+// domain, the entries do not federate with it, and every federates_with
+// trust domain is declared by a federation of the cluster, existing or
+// planned earlier in this run.
+func checkWorkloadFederation(ctx context.Context, data *providerdata.Data, cluster types.String, federatesWith types.Set,
+	template types.String, diags *diag.Diagnostics) {
+	tds := stringsOf(federatesWith)
+	if len(tds) != len(federatesWith.Elements()) {
+		// A set with a trust domain unknown until apply is left to the
+		// apply's wait, which names what is missing.
+		tds = nil
+	}
+	if federatesWith.IsUnknown() || cluster.IsUnknown() {
+		return
+	}
+	client := planClient(ctx, data, cluster, diags)
+	if client == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
+	defer cancel()
+	if facts, err := spirefacts.Lookup(ctx, client); err == nil && facts.Found() {
+		if own, _ := facts.TrustDomain(); own != "" {
+			checkOwnTrustDomain(template, own, tds, client.DisplayName(), diags)
+		}
+	}
+	if len(tds) == 0 {
+		return
+	}
+	declared := plannedFederationsOf(data).of(cluster.ValueString())
+	items, err := client.ListOnce(ctx, kube.ClusterFederatedTrustDomain)
+	if err != nil {
+		return // the apply's wait names what is missing
+	}
+	for _, item := range items {
+		td, _, _ := unstructured.NestedString(item.Object, "spec", "trustDomain")
+		declared = append(declared, td)
+	}
+	for _, td := range tds {
+		if !slices.Contains(declared, td) {
+			validate.AttributeError(diags, path.Root("federates_with"), "Trust Domain Not Federated", fmt.Sprintf("Cluster %q has no federation with %q: no ClusterFederatedTrustDomain on the cluster declares it, and "+
+				"none is planned before this resource in this run. SPIRE refuses entries that federate with a trust "+
+				"domain whose bundle it does not hold, so the workloads would never federate. Declare it "+
+				"(zerotrust_federated_trust_domain, federates_with of zerotrust_spire_federation, or zerotrust_spire_bundle) and make this "+
+				"resource depend on it, or remove %q from federates_with.", client.DisplayName(), td, td))
+		}
+	}
+}
+
+// checkOwnTrustDomain: the template must render an ID of the cluster's own
+// trust domain, and federating with that trust domain is refused.
+func checkOwnTrustDomain(template types.String, own string, tds []string, clusterName string, diags *diag.Diagnostics) {
+	if slices.Contains(tds, own) {
+		validate.AttributeError(diags, path.Root("federates_with"), "Federation With the Own Trust Domain", fmt.Sprintf("%q is the trust domain of cluster %q itself; federates_with lists peers only.", own, clusterName))
+	}
+	if template.IsNull() || template.IsUnknown() {
+		return
+	}
+	id, err := renderSPIFFEIDTemplate(template.ValueString(), own)
+	if err == nil && id.TrustDomain().Name() != own {
+		validate.AttributeError(diags, path.Root("spiffe_id_template"), "SPIFFE ID Outside the Cluster's Trust Domain", fmt.Sprintf("The template renders %s, but cluster %q is trust domain %q: spire-controller-manager refuses to render "+
+			"such an entry. Use {{ .TrustDomain }} for the trust domain.", id, clusterName, own))
+	}
+}
+
+// clusterSPIFFEIDPoll is how often waitWorkloadsFederate asks again: about
+// as often as spire-controller-manager can render a change.
+const clusterSPIFFEIDPoll = 2 * time.Second
+
+// waitWorkloadsFederate waits, up to timeout, until the workloads of the
+// ClusterSPIFFEID name federate with tds, and returns the problems left
+// (federation_problems); an error names them. verb names the timeout.
+func waitWorkloadsFederate(ctx context.Context, data *providerdata.Data, client *kube.Client, spireServerValue types.Object,
+	name string, tds []string, timeout time.Duration, verb string, diags *diag.Diagnostics) types.List {
+	none := types.ListValueMust(types.StringType, nil)
+	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, spireServerValue)
+	diags.Append(d...)
+	if diags.HasError() {
+		return none
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	what := fmt.Sprintf("ClusterSPIFFEID %q on cluster %q", name, client.DisplayName())
+	want := []workloadtrust.Want{{Name: name, FederatesWith: tds}}
+	problems, err := workloadtrust.Wait(ctx, client, server, want, clusterSPIFFEIDPoll)
+	if workloadtrust.IsPermanent(err) {
+		diags.Append(kube.Diagnostic(err, "check whether the workloads of the "+what+" federate"))
+		return none
+	}
+	if err == nil {
+		return none
+	}
+	if problems == nil {
+		// The last question was cut short by the timeout: ask once more
+		// for what to record.
+		problems, _ = workloadtrust.Check(context.WithoutCancel(ctx), client, server, want)
+	}
+	diags.AddAttributeError(path.Root("federates_with"), "Workloads Do Not Federate", fmt.Sprintf(
+		"The %s was applied, but within the %s timeout its workloads do not federate as it declares (asked %s). "+
+			"The object stays as applied; the next apply waits again. Fix what is named below (a peer whose "+
+			"federation is missing or whose bundle SPIRE cannot fetch, a template that fails to render), or raise "+
+			"timeouts.%s.\n\n%v", what, timeout, server, verb, err))
+	return problemList(problems[name])
+}
+
+// problemList is the federation_problems value of problems.
+func problemList(problems []workloadtrust.Problem) types.List {
+	items := make([]string, 0, len(problems))
+	for _, p := range problems {
+		items = append(items, p.String())
+	}
+	list, _ := types.ListValueFrom(context.Background(), types.StringType, items)
+	return list
+}
