@@ -252,6 +252,8 @@ func TestAccIstioCSROperator_certificateDurations(t *testing.T) {
 // set the issuer's secret is not read.
 func TestAccIstioCSROperator_caIssuerSecret(t *testing.T) {
 	istioCSRAlone(t)
+	// The fixtures below go into istio.namespace before any issuer there.
+	acctest.EnsureNamespace(t, acctest.East, istioCSRIstioNamespace)
 	ns := acctest.UniqueNamespace(t, acctest.East, "csrca")
 	elsewhere := acctest.UniqueNamespace(t, acctest.East, "csrcasecret")
 	clusterIssuer, tlsOnly := "cluster-ca-"+ns, "tls-only-"+ns
@@ -338,11 +340,13 @@ func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
 	if strings.Contains(plan, "Error:") {
 		t.Fatalf("plan with a missing CA ConfigMap fails:\n%s", plan)
 	}
+	t.Logf("plan with a missing CA ConfigMap:\n%s", plan)
 	out, code := acctest.Terraform(t, "terraform", w.dir, w.reattach, "apply", "-auto-approve")
 	apply := strings.Join(strings.Fields(out), " ")
 	if code == 0 || !strings.Contains(apply, "Error: CA Certificate ConfigMap Not Found") || !strings.Contains(apply, notFound) {
 		t.Fatalf("apply with a missing CA ConfigMap: want it to fail with %q:\n%s", notFound, apply)
 	}
+	t.Logf("apply with a missing CA ConfigMap:\n%s", apply)
 	if _, err := getIstioCSR(t, acctest.East, ns); !apierrors.IsNotFound(err) {
 		t.Fatalf("after the refused apply, the IstioCSR %s/default: want NotFound, got %v", ns, err)
 	}
