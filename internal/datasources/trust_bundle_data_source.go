@@ -2,9 +2,10 @@ package datasources
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -324,13 +325,12 @@ func tbCheckSpire(ctx context.Context, m trustBundleModel, diags *diag.Diagnosti
 const tbSpireCheckTimeout = 15 * time.Second
 
 // tbLeaveOutRevoked compares the bundle read from cm with the one its SPIRE
-// server holds and removes from b the authorities SPIRE no longer holds.
-// SPIRE's k8sbundle notifier writes the ConfigMap when SPIRE prepares an
-// authority, not when it revokes one, so a revoked authority stays there
-// until the next bundle change; the SPIRE server is the authority on its
-// own bundle. Dropping, rather than only warning, keeps a revoked authority
-// out of everything seeded from this bundle (a peer's bootstrap bundle, the
-// repair of a lost one), where no later refresh may remove it.
+// server holds and removes from b the authorities SPIRE does not hold. The
+// SPIRE server is the authority on its own bundle. Dropping, rather than
+// only warning, keeps such an authority out of everything seeded from this
+// bundle (a peer's bootstrap bundle, the repair of a lost one), where no
+// later refresh may remove it. The warning says why each is there
+// (tbDroppedWarnings): SPIRE revoked it, or someone else put it there.
 func tbLeaveOutRevoked(ctx context.Context, cm bundlesource.ConfigMap, td spiffeid.TrustDomain, b *spiffebundle.Bundle, diags *diag.Diagnostics) {
 	at := path.Root("config_map").AtName("check_spire")
 	server := bundlesource.SpireServer(spireexec.NewServer(cm.Client, cm.Namespace, "", ""))
@@ -340,28 +340,28 @@ func tbLeaveOutRevoked(ctx context.Context, cm bundlesource.ConfigMap, td spiffe
 	if err != nil {
 		diags.AddAttributeWarning(at, "Bundle ConfigMap Not Checked Against SPIRE", fmt.Sprintf(
 			"Could not ask the %s for the bundle it holds, so the bundle of %q is the one %s holds, which may still carry "+
-				"an authority SPIRE revoked (SPIRE does not rewrite the ConfigMap when it revokes one). Allow `get` on `pods` "+
-				"and `get` and `create` on `pods/exec` there, or set config_map.check_spire = false to trust the ConfigMap "+
-				"without asking.\n\n%v", server, td.Name(), cm, err))
+				"an authority SPIRE revoked (SPIRE does not rewrite the ConfigMap when it revokes one) or one someone else "+
+				"added. Allow `get` on `pods` and `get` and `create` on `pods/exec` there, or set config_map.check_spire = "+
+				"false to trust the ConfigMap without asking.\n\n%v", server, td.Name(), cm, err))
 		return
 	}
 	diff := trustbundle.CompareX509(b, own, time.Now())
-	dropped := trustbundle.Describe(diff.Dropped)
+	var dropped []tbDropped
 	for _, cert := range diff.Dropped {
 		b.RemoveX509Authority(cert)
+		dropped = append(dropped, tbDropped{name: trustbundle.Describe([]*x509.Certificate{cert})[0],
+			id: hex.EncodeToString(cert.SubjectKeyId)})
 	}
 	for id := range b.JWTAuthorities() {
 		if !own.HasJWTAuthority(id) {
 			b.RemoveJWTAuthority(id)
-			dropped = append(dropped, fmt.Sprintf("JWT authority %q", id))
+			dropped = append(dropped, tbDropped{name: fmt.Sprintf("JWT authority %q", id), id: id, jwt: true})
 		}
 	}
 	if len(dropped) > 0 {
-		slices.Sort(dropped)
-		diags.AddAttributeWarning(at, "Revoked Authorities Left Out", fmt.Sprintf(
-			"%s holds authorities of %q that its SPIRE server no longer holds, revoked since SPIRE last wrote the ConfigMap: "+
-				"%s. They are left out of this data source's outputs, so nothing seeded from it trusts them.",
-			cm, td.Name(), strings.Join(dropped, ", ")))
+		exec := spireexec.Server{Client: server.Client, Namespace: server.Namespace, Pod: server.Pod, Container: server.Container}
+		previous, err := exec.Previous(ctx)
+		tbDroppedWarnings(cm, td, dropped, previous, err, at, diags)
 	}
 	if len(diff.Missing) > 0 {
 		diags.AddAttributeWarning(at, "Bundle ConfigMap Lags SPIRE", fmt.Sprintf(

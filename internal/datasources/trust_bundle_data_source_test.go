@@ -2,10 +2,17 @@ package datasources_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -570,4 +577,138 @@ data "zerotrust_trust_bundle" "dead" {
 			{Config: config("null"), ExpectError: regexp.MustCompile(`(?s)dead.zt.test`)},
 		},
 	})
+}
+
+// TestAccTrustBundleDataSource_leftOut: a bundle ConfigMap may hold an
+// authority its SPIRE server does not, for two reasons the warnings name
+// apart. A real SPIRE server of the test's own rotates its X.509 authority
+// and revokes the previous one; a ConfigMap written before the revoke
+// (SPIRE does not rewrite it on revoke) holds that authority: "Revoked
+// Authorities Left Out". A ConfigMap holding SPIRE's bundle plus a CA
+// certificate someone appended holds one SPIRE never held: "Authorities
+// SPIRE Never Held Left Out", saying the ConfigMap may have been altered.
+// Both are left out of the outputs.
+func TestAccTrustBundleDataSource_leftOut(t *testing.T) {
+	t.Parallel()
+	c := acctest.OwnCluster(t, "tbleft")
+	s := acctest.Spire(t, "tbleft")
+	ctx := context.Background()
+	oldPEM := tbPEM(t, s)
+	prepared, err := s.PrepareX509Authority(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
+		t.Fatal(err)
+	}
+	beforeRevoke := tbPEM(t, s) // the old authority and the active one
+	old := tbOnlyIn(t, s.TrustDomain, oldPEM, prepared)
+	if err := s.TaintX509Authority(ctx, old.id); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeX509Authority(ctx, old.id); err != nil {
+		t.Fatal(err)
+	}
+	current := tbPEM(t, s)
+	appended := acctest.TestCertificatePEM(t, true)
+	foreign, err := trustbundle.ParsePEM(spiffeid.RequireTrustDomainFromString(s.TrustDomain), []byte(appended))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreignName := trustbundle.Describe(foreign.X509Authorities())[0]
+	cs, err := kubernetes.NewForConfig(c.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pem := range map[string]string{"tb-revoked": beforeRevoke, "tb-altered": current + appended} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace}, Data: map[string]string{"bundle.crt": pem}}
+		if _, err := cs.CoreV1().ConfigMaps(s.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	dir, reattach := t.TempDir(), acctest.ServeProvider(t)
+	read := func(cm string) (warnings string, fingerprints []string) {
+		t.Helper()
+		config := acctest.RequiredProviders + acctest.ProviderConfigFor(t, c) + fmt.Sprintf(`
+data "zerotrust_trust_bundle" "this" {
+  trust_domain = %q
+  config_map   = { name = %q }
+}
+
+output "fingerprints" {
+  value = data.zerotrust_trust_bundle.this.x509_fingerprints_sha256
+}
+`, s.TrustDomain, cm)
+		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out := strings.Join(strings.Fields(acctest.MustTerraform(t, "terraform", dir, reattach, "apply", "-auto-approve")), " ")
+		t.Logf("apply reading %s:\n%s", cm, out)
+		if err := json.Unmarshal([]byte(acctest.MustTerraform(t, "terraform", dir, reattach, "output", "-json", "fingerprints")), &fingerprints); err != nil {
+			t.Fatal(err)
+		}
+		return out, fingerprints
+	}
+	contains := func(what, out string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: want %q in:\n%s", what, w, out)
+			}
+		}
+	}
+
+	out, fps := read("tb-revoked")
+	contains("the ConfigMap written before the revoke", out, "Warning: Revoked Authorities Left Out",
+		"its SPIRE server held and revoked since it last wrote the ConfigMap", old.name)
+	if strings.Contains(out, "Never Held") || strings.Contains(out, "may have been altered") {
+		t.Errorf("the revoked authority is reported as one SPIRE never held:\n%s", out)
+	}
+	if slices.Contains(fps, old.fingerprint) || len(fps) != 1 {
+		t.Errorf("fingerprints of tb-revoked: %v, want only the active authority's, not the revoked %s", fps, old.fingerprint)
+	}
+
+	out, fps = read("tb-altered")
+	contains("the ConfigMap with an appended CA certificate", out, "Warning: Authorities SPIRE Never Held Left Out",
+		"its SPIRE server never held: "+foreignName, "the ConfigMap may have been altered")
+	if strings.Contains(out, "Revoked Authorities Left Out") || strings.Contains(out, "revoked since") {
+		t.Errorf("the appended authority is reported as revoked:\n%s", out)
+	}
+	if want := trustbundle.FingerprintsSHA256(foreign)[0]; slices.Contains(fps, want) || len(fps) != 1 {
+		t.Errorf("fingerprints of tb-altered: %v, want only the active authority's, not the appended %s", fps, want)
+	}
+}
+
+// tbAuthority is an X.509 authority as the test names it.
+type tbAuthority struct{ id, name, fingerprint string }
+
+// tbPEM is s's bundle as PEM, asked of its admin socket.
+func tbPEM(t *testing.T, s *harness.Spire) string {
+	t.Helper()
+	out, err := s.BundleShow(context.Background(), "pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// tbOnlyIn is the one authority of pem whose ID is not except.
+func tbOnlyIn(t *testing.T, td, pem, except string) tbAuthority {
+	t.Helper()
+	b, err := trustbundle.ParsePEM(spiffeid.RequireTrustDomainFromString(td), []byte(pem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []tbAuthority
+	for _, cert := range b.X509Authorities() {
+		if id := hex.EncodeToString(cert.SubjectKeyId); !strings.EqualFold(id, except) {
+			found = append(found, tbAuthority{id: id, name: trustbundle.Describe([]*x509.Certificate{cert})[0],
+				fingerprint: fmt.Sprintf("%x", sha256.Sum256(cert.Raw))})
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want one authority other than %s in the bundle, found %v", except, found)
+	}
+	return found[0]
 }

@@ -127,7 +127,10 @@ func trustBundleSchema() schema.Schema {
 							"`pods` and `get` and `create` on `pods/exec` there). Defaults to `true`. SPIRE rewrites the ConfigMap " +
 							"when it prepares an authority but not when it revokes one, so a ConfigMap can carry a revoked " +
 							"authority for as long as nothing else changes the bundle. Authorities the ConfigMap holds and SPIRE " +
-							"no longer does are left out of every output, with a warning naming them; authorities SPIRE holds " +
+							"does not are left out of every output, with a warning naming them and why they were there: SPIRE " +
+							"revoked them (its previous authority, asked with `spire-server localauthority x509 show` and " +
+							"`localauthority jwt show`), or SPIRE never held them and the ConfigMap may have been altered; " +
+							"where the previous authorities cannot be asked, the warning names both causes. Authorities SPIRE holds " +
 							"and the ConfigMap does not yet are a warning. Where SPIRE cannot be asked (no pod, no right to " +
 							"exec) the bundle is the ConfigMap's as read, with a warning; set `false` to trust the ConfigMap " +
 							"without asking, for example where the provider's credentials may not exec into SPIRE's pods.",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -16,6 +17,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/workloadtrust"
 )
 
 var (
@@ -88,7 +90,7 @@ func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.
 	// The object exists from here on: state records it even if the wait fails.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainType.shape, resp.Identity)...)
-	r.waitForBundle(ctx, client, plan, plan.Timeouts.Create, &resp.Diagnostics)
+	r.waitForBundle(ctx, client, plan, plan.Timeouts.Create, true, &resp.Diagnostics)
 	// What SPIRE does with the new object: known after a successful wait,
 	// else for the next refresh to find.
 	if plan.CheckSpire.ValueBool() && plan.WaitForBundle.ValueBool() && !resp.Diagnostics.HasError() {
@@ -98,8 +100,11 @@ func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.
 }
 
 // waitForBundle implements wait_for_bundle.
+// A create (created) then also waits, within the same timeout, until the
+// entries of the cluster's ClusterSPIFFEIDs that federate with the trust
+// domain do again (waitEntriesFederateAgain).
 func (r *federatedTrustDomainResource) waitForBundle(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel,
-	timeoutOf func(context.Context, time.Duration) (time.Duration, diag.Diagnostics), diags *diag.Diagnostics) {
+	timeoutOf func(context.Context, time.Duration) (time.Duration, diag.Diagnostics), created bool, diags *diag.Diagnostics) {
 	if !m.WaitForBundle.ValueBool() || diags.HasError() {
 		return
 	}
@@ -114,6 +119,51 @@ func (r *federatedTrustDomainResource) waitForBundle(ctx context.Context, client
 				"spire-controller-manager runs with class %q, that trust_domain_bundle or the peer's bundle endpoint "+
 				"%q is right, and the controller's and SPIRE server's logs.\n\n%v",
 				m.Name.ValueString(), m.ClassName.ValueString(), m.BundleEndpointURL.ValueString(), err))
+		return
+	}
+	if created {
+		waitEntriesFederateAgain(ctx, client, server, m, diags)
+	}
+}
+
+// waitEntriesFederateAgain waits, within ctx (the create's timeout), until
+// the entries of every ClusterSPIFFEID on the cluster that federates with
+// m's trust domain carry the federation. A replacement deletes the object
+// first, and spire-controller-manager then renders those entries without the
+// trust domain; it adds it back only at a later reconcile, after SPIRE holds
+// the bundle again, so an apply that ended on the bundle alone left workloads
+// that did not federate (a check block right after it said so). Only
+// ClusterSPIFFEIDs of the object's class count: another controller's do not
+// see it. What is left when the wait ends is a warning, not an error: the
+// object is as it should be, and an error would taint it, so that the next
+// apply replaced it and dropped the federation again.
+func waitEntriesFederateAgain(ctx context.Context, client *kube.Client, server spireexec.Server, m federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
+	td := m.TrustDomain.ValueString()
+	items, err := client.List(ctx, kube.ClusterSPIFFEID, "")
+	if err != nil {
+		if d, ok := kube.NotCheckedWarning(err, "that the workloads federating with "+td+" federate again"); ok {
+			diags.Append(d)
+		}
+		return
+	}
+	var want []workloadtrust.Want
+	for _, item := range items {
+		class, _, _ := unstructured.NestedString(item.Object, "spec", "className")
+		tds, _, _ := unstructured.NestedStringSlice(item.Object, "spec", "federatesWith")
+		if item.GetDeletionTimestamp() == nil && class == m.ClassName.ValueString() && slices.Contains(tds, td) {
+			want = append(want, workloadtrust.Want{Name: item.GetName(), FederatesWith: []string{td}})
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	if _, err := workloadtrust.Wait(ctx, client, server, want, clusterSPIFFEIDPoll); err != nil {
+		diags.AddWarning("Workloads Do Not Federate Again Yet", fmt.Sprintf(
+			"The ClusterFederatedTrustDomain %q on cluster %q was created and SPIRE holds the bundle of %q, but the "+
+				"entries of the ClusterSPIFFEIDs that federate with it do not all carry the federation yet (asked %s): "+
+				"spire-controller-manager adds it at a later reconcile. Until then those workloads do not trust %q. "+
+				"Give the wait more time with timeouts.create, or check spire-controller-manager's logs.\n\n%v",
+			m.Name.ValueString(), client.DisplayName(), td, server, td, err))
 	}
 }
 
@@ -266,7 +316,7 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 			r.seedFirstBundle(ctx, client, plan, &resp.Diagnostics)
 		}
 	}
-	r.waitForBundle(ctx, client, plan, plan.Timeouts.Update, &resp.Diagnostics)
+	r.waitForBundle(ctx, client, plan, plan.Timeouts.Update, false, &resp.Diagnostics)
 }
 
 // spireWithin is the SPIRE server m names and ctx bounded by the timeout

@@ -122,8 +122,12 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: "After create and update, wait (up to the `timeouts`) until the cluster's SPIRE server " +
 					"holds the peer's bundle, asked through pod exec of `spire-server bundle list` (see `spire_server`). " +
 					"The object has no status to wait on, and workloads that federate with the peer are refused until " +
-					"SPIRE has its bundle. Defaults to `false`. A create whose wait times out leaves the object in place " +
-					"and the resource tainted, so the next apply replaces it.",
+					"SPIRE has its bundle. A create (a replacement too) then also waits, within the same timeout, until " +
+					"the entries of the cluster's ClusterSPIFFEIDs of the same class that federate with the peer carry " +
+					"the federation again: deleting the object makes spire-controller-manager drop it from them, and it " +
+					"adds it back only at a later reconcile; what is left when the time is up is a warning. Defaults to " +
+					"`false`. A create whose bundle wait times out leaves the object in place and the resource tainted, so " +
+					"the next apply replaces it.",
 			},
 			"delete_bundle_on_destroy": schema.BoolAttribute{
 				Optional: true,

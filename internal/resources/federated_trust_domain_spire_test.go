@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +120,98 @@ resource "zerotrust_federated_trust_domain" "never" {
 			ExpectError: regexp.MustCompile(`(?s)SPIRE Does Not Hold the Peer Bundle.*` + regexp.QuoteMeta(td)),
 		}},
 	})
+}
+
+// TestAccFederatedTrustDomain_replaceWaitsForEntries ("the replace test: the
+// check block is silent right after the apply"): east federates with west,
+// and a ClusterSPIFFEID selects a running pod and federates with west. A
+// replacement of the ClusterFederatedTrustDomain (tainted, as `terraform
+// apply -replace` does) deletes it first, which drops the federation from
+// the pod's entry; the create ends only when the entry carries it again, so
+// zerotrust_federation_status, read in the same apply right after the
+// create, finds every entry of the ClusterSPIFFEID federating.
+func TestAccFederatedTrustDomain_replaceWaitsForEntries(t *testing.T) {
+	east, west := acctest.Spire(t, acctest.East), acctest.Spire(t, acctest.West)
+	app := acctest.UniqueName("repl")
+	waitEast := startCSIDWorkload(t, east, app, west.TrustDomain)
+	const cftd, status = "zerotrust_federated_trust_domain.east", "data.zerotrust_federation_status.after"
+	config := acctest.ProviderConfig(t) + csidFederation(t, "east", acctest.East, west) + fmt.Sprintf(`
+resource "zerotrust_cluster_spiffe_id" "east" {
+  cluster            = %[1]q
+  name               = %[2]q
+  spiffe_id_template = %[3]q
+  pod_selector = {
+    match_labels = { app = %[2]q }
+  }
+  namespace_selector = {
+    match_expressions = [{ key = "kubernetes.io/metadata.name", operator = "In", values = ["csid"] }]
+  }
+  federates_with = [%[4]q]
+  timeouts = {
+    create = "4m"
+  }
+  depends_on = [zerotrust_federated_trust_domain.east]
+}
+
+# Read in the apply, right after the federation's create (as a check block
+# after the apply would).
+data "zerotrust_federation_status" "after" {
+  cluster         = %[1]q
+  check_endpoints = false
+  depends_on      = [zerotrust_federated_trust_domain.east]
+}
+`, acctest.East, app, csidTemplate, west.TrustDomain)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             acctest.CheckGone(t, acctest.East, csidGVR, "", app),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				// The pod runs and its entry federates (the
+				// ClusterSPIFFEID's create waited for that).
+				PreConfig: func() { waitEast() },
+				Taint:     []string{cftd},
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(cftd, plancheck.ResourceActionDestroyBeforeCreate)},
+				},
+				ConfigStateChecks: []statecheck.StateCheck{entriesFederate{t: t, address: status, name: app}},
+			},
+		},
+	})
+}
+
+// entriesFederate passes when the zerotrust_federation_status at address
+// lists the ClusterSPIFFEID name with no problem and names no problem of it.
+type entriesFederate struct {
+	t             *testing.T
+	address, name string
+}
+
+func (c entriesFederate) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	for _, r := range req.State.Values.RootModule.Resources {
+		if r.Address != c.address {
+			continue
+		}
+		problems, _ := r.AttributeValues["problems"].([]any)
+		for _, p := range problems {
+			if text := fmt.Sprint(p); strings.Contains(text, c.name) {
+				resp.Error = fmt.Errorf("right after the replacement %s reports: %s", c.address, text)
+				return
+			}
+		}
+		workloads, _ := r.AttributeValues["workloads"].([]any)
+		for _, w := range workloads {
+			if m, ok := w.(map[string]any); ok && m["name"] == c.name {
+				c.t.Logf("%s, right after the replacement: ClusterSPIFFEID %s: %v", c.address, c.name, m)
+				if left, _ := m["problems"].([]any); len(left) > 0 {
+					resp.Error = fmt.Errorf("right after the replacement, ClusterSPIFFEID %s: %v", c.name, left)
+				}
+				return
+			}
+		}
+		resp.Error = fmt.Errorf("%s lists no ClusterSPIFFEID %s among %d", c.address, c.name, len(workloads))
+		return
+	}
+	resp.Error = fmt.Errorf("%s not in state", c.address)
 }

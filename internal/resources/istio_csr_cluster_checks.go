@@ -68,8 +68,12 @@ func replacesIstioCSR(ctx context.Context, req resource.ModifyPlanRequest, resp 
 // operator would refuse at reconcile time and never retry, or retry
 // forever: another IstioCSR in the cluster, an ACME issuer, a missing or
 // unusable istio_ca_certificate ConfigMap, a CA issuer whose secret is not
-// where the operator reads it. Each is an error: the apply could only end
-// Degraded, rejected, or at its timeout. A missing issuer stays a warning:
+// where the operator reads it. Another IstioCSR and an ACME issuer are
+// errors: the apply could only end rejected or Degraded. The CA ConfigMap
+// and the issuer's CA Secret are warnings: an earlier resource of the same
+// apply may create or fill them, which a plan cannot see, so
+// refuseUnusableIstioCA asks again at apply, before anything is written,
+// and refuses there with the same words. A missing issuer stays a warning:
 // the operator retries it, and cert-manager or the issuer may be created by
 // the same apply. It asks only when the cluster's connection and the values
 // are known, within istioCSRIssuerReadTimeout, and stays silent when the
@@ -124,13 +128,94 @@ func (r *istioCSRResource) checkIstioCSRCluster(ctx context.Context, req resourc
 	if served, err := client.Served(ctx, kube.IstioCSR); err != nil || !served {
 		return // the apply reports the missing CRD
 	}
+	var caFound diag.Diagnostics
 	if replacing {
 		refuseOtherIstioCSR(ctx, client, planned.namespace, replacedNamespace(ctx, req), &resp.Diagnostics)
-		checkIstioCSRIssuer(ctx, client, planned, &resp.Diagnostics)
+		checkIstioCSRIssuer(ctx, client, planned, false, &resp.Diagnostics, &caFound)
 	}
 	if caChanged && planned.caCert != nil {
-		checkIstioCACertificate(ctx, client, planned, &resp.Diagnostics)
+		checkIstioCACertificate(ctx, client, planned, &caFound)
 	}
+	warnAtPlan(caFound, &resp.Diagnostics)
+}
+
+// istioCSRCheckedAtApply ends each CA check's plan warning.
+const istioCSRCheckedAtApply = "This is a warning at plan because an earlier resource of the same apply may create or " +
+	"change it; the apply asks again before it writes the IstioCSR, and refuses with this message if it still finds this."
+
+// warnAtPlan adds the CA checks' refusals to diags as warnings
+// (istioCSRCheckedAtApply says why), and their warnings as they are.
+func warnAtPlan(found diag.Diagnostics, diags *diag.Diagnostics) {
+	for _, d := range found {
+		if d.Severity() != diag.SeverityError {
+			diags.Append(d)
+			continue
+		}
+		detail := d.Detail() + " " + istioCSRCheckedAtApply
+		if withPath, ok := d.(diag.DiagnosticWithPath); ok {
+			diags.AddAttributeWarning(withPath.Path(), d.Summary(), detail)
+		} else {
+			diags.AddWarning(d.Summary(), detail)
+		}
+	}
+}
+
+// plannedOf is what the CA checks read from a plan at apply; ok is false
+// when a value they need is missing.
+func (m *istioCSRResourceModel) plannedOf(ctx context.Context) (istioCSRPlanned, bool) {
+	var diags diag.Diagnostics
+	planned := istioCSRPlanned{namespace: m.Namespace.ValueString()}
+	cm, ok := objectAs[istioCSRCertManagerModel](ctx, m.CertManager, &diags)
+	if !ok {
+		return planned, false
+	}
+	ref, ok := objectAs[istioCSRIssuerRefModel](ctx, cm.IssuerRef, &diags)
+	if !ok {
+		return planned, false
+	}
+	planned.issuerName, planned.issuerKind = ref.Name.ValueString(), ref.Kind.ValueString()
+	if istio, ok := objectAs[istioCSRIstioModel](ctx, m.Istio, &diags); ok {
+		planned.istioNS = istio.Namespace.ValueString()
+	}
+	if ca, ok := objectAs[istioCSRCACertificateModel](ctx, cm.IstioCACertificate, &diags); ok {
+		planned.caCert = &ca
+	}
+	return planned, planned.istioNS != "" && !diags.HasError()
+}
+
+// refuseUnusableIstioCA runs, at apply and before the IstioCSR is written,
+// the checks the plan could only warn about (checkIstioCSRCluster): the
+// issuer's CA Secret and an ACME issuer when the object is created
+// (withIssuer), the istio_ca_certificate ConfigMap when it is set. Each
+// finding is an error with the plan's words; what cannot be asked, and a
+// missing issuer (the operator retries it, and the apply's wait names it),
+// add nothing.
+func refuseUnusableIstioCA(ctx context.Context, client *kube.Client, m *istioCSRResourceModel, withIssuer bool, diags *diag.Diagnostics) {
+	planned, ok := m.plannedOf(ctx)
+	if !ok {
+		return
+	}
+	var found diag.Diagnostics
+	if withIssuer {
+		checkIstioCSRIssuer(ctx, client, planned, true, &found, &found)
+	}
+	if planned.caCert != nil {
+		checkIstioCACertificate(ctx, client, planned, &found)
+	}
+	for _, d := range found {
+		if d.Severity() == diag.SeverityError {
+			diags.Append(d)
+		}
+	}
+}
+
+// istioCACertificateChanged reports whether an update changes
+// cert_manager.istio_ca_certificate (the plan checks it only then).
+func istioCACertificateChanged(ctx context.Context, state, plan *istioCSRResourceModel) bool {
+	var diags diag.Diagnostics
+	before, _ := objectAs[istioCSRCertManagerModel](ctx, state.CertManager, &diags)
+	after, _ := objectAs[istioCSRCertManagerModel](ctx, plan.CertManager, &diags)
+	return !before.IstioCACertificate.Equal(after.IstioCACertificate)
 }
 
 // istioCSRPrivateReplaces is the private-state key, in a plan only, that
@@ -202,11 +287,13 @@ func refuseOtherIstioCSR(ctx context.Context, client *kube.Client, ns, priorNS s
 // checkIstioCSRIssuer looks the issuer up where the operator does
 // (deployments.go getIssuer: an Issuer in istio.namespace, or a
 // ClusterIssuer) and refuses what the operator would: an ACME issuer
-// (assertIssuerRefExists, irrecoverable), and a CA issuer whose secret is
-// not in istio.namespace with a non-empty ca.crt (createCAConfigMapFromIssuerSecret
-// reads it there, for a ClusterIssuer too, and retries forever), unless
-// istio_ca_certificate is set (the operator then skips the issuer's CA).
-func checkIstioCSRIssuer(ctx context.Context, client *kube.Client, planned istioCSRPlanned, diags *diag.Diagnostics) {
+// (assertIssuerRefExists, irrecoverable), and, into caDiags, a CA issuer
+// whose secret is not in istio.namespace with a non-empty ca.crt
+// (createCAConfigMapFromIssuerSecret reads it there, for a ClusterIssuer
+// too, and retries forever), unless istio_ca_certificate is set (the
+// operator then skips the issuer's CA). atApply leaves out the warning
+// about a missing issuer, which the plan gave.
+func checkIstioCSRIssuer(ctx context.Context, client *kube.Client, planned istioCSRPlanned, atApply bool, diags, caDiags *diag.Diagnostics) {
 	refPath := path.Root("cert_manager").AtName("issuer_ref")
 	kind, issuerNS, what := kube.CertManagerIssuer, planned.istioNS, fmt.Sprintf("Issuer %s/%s", planned.istioNS, planned.issuerName)
 	if planned.issuerKind == istioCSRIssuerKindClusterIssuer {
@@ -216,6 +303,8 @@ func checkIstioCSRIssuer(ctx context.Context, client *kube.Client, planned istio
 	}
 	issuer, err := client.Get(ctx, kind, issuerNS, planned.issuerName)
 	switch {
+	case kube.IsNotFound(err) && atApply:
+		return
 	case kube.IsNotFound(err):
 		detail := fmt.Sprintf("The cert-manager %s does not exist on cluster %q. ", what, client.DisplayName())
 		if kind == kube.CertManagerIssuer {
@@ -262,7 +351,7 @@ func checkIstioCSRIssuer(ctx context.Context, client *kube.Client, planned istio
 		problem = "does not exist"
 	case err != nil:
 		if d, ok := kube.NotCheckedWarning(err, fmt.Sprintf("that the CA Secret %s/%s of the %s holds ca.crt", planned.istioNS, secretName, what)); ok {
-			diags.Append(d)
+			caDiags.Append(d)
 		}
 		return
 	default:
@@ -284,7 +373,7 @@ func checkIstioCSRIssuer(ctx context.Context, client *kube.Client, planned istio
 	} else {
 		detail += "Create the Secret with a ca.crt key, or set cert_manager.istio_ca_certificate."
 	}
-	validate.AttributeError(diags, refPath.AtName("name"), "CA Issuer Secret Not Usable", detail)
+	validate.AttributeError(caDiags, refPath.AtName("name"), "CA Issuer Secret Not Usable", detail)
 }
 
 // checkIstioCACertificate mirrors deployments.go handleUserProvidedCA: the

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -244,11 +245,15 @@ func TestAccIstioCSROperator_certificateDurations(t *testing.T) {
 // istio.namespace"): the operator reads a CA issuer's secret in
 // istio.namespace, for a ClusterIssuer too, and retries forever without a
 // ca.crt there (deployments.go createCAConfigMapFromIssuerSecret). The plan
-// refuses both cases (the operator's retries are shown by
+// warns about both cases (an earlier resource of the same apply may create
+// the Secret) and the apply refuses them before it writes the IstioCSR (the
+// operator's retries are shown by
 // TestAccIstioCSROperator_missingIssuerRetried); with istio_ca_certificate
 // set the issuer's secret is not read.
 func TestAccIstioCSROperator_caIssuerSecret(t *testing.T) {
 	istioCSRAlone(t)
+	// The fixtures below go into istio.namespace before any issuer there.
+	acctest.EnsureNamespace(t, acctest.East, istioCSRIstioNamespace)
 	ns := acctest.UniqueNamespace(t, acctest.East, "csrca")
 	elsewhere := acctest.UniqueNamespace(t, acctest.East, "csrcasecret")
 	clusterIssuer, tlsOnly := "cluster-ca-"+ns, "tls-only-"+ns
@@ -297,10 +302,13 @@ func TestAccIstioCSROperator_caIssuerSecret(t *testing.T) {
 // good"): with istio_ca_certificate set, the operator reads the ConfigMap
 // once (in the IstioCSR's namespace when namespace is unset) and gives up for
 // good when it is missing, lacks the key or holds no CA certificate
-// (deployments.go handleUserProvidedCA): the plan refuses each; a ConfigMap
-// that disappears later fails the next apply at once on Degraded, a change
-// that does not fix it fails after the settle window (the Degraded condition
-// was there before), and a fix plus a spec change clears it.
+// (deployments.go handleUserProvidedCA). The plan warns about each (an
+// earlier resource of the same apply may create or fill the ConfigMap), and
+// the apply refuses each with the same words before it writes anything: the
+// cluster holds no IstioCSR afterwards and the state none. A ConfigMap that
+// disappears later fails the next apply at once on Degraded, a change that
+// does not fix it fails after the settle window (the Degraded condition was
+// there before), and a fix plus a spec change clears it.
 func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
 	istioCSRAlone(t)
 	ns := acctest.UniqueNamespace(t, acctest.East, "csrcm")
@@ -317,6 +325,35 @@ func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
   istiod_tls = { trust_domain = "cluster.local" }
   istio      = { namespace = "istio-system" }`, issuer, name)
 	}
+	// The missing ConfigMap, on the CLI, which shows a plan's warnings.
+	w := newCLIWorkspace(t)
+	w.write(istioCSRConfig(t, acctest.East, ns, body(`"missing"`)))
+	w.run("init")
+	notFound := fmt.Sprintf("Attribute cert_manager.istio_ca_certificate.name: The ConfigMap %s/missing does not exist on cluster", ns)
+	plan := w.run("plan")
+	for _, want := range []string{"Warning: CA Certificate ConfigMap Not Found", notFound, "does not retry",
+		"the apply asks again before it writes the IstioCSR, and refuses with this message"} {
+		if !strings.Contains(plan, want) {
+			t.Fatalf("plan with a missing CA ConfigMap: want %q in the output:\n%s", want, plan)
+		}
+	}
+	if strings.Contains(plan, "Error:") {
+		t.Fatalf("plan with a missing CA ConfigMap fails:\n%s", plan)
+	}
+	t.Logf("plan with a missing CA ConfigMap:\n%s", plan)
+	out, code := acctest.Terraform(t, "terraform", w.dir, w.reattach, "apply", "-auto-approve")
+	apply := strings.Join(strings.Fields(out), " ")
+	if code == 0 || !strings.Contains(apply, "Error: CA Certificate ConfigMap Not Found") || !strings.Contains(apply, notFound) {
+		t.Fatalf("apply with a missing CA ConfigMap: want it to fail with %q:\n%s", notFound, apply)
+	}
+	t.Logf("apply with a missing CA ConfigMap:\n%s", apply)
+	if _, err := getIstioCSR(t, acctest.East, ns); !apierrors.IsNotFound(err) {
+		t.Fatalf("after the refused apply, the IstioCSR %s/default: want NotFound, got %v", ns, err)
+	}
+	if state := strings.TrimSpace(acctest.MustTerraform(t, "terraform", w.dir, w.reattach, "state", "list")); state != "" {
+		t.Fatalf("after the refused apply, the state holds:\n%s", state)
+	}
+
 	const addr = "zerotrust_istio_csr.this"
 	// settle is the provider's istioCSRDegradedSettle.
 	const settle = 15 * time.Second
@@ -326,11 +363,8 @@ func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
 		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
 		Steps: []resource.TestStep{
 			{
-				Config: istioCSRConfig(t, acctest.East, ns, body(`"missing"`)),
-				ExpectError: regexp.MustCompile(`(?s)CA Certificate ConfigMap Not Found.*` + regexp.QuoteMeta(ns) +
-					`/missing\s+does\s+not\s+exist.*does\s+not\s+retry`),
-			},
-			{
+				// Warned at plan, refused at apply before anything is
+				// written, as the missing ConfigMap above.
 				Config:      istioCSRConfig(t, acctest.East, ns, body(`"no-key"`)),
 				ExpectError: regexp.MustCompile(`(?s)CA Certificate Key Not Found.*no\s+key\s+"ca\.crt"`),
 			},
@@ -384,6 +418,52 @@ func TestAccIstioCSROperator_caConfigMap(t *testing.T) {
 				},
 			},
 		},
+	})
+}
+
+// TestAccIstioCSROperator_caConfigMapSameApply: the CA ConfigMap is
+// created by an earlier resource of the same apply, which a plan cannot see.
+// The plan only warns (TestAccIstioCSROperator_caConfigMap shows the
+// warning), so the one apply creates the ConfigMap, then the IstioCSR, which
+// the operator serves with that CA.
+func TestAccIstioCSROperator_caConfigMapSameApply(t *testing.T) {
+	istioCSRAlone(t)
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrcmsame")
+	issuer := istioCSRIssuer(t, ns, true)
+	if _, err := acctest.Dynamic(t, acctest.East).Resource(kube.ConfigMap.GVR()).Namespace(ns).Get(context.Background(), "istio-ca", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("before the apply, the ConfigMap %s/istio-ca: want NotFound, got %v", ns, err)
+	}
+	config := istioCSRConfig(t, acctest.East, ns, fmt.Sprintf(`
+  cert_manager = {
+    issuer_ref           = { name = %q, kind = "Issuer" }
+    istio_ca_certificate = { name = ztfixture_config_map.ca.name, key = "ca.crt" }
+  }
+  istiod_tls = { trust_domain = "cluster.local" }
+  istio      = { namespace = "istio-system" }`, issuer)) + fmt.Sprintf(`
+resource "ztfixture_config_map" "ca" {
+  namespace = %q
+  name      = "istio-ca"
+  data      = { "ca.crt" = %q }
+}
+`, ns, acctest.TestCertificatePEM(t, true))
+	const addr = "zerotrust_istio_csr.this"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.WithFixtures(t, acctest.East),
+		CheckDestroy:             acctest.CheckIstioCSRGone(t, acctest.East, ns),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("ztfixture_config_map.ca", plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+				},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Ready").AtMapKey("status"), knownvalue.StringExact("True")),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("conditions").AtMapKey("Degraded").AtMapKey("status"), knownvalue.StringExact("False")),
+			},
+		}},
 	})
 }
 

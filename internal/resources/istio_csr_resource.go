@@ -95,6 +95,11 @@ func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateReques
 		resourceID(clusterValue(client.Name), ns)), &resp.Diagnostics) {
 		return
 	}
+	// What the plan could only warn about (an earlier resource of this
+	// apply may have created it) is refused now, before anything is written.
+	if refuseUnusableIstioCA(ctx, client, &plan, true, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		return
+	}
 
 	r.apply(ctx, client, &plan, &config, timeout, "create", existing, &resp.State, resp.Identity, resp.Private, &resp.Diagnostics)
 }
@@ -119,6 +124,14 @@ func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateReques
 		live = nil
 	case err != nil:
 		resp.Diagnostics.Append(istioCSRDiagnostic(err, "update the IstioCSR "+ns+"/"+istioCSRName, ns))
+		return
+	}
+	var state istioCSRResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if !resp.Diagnostics.HasError() && istioCACertificateChanged(ctx, &state, &plan) {
+		refuseUnusableIstioCA(ctx, client, &plan, false, &resp.Diagnostics)
+	}
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	r.apply(ctx, client, &plan, &config, timeout, "update", live, &resp.State, resp.Identity, resp.Private, &resp.Diagnostics)

@@ -104,10 +104,12 @@ func istioCSRSchema(ctx context.Context) schema.Schema {
 			"plan refuses a second IstioCSR when it can see the first, and an apply the operator rejects fails at once; " +
 			"such an object must be deleted and created again once the other one is gone.\n\n" +
 			"**Checked at plan.** When the plan creates or replaces the object and the cluster answers quickly, it also " +
-			"refuses what the operator would refuse or retry forever: an ACME issuer, a CA issuer whose secret (with " +
-			"`ca.crt`) is not in `istio.namespace` (where the operator reads it, also for a ClusterIssuer), and an " +
-			"`istio_ca_certificate` ConfigMap that is missing, lacks the key or holds no CA certificate. A missing issuer " +
-			"is only a warning: the operator retries it.\n\n" +
+			"checks what the operator would refuse or retry forever. An ACME issuer is a plan error. A CA issuer whose " +
+			"secret (with `ca.crt`) is not in `istio.namespace` (where the operator reads it, also for a ClusterIssuer), " +
+			"and an `istio_ca_certificate` ConfigMap that is missing, lacks the key or holds no CA certificate, are " +
+			"plan warnings, because an earlier resource of the same apply may create them: the apply checks them again " +
+			"before it writes the object and refuses with the same message, writing nothing. A missing issuer is only a " +
+			"warning: the operator retries it.\n\n" +
 			"**Destroy.** The operator removes nothing it created for an IstioCSR, so after deleting the object (and " +
 			"waiting until it is gone) the provider deletes those objects itself, found by the operator's labels: the " +
 			"Deployment, Services, ServiceAccount, NetworkPolicies and CA ConfigMap copy labelled " +
@@ -241,8 +243,9 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 					"`Issuer` in `namespace` is not used unless both are the same) or a cluster-wide `ClusterIssuer`. Not an " +
 					"ACME issuer (the operator refuses those). A CA issuer's secret must hold `ca.crt` and live in " +
 					"`istio.namespace`, also for a ClusterIssuer, unless `istio_ca_certificate` is set. When the plan creates " +
-					"the object and the cluster answers, a missing issuer is a plan-time warning (the operator retries it) and " +
-					"the other cases are errors. Immutable: changing it replaces the object.",
+					"the object and the cluster answers, an ACME issuer is a plan error, a missing issuer a warning (the " +
+					"operator retries it), and an unusable CA secret a warning that the apply turns into an error before it " +
+					"writes the object (the same apply may create the secret). Immutable: changing it replaces the object.",
 				// RequiresReplace sits on each field rather than on the object: an
 				// unset group is unknown while the object's modifiers run.
 				Attributes: map[string]schema.Attribute{
@@ -283,7 +286,9 @@ func istioCSRCertManagerSchema() schema.SingleNestedAttribute {
 					"issuer does not return it (for example a private CA behind a Vault issuer, or a CA ClusterIssuer whose " +
 					"secret is not in `istio.namespace`). The ConfigMap must exist before the object (the operator reads it " +
 					"once and gives up for good), hold the key, and start with a PEM CA certificate that may sign " +
-					"certificates; the plan checks all three when the cluster answers. " + istioCSRUnsetOptionalText,
+					"certificates. The plan checks all three when the cluster answers and warns (an earlier resource of the " +
+					"same apply may create the ConfigMap); the apply checks again before it writes the object and refuses " +
+					"there. " + istioCSRUnsetOptionalText,
 				Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{
 						Required:            true,

@@ -96,3 +96,53 @@ func X509Authority(b *spiffebundle.Bundle, id string) *x509.Certificate {
 	}
 	return nil
 }
+
+// ShowJWTAuthorityArgs asks SPIRE about its JWT authorities, as
+// ShowX509AuthorityArgs does about its X.509 ones.
+var ShowJWTAuthorityArgs = []string{"localauthority", "jwt", "show", "-output", "json"}
+
+// Previous names the authorities SPIRE rotated away from last (the "old"
+// of `localauthority x509 show` and `localauthority jwt show`; empty when it
+// names none). They are the only authorities `localauthority ... revoke`
+// accepts (spire v1.15 localauthority service, validateLocalAuthorityID),
+// and a revoke leaves them named there (it changes only the datastore's
+// bundle), so an authority SPIRE revoked and still names there is one it
+// held.
+type Previous struct {
+	X509 string // authority ID: the hexadecimal subject key ID
+	// X509Upstream is the subject key ID of the upstream authority that
+	// signed X509, the only one `localauthority x509 revoke_upstream`
+	// accepts.
+	X509Upstream string
+	JWT          string // authority ID: the key ID
+}
+
+// Previous runs both `localauthority ... show` commands in the pod.
+func (s Server) Previous(ctx context.Context) (Previous, error) {
+	var p Previous
+	for _, ask := range []struct {
+		args         []string
+		id, upstream *string
+	}{{ShowX509AuthorityArgs, &p.X509, &p.X509Upstream}, {ShowJWTAuthorityArgs, &p.JWT, nil}} {
+		out, err := s.Ask(ctx, ask.args...)
+		if err != nil {
+			return p, err
+		}
+		var show struct {
+			Old *struct {
+				AuthorityID string `json:"authority_id"`
+				Upstream    string `json:"upstream_authority_subject_key_id"`
+			}
+		}
+		if err := json.Unmarshal(out, &show); err != nil {
+			return p, fmt.Errorf("cannot read the output of `spire-server %s`: %w", strings.Join(ask.args, " "), err)
+		}
+		if show.Old != nil {
+			*ask.id = show.Old.AuthorityID
+			if ask.upstream != nil {
+				*ask.upstream = show.Old.Upstream
+			}
+		}
+	}
+	return p, nil
+}
