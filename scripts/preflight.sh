@@ -109,7 +109,7 @@ if ((go_ok && proxy_needed)); then
 			if ((${#to_build[@]})); then
 				note "tools to build: ${to_build[*]}, their modules from $first"
 			else
-				note "every tool built in the cache; modules the module cache lacks from $first"
+				note "every tool built in the cache, modules the module cache lacks from $first"
 			fi
 		else
 			miss "the Go module proxy $first (GOPROXY=$proxy) did not answer within 5 s, and it must serve the modules of ${to_build[*]:-the provider}. Let this machine reach it, or set GOPROXY to a proxy it can reach"
