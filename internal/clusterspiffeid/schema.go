@@ -181,7 +181,8 @@ func dataSourceSelector(description string) dschema.SingleNestedAttribute {
 				NestedObject: dschema.NestedAttributeObject{Attributes: map[string]dschema.Attribute{
 					"key":      dschema.StringAttribute{Computed: true, MarkdownDescription: field["key"]},
 					"operator": dschema.StringAttribute{Computed: true, MarkdownDescription: field["operator"]},
-					"values":   dschema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: field["values"] + unset},
+					"values": dschema.ListAttribute{Computed: true, ElementType: types.StringType,
+						MarkdownDescription: field["values"] + " Null when the requirement has none."},
 				}},
 			},
 		},

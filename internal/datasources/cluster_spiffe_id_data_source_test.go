@@ -64,11 +64,17 @@ data "zerotrust_cluster_spiffe_id" "this" {
 }
 `, name),
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(addr, tfjsonpath.New("federates_with"), knownvalue.ListExact([]knownvalue.Check{
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("federates_with"), knownvalue.SetExact([]knownvalue.Check{
 					knownvalue.StringExact("north.zt.test"), knownvalue.StringExact("west.zt.test")})),
-				statecheck.ExpectKnownValue(addr, tfjsonpath.New("pod_selector"), knownvalue.StringExact("app="+name)),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("pod_selector"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"match_labels":      knownvalue.MapExact(map[string]knownvalue.Check{"app": knownvalue.StringExact(name)}),
+					"match_expressions": knownvalue.Null(),
+				})),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("namespace_selector"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("ttl"), knownvalue.StringExact("1h")),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("jwt_ttl"), knownvalue.Null()),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("dns_name_templates"), knownvalue.Null()),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("fallback"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("admin"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("class_name"), knownvalue.StringExact(east.ClassName)),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("stats").AtMapKey("pods_selected"), knownvalue.Int64Exact(0)),

@@ -47,7 +47,7 @@ func clusterSPIFFEIDObjectFromModel(ctx context.Context, m clusterSPIFFEIDResour
 func setClusterSPIFFEIDFromObject(ctx context.Context, m *clusterSPIFFEIDResourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
 	m.Name = types.StringValue(obj.GetName())
 	m.ID = types.StringValue(resourceID(m.Cluster, obj.GetName()))
-	return m.Spec.SetFromObject(ctx, obj)
+	return m.SetFromObject(ctx, obj)
 }
 
 // clusterSPIFFEIDStateFromObject is the state import and list both store for obj.
