@@ -3,7 +3,7 @@ package datasources
 import (
 	"context"
 	"fmt"
-	"slices"
+	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -12,10 +12,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/clusterspiffeid"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
@@ -36,23 +35,12 @@ type clusterSPIFFEIDDataSource struct {
 }
 
 type clusterSPIFFEIDDataSourceModel struct {
-	Cluster                   types.String `tfsdk:"cluster"`
-	Name                      types.String `tfsdk:"name"`
-	SPIFFEIDTemplate          types.String `tfsdk:"spiffe_id_template"`
-	PodSelector               types.String `tfsdk:"pod_selector"`
-	NamespaceSelector         types.String `tfsdk:"namespace_selector"`
-	FederatesWith             types.List   `tfsdk:"federates_with"`
-	DNSNameTemplates          types.List   `tfsdk:"dns_name_templates"`
-	WorkloadSelectorTemplates types.List   `tfsdk:"workload_selector_templates"`
-	TTL                       types.String `tfsdk:"ttl"`
-	JWTTTL                    types.String `tfsdk:"jwt_ttl"`
-	Hint                      types.String `tfsdk:"hint"`
-	ClassName                 types.String `tfsdk:"class_name"`
-	Fallback                  types.Bool   `tfsdk:"fallback"`
-	Admin                     types.Bool   `tfsdk:"admin"`
-	Downstream                types.Bool   `tfsdk:"downstream"`
-	AutoPopulateDNSNames      types.Bool   `tfsdk:"auto_populate_dns_names"`
-	Stats                     types.Object `tfsdk:"stats"`
+	Cluster types.String `tfsdk:"cluster"`
+	Name    types.String `tfsdk:"name"`
+	// Spec is read as the resource zerotrust_cluster_spiffe_id reads it, so
+	// the same object gives the same values of the same types in both.
+	clusterspiffeid.Spec
+	Stats types.Object `tfsdk:"stats"`
 }
 
 // clusterSPIFFEIDStats names the counters of status.stats, in the
@@ -80,56 +68,37 @@ func (d *clusterSPIFFEIDDataSource) Metadata(_ context.Context, req datasource.M
 }
 
 func (d *clusterSPIFFEIDDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	str := func(description string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, MarkdownDescription: description}
-	}
-	list := func(description string) schema.ListAttribute {
-		return schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: description}
-	}
-	flag := func(description string) schema.BoolAttribute {
-		return schema.BoolAttribute{Computed: true, MarkdownDescription: description}
-	}
 	stats := map[string]schema.Attribute{}
 	for _, s := range clusterSPIFFEIDStats {
 		stats[s.attr] = schema.Int64Attribute{Computed: true, MarkdownDescription: s.description + " (`" + s.field + "`)"}
 	}
+	attrs := clusterspiffeid.DataSourceAttributes()
+	maps.Copy(attrs, map[string]schema.Attribute{
+		"cluster": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Key of the provider's `clusters` map naming the cluster to read. Unset means the " +
+				"provider's `kubernetes` connection.",
+		},
+		"name": schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: "Name of the ClusterSPIFFEID.",
+			Validators:          []validator.String{validate.K8sName()},
+		},
+		"stats": schema.SingleNestedAttribute{
+			Computed: true,
+			MarkdownDescription: "`status.stats` of the controller's last reconciliation; all zero before the first " +
+				"one, or when no controller serves the object's class.",
+			Attributes: stats,
+		},
+	})
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "One spire-controller-manager `ClusterSPIFFEID` (`spire.spiffe.io/v1alpha1`): how it " +
 			"registers pods (template, selectors), the trust domains their entries federate with, and what the " +
 			"controller reported about its last reconciliation (`status.stats`). Whether SPIRE's entries carry the " +
-			"federation is what `zerotrust_cluster_spiffe_id` waits for and `zerotrust_federation_status` reports.",
-		Attributes: map[string]schema.Attribute{
-			"cluster": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Key of the provider's `clusters` map naming the cluster to read. Unset means the " +
-					"provider's `kubernetes` connection.",
-			},
-			"name": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Name of the ClusterSPIFFEID.",
-				Validators:          []validator.String{validate.K8sName()},
-			},
-			"spiffe_id_template":          str("`spec.spiffeIDTemplate`."),
-			"pod_selector":                str("`spec.podSelector` as a label selector string (`app=web,tier in (a,b)`); null when unset (every pod)."),
-			"namespace_selector":          str("`spec.namespaceSelector` as a label selector string; null when unset (every namespace not ignored)."),
-			"federates_with":              list("`spec.federatesWith`, sorted; empty when it federates with nothing."),
-			"dns_name_templates":          list("`spec.dnsNameTemplates`."),
-			"workload_selector_templates": list("`spec.workloadSelectorTemplates`."),
-			"ttl":                         str("`spec.ttl`; null when unset."),
-			"jwt_ttl":                     str("`spec.jwtTtl`; null when unset."),
-			"hint":                        str("`spec.hint`; null when unset."),
-			"class_name":                  str("`spec.className`; null when unset."),
-			"fallback":                    flag("`spec.fallback`."),
-			"admin":                       flag("`spec.admin`."),
-			"downstream":                  flag("`spec.downstream`."),
-			"auto_populate_dns_names":     flag("`spec.autoPopulateDNSNames`."),
-			"stats": schema.SingleNestedAttribute{
-				Computed: true,
-				MarkdownDescription: "`status.stats` of the controller's last reconciliation; all zero before the first " +
-					"one, or when no controller serves the object's class.",
-				Attributes: stats,
-			},
-		},
+			"federation is what `zerotrust_cluster_spiffe_id` waits for and `zerotrust_federation_status` reports.\n\n" +
+			"The spec's attributes are those of the resource `zerotrust_cluster_spiffe_id`, of the same types, and " +
+			"read as its import reads them.",
+		Attributes: attrs,
 	}
 }
 
@@ -159,49 +128,10 @@ func (d *clusterSPIFFEIDDataSource) Read(ctx context.Context, req datasource.Rea
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
+// setClusterSPIFFEIDDataFromObject reads the spec as the resource's import
+// does, and the controller's status.stats.
 func setClusterSPIFFEIDDataFromObject(ctx context.Context, m *clusterSPIFFEIDDataSourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
-	var diags diag.Diagnostics
-	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-	text := func(field string) types.String {
-		if s, _ := spec[field].(string); s != "" {
-			return types.StringValue(s)
-		}
-		return types.StringNull()
-	}
-	strs := func(field string, sorted bool) types.List {
-		items, _, _ := unstructured.NestedStringSlice(spec, field)
-		if items == nil {
-			items = []string{}
-		}
-		if sorted {
-			slices.Sort(items)
-		}
-		v, d := types.ListValueFrom(ctx, types.StringType, items)
-		diags.Append(d...)
-		return v
-	}
-	selector := func(field string) types.String {
-		raw, ok := spec[field].(map[string]any)
-		if !ok {
-			return types.StringNull()
-		}
-		var ls metav1.LabelSelector
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ls); err != nil {
-			diags.AddAttributeError(path.Root(field), "Unreadable Label Selector", err.Error())
-			return types.StringNull()
-		}
-		return types.StringValue(metav1.FormatLabelSelector(&ls))
-	}
-	flag := func(field string) types.Bool {
-		b, _ := spec[field].(bool)
-		return types.BoolValue(b)
-	}
-	m.SPIFFEIDTemplate = text("spiffeIDTemplate")
-	m.PodSelector, m.NamespaceSelector = selector("podSelector"), selector("namespaceSelector")
-	m.FederatesWith = strs("federatesWith", true)
-	m.DNSNameTemplates, m.WorkloadSelectorTemplates = strs("dnsNameTemplates", false), strs("workloadSelectorTemplates", false)
-	m.TTL, m.JWTTTL, m.Hint, m.ClassName = text("ttl"), text("jwtTtl"), text("hint"), text("className")
-	m.Fallback, m.Admin, m.Downstream, m.AutoPopulateDNSNames = flag("fallback"), flag("admin"), flag("downstream"), flag("autoPopulateDNSNames")
+	diags := m.SetFromObject(ctx, obj)
 	st := workloadtrust.StatsOf(obj)
 	values := map[string]int64{
 		"namespaces_selected": st.NamespacesSelected, "namespaces_ignored": st.NamespacesIgnored, "pods_selected": st.PodsSelected,

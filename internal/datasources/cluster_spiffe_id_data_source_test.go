@@ -19,7 +19,10 @@ import (
 
 // TestAccClusterSPIFFEIDDataSource reads a ClusterSPIFFEID an administrator
 // made on east, whose spire-controller-manager reconciles it: the spec as
-// written and the controller's status.stats (it selects no pod).
+// written, in the resource's types (selectors as objects, federates_with a
+// set, fields left out null), and the controller's status.stats (it selects
+// namespaces but no pod: one that selected no namespace either got no status
+// from the controller).
 func TestAccClusterSPIFFEIDDataSource(t *testing.T) {
 	east := acctest.Spire(t, acctest.East)
 	name := acctest.UniqueName("csidds")
@@ -28,10 +31,12 @@ func TestAccClusterSPIFFEIDDataSource(t *testing.T) {
 		"spec": map[string]any{
 			"spiffeIDTemplate": "spiffe://{{ .TrustDomain }}/ns/{{ .PodMeta.Namespace }}",
 			"podSelector":      map[string]any{"matchLabels": map[string]any{"app": name}},
-			"federatesWith":    []any{"west.zt.test", "north.zt.test"},
-			"ttl":              "1h",
-			"className":        east.ClassName,
-			"admin":            true,
+			"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{
+				"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"kube-system"}}}},
+			"federatesWith": []any{"west.zt.test", "north.zt.test"},
+			"ttl":           "1h",
+			"className":     east.ClassName,
+			"admin":         true,
 		},
 	})
 	t.Cleanup(func() {
@@ -64,11 +69,24 @@ data "zerotrust_cluster_spiffe_id" "this" {
 }
 `, name),
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(addr, tfjsonpath.New("federates_with"), knownvalue.ListExact([]knownvalue.Check{
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("federates_with"), knownvalue.SetExact([]knownvalue.Check{
 					knownvalue.StringExact("north.zt.test"), knownvalue.StringExact("west.zt.test")})),
-				statecheck.ExpectKnownValue(addr, tfjsonpath.New("pod_selector"), knownvalue.StringExact("app="+name)),
-				statecheck.ExpectKnownValue(addr, tfjsonpath.New("namespace_selector"), knownvalue.Null()),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("pod_selector"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"match_labels":      knownvalue.MapExact(map[string]knownvalue.Check{"app": knownvalue.StringExact(name)}),
+					"match_expressions": knownvalue.Null(),
+				})),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("namespace_selector"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"match_labels": knownvalue.Null(),
+					"match_expressions": knownvalue.ListExact([]knownvalue.Check{knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"key":      knownvalue.StringExact("kubernetes.io/metadata.name"),
+						"operator": knownvalue.StringExact("NotIn"),
+						"values":   knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("kube-system")}),
+					})}),
+				})),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("ttl"), knownvalue.StringExact("1h")),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("jwt_ttl"), knownvalue.Null()),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("dns_name_templates"), knownvalue.Null()),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("fallback"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("admin"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("class_name"), knownvalue.StringExact(east.ClassName)),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("stats").AtMapKey("pods_selected"), knownvalue.Int64Exact(0)),

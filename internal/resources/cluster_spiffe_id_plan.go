@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/clusterspiffeid"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
@@ -46,7 +47,7 @@ func (r *clusterSPIFFEIDResource) ValidateConfig(ctx context.Context, req resour
 		}
 		for i, text := range texts {
 			if _, err := renderTemplate(text, "td-one.invalid"); err != nil {
-				validate.AttributeError(&resp.Diagnostics, path.Root(attr.name).AtListIndex(i), "Invalid Template", fmt.Sprintf("spire-controller-manager would refuse this template: %v. "+clusterSPIFFEIDTemplateText, err))
+				validate.AttributeError(&resp.Diagnostics, path.Root(attr.name).AtListIndex(i), "Invalid Template", fmt.Sprintf("spire-controller-manager would refuse this template: %v. "+clusterspiffeid.TemplateText, err))
 			}
 		}
 	}
@@ -60,7 +61,7 @@ func (r *clusterSPIFFEIDResource) ValidateConfig(ctx context.Context, req resour
 // validateSelectorExpressions: In and NotIn need values, Exists and
 // DoesNotExist take none (metav1.LabelSelectorAsSelector refuses otherwise).
 func validateSelectorExpressions(ctx context.Context, v types.Object, at path.Path, diags *diag.Diagnostics) {
-	obj, _ := labelSelectorToObject(ctx, v)
+	obj, _ := clusterspiffeid.SelectorToObject(ctx, v)
 	exprs, _ := obj["matchExpressions"].([]any)
 	for i, e := range exprs {
 		item, _ := e.(map[string]any)

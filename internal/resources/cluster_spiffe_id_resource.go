@@ -126,7 +126,7 @@ func (r *clusterSPIFFEIDResource) apply(ctx context.Context, client *kube.Client
 	}
 	m.ID = types.StringValue(resourceID(m.Cluster, m.Name.ValueString()))
 	m.FederationProblems = types.ListValueMust(types.StringType, nil)
-	tds := m.federatesWith()
+	tds := m.TrustDomains()
 	if len(tds) == 0 {
 		return // nothing to federate: no SPIRE to ask
 	}
@@ -167,7 +167,7 @@ func (r *clusterSPIFFEIDResource) refreshProblems(ctx context.Context, client *k
 	if m.FederationProblems.IsNull() || m.FederationProblems.IsUnknown() {
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
 	}
-	tds := m.federatesWith()
+	tds := m.TrustDomains()
 	if len(tds) == 0 {
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
 		return

@@ -49,6 +49,10 @@
 // existing model), in _model.go. spire_federation goes through federationSpec
 // (specFromModel, specFromObject, setModel), because the SpireServer's
 // federation is one field of an object this provider does not own.
+// cluster_spiffe_id's model embeds clusterspiffeid.Spec, the one mapping of
+// the ClusterSPIFFEID's spec (its attributes, ObjectFromSpec,
+// Spec.SetFromObject), which the data source zerotrust_cluster_spiffe_id
+// reads with too; its model functions add what only the resource holds.
 // spire_bundle manages no Kubernetes object but a bundle in SPIRE's
 // datastore: spireBundleStateFromBundle and setSpireBundleFromView read what
 // SPIRE holds, its identity names the trust domain (identityShape.key), and

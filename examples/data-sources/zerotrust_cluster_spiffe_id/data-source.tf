@@ -6,8 +6,16 @@ data "zerotrust_cluster_spiffe_id" "default" {
   name    = "spire-spire-default"
 }
 
+# federates_with is a set of trust domains, null when the object federates
+# with none.
 output "default_federates_with" {
-  value = data.zerotrust_cluster_spiffe_id.default.federates_with
+  value = data.zerotrust_cluster_spiffe_id.default.federates_with == null ? [] : sort(data.zerotrust_cluster_spiffe_id.default.federates_with)
+}
+
+# pod_selector is an object, as in the resource: null when the object selects
+# every pod.
+output "default_pod_labels" {
+  value = try(data.zerotrust_cluster_spiffe_id.default.pod_selector.match_labels, null)
 }
 
 output "default_healthy" {
