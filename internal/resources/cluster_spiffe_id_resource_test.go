@@ -2,6 +2,9 @@ package resources_test
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"regexp"
 	"strings"
@@ -14,11 +17,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
@@ -232,7 +238,12 @@ resource "zerotrust_cluster_spiffe_id" "never" {
 }
 
 // TestAccClusterSPIFFEID_planErrors: what spire-controller-manager would
-// refuse is refused at plan, naming the attribute.
+// refuse is refused at plan, naming the attribute. A federates_with trust
+// domain no federation of the cluster declares is the exception: an earlier
+// resource of the same apply may declare it, so the plan warns and the
+// apply refuses, before anything is written
+// (TestAccClusterSPIFFEID_sameApplyOtherProvider shows the same apply
+// declaring it).
 func TestAccClusterSPIFFEID_planErrors(t *testing.T) {
 	acctest.Spire(t, acctest.East)
 	for _, tc := range []struct{ name, body, want string }{
@@ -248,9 +259,6 @@ func TestAccClusterSPIFFEID_planErrors(t *testing.T) {
 		{"malformed trust domain", `
   spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
   federates_with = ["Not A Domain"]`, `(?s)federates_with`},
-		{"undeclared trust domain", `
-  spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
-  federates_with = ["nobody-declares.test"]`, `(?s)Trust Domain Not Federated.*nobody-declares\.test`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resource.Test(t, resource.TestCase{
@@ -269,6 +277,131 @@ resource "zerotrust_cluster_spiffe_id" "bad" {
 			})
 		})
 	}
+	t.Run("undeclared trust domain", undeclaredTrustDomain)
+}
+
+// undeclaredTrustDomain: the plan warns about a trust domain no federation
+// of the cluster declares, and the apply refuses it with the same words,
+// leaving no ClusterSPIFFEID on the cluster and nothing in state.
+func undeclaredTrustDomain(t *testing.T) {
+	name := acctest.UniqueName("undecl")
+	w := newCLIWorkspace(t)
+	w.write(acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "zerotrust_cluster_spiffe_id" "bad" {
+  cluster            = "east"
+  name               = %q
+  spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
+  federates_with     = ["nobody-declares.test"]
+  # Short: were the apply to write the object, its wait would fail soon.
+  timeouts = {
+    create = "10s"
+  }
+}
+`, name))
+	w.run("init")
+	facts := `Attribute federates_with: Cluster "east" has no federation with "nobody-declares.test"`
+	plan := w.run("plan")
+	t.Logf("plan with an undeclared trust domain:\n%s", plan)
+	for _, want := range []string{"Warning: Trust Domain Not Federated", facts,
+		"This is a warning at plan because an earlier resource of the same apply may create the federation; the apply asks again before it writes the ClusterSPIFFEID"} {
+		if !strings.Contains(plan, want) {
+			t.Fatalf("plan with an undeclared trust domain: want %q in the output", want)
+		}
+	}
+	if strings.Contains(plan, "Error:") {
+		t.Fatal("plan with an undeclared trust domain fails")
+	}
+	out, code := acctest.Terraform(t, "terraform", w.dir, w.reattach, "apply", "-auto-approve")
+	apply := strings.Join(strings.Fields(out), " ")
+	t.Logf("apply with an undeclared trust domain:\n%s", apply)
+	if code == 0 || !strings.Contains(apply, "Error: Trust Domain Not Federated") || !strings.Contains(apply, facts) {
+		t.Fatalf("apply with an undeclared trust domain: want it to fail with %q", facts)
+	}
+	if _, err := acctest.Dynamic(t, acctest.East).Resource(csidGVR).Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after the refused apply, the ClusterSPIFFEID %s: want NotFound, got %v", name, err)
+	}
+	if state := strings.TrimSpace(acctest.MustTerraform(t, "terraform", w.dir, w.reattach, "state", "list")); state != "" {
+		t.Fatalf("after the refused apply, the state holds:\n%s", state)
+	}
+}
+
+// TestAccClusterSPIFFEID_sameApplyOtherProvider: the ClusterFederatedTrustDomain
+// is created by another provider's resource earlier in the same apply (as a
+// kubernetes_manifest would), which the plan cannot see. The plan only
+// warns, so the one apply creates the federation, then the ClusterSPIFFEID,
+// whose create finds the federation and ends when SPIRE holds the peer's
+// bundle (its bootstrap bundle: the made-up peer has no endpoint).
+func TestAccClusterSPIFFEID_sameApplyOtherProvider(t *testing.T) {
+	acctest.Spire(t, acctest.East)
+	name := acctest.UniqueName("foreign")
+	td := name + ".test"
+	block, _ := pem.Decode([]byte(acctest.TestCertificatePEM(t, true)))
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := spiffebundle.New(spiffeid.RequireTrustDomainFromString(td))
+	bundle.AddX509Authority(cert)
+	bundleJSON, err := bundle.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := json.Marshal(map[string]any{
+		"trustDomain": td, "bundleEndpointURL": "https://127.0.0.1:1", "className": harness.DefaultSpireClassName,
+		"bundleEndpointProfile": map[string]any{"type": "https_spiffe", "endpointSPIFFEID": "spiffe://" + td + "/spire/server"},
+		"trustDomainBundle":     string(bundleJSON),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const addr = "zerotrust_cluster_spiffe_id.this"
+	config := acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "ztfixture_cluster_federated_trust_domain" "peer" {
+  name = %[1]q
+  spec = %[2]q
+}
+
+resource "zerotrust_cluster_spiffe_id" "this" {
+  cluster            = "east"
+  name               = %[1]q
+  spiffe_id_template = %[3]q
+  pod_selector = {
+    match_labels = { app = %[1]q }
+  }
+  federates_with = [%[4]q]
+  timeouts = {
+    create = "2m"
+  }
+  depends_on = [ztfixture_cluster_federated_trust_domain.peer]
+}
+`, name, string(spec), csidTemplate, td)
+	cftdGVR := kube.ClusterFederatedTrustDomain.GVR()
+	if _, err := acctest.Dynamic(t, acctest.East).Resource(cftdGVR).Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("before the apply, the ClusterFederatedTrustDomain %s: want NotFound, got %v", name, err)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.WithFixtures(t, acctest.East),
+		CheckDestroy: func(s *terraform.State) error {
+			if err := acctest.CheckGone(t, acctest.East, csidGVR, "", name)(s); err != nil {
+				return err
+			}
+			return acctest.CheckGone(t, acctest.East, cftdGVR, "", name)(s)
+		},
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("ztfixture_cluster_federated_trust_domain.peer", plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+				},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("federation_problems"), knownvalue.ListExact(nil)),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("federates_with"), knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact(td)})),
+			},
+		}},
+	})
 }
 
 // TestAccClusterSPIFFEID_classNotServed: a class_name that is not the

@@ -41,7 +41,9 @@ func clusterSPIFFEIDSchema(ctx context.Context) schema.Schema {
 			"(asked through pod exec of `spire-server bundle list` and `entry show`, see `spire_server`). SPIRE refuses " +
 			"an entry that federates with a trust domain whose bundle it does not hold, so declare each peer's " +
 			"federation (`zerotrust_federated_trust_domain`) and make this resource depend on it; a `federates_with` " +
-			"trust domain no federation on the cluster declares is a plan error. A refresh that finds the workloads no " +
+			"trust domain no federation on the cluster declares is a warning at plan (an earlier resource of the same " +
+			"apply, such as a `kubernetes_manifest`, may create its ClusterFederatedTrustDomain) and an error at apply, " +
+			"asked again before anything is written. A refresh that finds the workloads no " +
 			"longer federating (entries without the federation, render failures) plans an update of " +
 			"`federation_problems` that names them, and the apply waits for the repair again.\n\n" +
 			"To add federation to a ClusterSPIFFEID that a Helm chart or operator owns, without taking the rest of " +
@@ -74,8 +76,10 @@ func clusterSPIFFEIDSchema(ctx context.Context) schema.Schema {
 				ElementType: types.StringType,
 				MarkdownDescription: "Trust domains the entries federate with (`spec.federatesWith`): the workloads get " +
 					"these trust domains' bundles and accept their SVIDs. Not the cluster's own trust domain; each must " +
-					"be declared by a federation on the cluster (a ClusterFederatedTrustDomain existing or planned in " +
-					"the same run, or `federates_with` of `zerotrust_spire_federation`). An empty set is the same as none (a computed list of " +
+					"be declared by a federation on the cluster (a ClusterFederatedTrustDomain on the cluster, or one planned " +
+					"earlier in the same run, or `federates_with` of `zerotrust_spire_federation`): the plan warns about " +
+					"one it cannot find, and the apply, which asks again when it creates the object or changes this set, " +
+					"refuses it before writing. An empty set is the same as none (a computed list of " +
 					"the peers federated so far may be empty).",
 				Validators: []validator.Set{setvalidator.ValueStringsAre(validate.TrustDomain())},
 			},
