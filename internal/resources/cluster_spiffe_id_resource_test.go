@@ -21,6 +21,7 @@ import (
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
@@ -281,47 +282,105 @@ resource "zerotrust_cluster_spiffe_id" "bad" {
 }
 
 // undeclaredTrustDomain: the plan warns about a trust domain no federation
-// of the cluster declares, and the apply refuses it with the same words,
-// leaving no ClusterSPIFFEID on the cluster and nothing in state.
+// of the cluster declares, and the apply refuses it with the same words
+// before anything is written: a create leaves no ClusterSPIFFEID on the
+// cluster and nothing in state, an update that adds it leaves the object's
+// federatesWith and the state as they were.
 func undeclaredTrustDomain(t *testing.T) {
 	name := acctest.UniqueName("undecl")
-	w := newCLIWorkspace(t)
-	w.write(acctest.ProviderConfig(t) + fmt.Sprintf(`
+	config := func(federatesWith string) string {
+		return acctest.ProviderConfig(t) + fmt.Sprintf(`
 resource "zerotrust_cluster_spiffe_id" "bad" {
   cluster            = "east"
   name               = %q
   spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
-  federates_with     = ["nobody-declares.test"]
+  pod_selector = {
+    match_labels = { app = %[1]q }
+  }
+  %s
   # Short: were the apply to write the object, its wait would fail soon.
   timeouts = {
     create = "10s"
+    update = "10s"
   }
 }
-`, name))
-	w.run("init")
+`, name, federatesWith)
+	}
 	facts := `Attribute federates_with: Cluster "east" has no federation with "nobody-declares.test"`
-	plan := w.run("plan")
-	t.Logf("plan with an undeclared trust domain:\n%s", plan)
-	for _, want := range []string{"Warning: Trust Domain Not Federated", facts,
-		"This is a warning at plan because an earlier resource of the same apply may create the federation; the apply asks again before it writes the ClusterSPIFFEID"} {
-		if !strings.Contains(plan, want) {
-			t.Fatalf("plan with an undeclared trust domain: want %q in the output", want)
+	refused := func(w *cliWorkspace, what string, check func() error, wantState string) {
+		t.Helper()
+		plan := w.run("plan")
+		t.Logf("plan of the %s with an undeclared trust domain:\n%s", what, plan)
+		for _, want := range []string{"Warning: Trust Domain Not Federated", facts,
+			"This is a warning at plan because an earlier resource of the same apply may create the federation; the apply asks again before it writes the ClusterSPIFFEID"} {
+			if !strings.Contains(plan, want) {
+				t.Fatalf("plan of the %s with an undeclared trust domain: want %q in the output", what, want)
+			}
+		}
+		if strings.Contains(plan, "Error:") {
+			t.Fatalf("plan of the %s with an undeclared trust domain fails", what)
+		}
+		out, code := acctest.Terraform(t, "terraform", w.dir, w.reattach, "apply", "-auto-approve")
+		apply := strings.Join(strings.Fields(out), " ")
+		t.Logf("apply of the %s with an undeclared trust domain:\n%s", what, apply)
+		if code == 0 || !strings.Contains(apply, "Error: Trust Domain Not Federated") || !strings.Contains(apply, facts) {
+			t.Fatalf("apply of the %s with an undeclared trust domain: want it to fail with %q", what, facts)
+		}
+		if err := check(); err != nil {
+			t.Fatalf("after the refused %s: %v", what, err)
+		}
+		if state := strings.TrimSpace(acctest.MustTerraform(t, "terraform", w.dir, w.reattach, "state", "list")); state != wantState {
+			t.Fatalf("after the refused %s, the state holds %q, want %q", what, state, wantState)
 		}
 	}
-	if strings.Contains(plan, "Error:") {
-		t.Fatal("plan with an undeclared trust domain fails")
+	csids := acctest.Dynamic(t, acctest.East).Resource(csidGVR)
+	w := newCLIWorkspace(t)
+	w.write(config(`federates_with = ["nobody-declares.test"]`))
+	w.run("init")
+	refused(w, "create", func() error {
+		if _, err := csids.Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the ClusterSPIFFEID %s: want NotFound, got %v", name, err)
+		}
+		return nil
+	}, "")
+	w.write(config(""))
+	w.run("apply", "-auto-approve")
+	w.write(config(`federates_with = ["nobody-declares.test"]`))
+	refused(w, "update", func() error {
+		obj, err := csids.Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if list, found, _ := unstructured.NestedStringSlice(obj.Object, "spec", "federatesWith"); found {
+			return fmt.Errorf("the ClusterSPIFFEID %s has spec.federatesWith %q, want none", name, list)
+		}
+		return nil
+	}, "zerotrust_cluster_spiffe_id.bad")
+	w.run("destroy", "-auto-approve")
+}
+
+// bootstrapCFTDSpec is the spec of a ClusterFederatedTrustDomain of the
+// made-up trust domain td, of the lab's class: its endpoint answers nothing,
+// and its bootstrap bundle (a throwaway CA) is what SPIRE holds of td, so a
+// ClusterSPIFFEID selecting no pod federates with td as soon as
+// spire-controller-manager passed the bundle on.
+func bootstrapCFTDSpec(t *testing.T, td string) map[string]any {
+	t.Helper()
+	block, _ := pem.Decode([]byte(acctest.TestCertificatePEM(t, true)))
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
 	}
-	out, code := acctest.Terraform(t, "terraform", w.dir, w.reattach, "apply", "-auto-approve")
-	apply := strings.Join(strings.Fields(out), " ")
-	t.Logf("apply with an undeclared trust domain:\n%s", apply)
-	if code == 0 || !strings.Contains(apply, "Error: Trust Domain Not Federated") || !strings.Contains(apply, facts) {
-		t.Fatalf("apply with an undeclared trust domain: want it to fail with %q", facts)
+	bundle := spiffebundle.New(spiffeid.RequireTrustDomainFromString(td))
+	bundle.AddX509Authority(cert)
+	bundleJSON, err := bundle.Marshal()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := acctest.Dynamic(t, acctest.East).Resource(csidGVR).Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("after the refused apply, the ClusterSPIFFEID %s: want NotFound, got %v", name, err)
-	}
-	if state := strings.TrimSpace(acctest.MustTerraform(t, "terraform", w.dir, w.reattach, "state", "list")); state != "" {
-		t.Fatalf("after the refused apply, the state holds:\n%s", state)
+	return map[string]any{
+		"trustDomain": td, "bundleEndpointURL": "https://127.0.0.1:1", "className": harness.DefaultSpireClassName,
+		"bundleEndpointProfile": map[string]any{"type": "https_spiffe", "endpointSPIFFEID": "spiffe://" + td + "/spire/server"},
+		"trustDomainBundle":     string(bundleJSON),
 	}
 }
 
@@ -335,22 +394,7 @@ func TestAccClusterSPIFFEID_sameApplyOtherProvider(t *testing.T) {
 	acctest.Spire(t, acctest.East)
 	name := acctest.UniqueName("foreign")
 	td := name + ".test"
-	block, _ := pem.Decode([]byte(acctest.TestCertificatePEM(t, true)))
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bundle := spiffebundle.New(spiffeid.RequireTrustDomainFromString(td))
-	bundle.AddX509Authority(cert)
-	bundleJSON, err := bundle.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := json.Marshal(map[string]any{
-		"trustDomain": td, "bundleEndpointURL": "https://127.0.0.1:1", "className": harness.DefaultSpireClassName,
-		"bundleEndpointProfile": map[string]any{"type": "https_spiffe", "endpointSPIFFEID": "spiffe://" + td + "/spire/server"},
-		"trustDomainBundle":     string(bundleJSON),
-	})
+	spec, err := json.Marshal(bootstrapCFTDSpec(t, td))
 	if err != nil {
 		t.Fatal(err)
 	}
