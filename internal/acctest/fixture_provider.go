@@ -2,6 +2,7 @@ package acctest
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -25,7 +26,9 @@ import (
 
 // WithFixtures serves, beside zerotrust, the test-only provider "ztfixture",
 // whose ztfixture_config_map writes a ConfigMap on cluster during an apply,
-// as a kubernetes_config_map would. It lets a test show what a zerotrust
+// as a kubernetes_config_map would, and whose
+// ztfixture_cluster_federated_trust_domain writes a
+// ClusterFederatedTrustDomain, as a kubernetes_manifest would. It lets a test show what a zerotrust
 // resource does when an earlier resource of the same apply creates what it
 // refers to, which a plan cannot see. The kubernetes provider itself is not
 // among the tools the tests build (only bench/ builds it), and
@@ -56,7 +59,10 @@ func (p *fixtureProvider) Configure(context.Context, provider.ConfigureRequest, 
 func (p *fixtureProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
 
 func (p *fixtureProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{func() resource.Resource { return &fixtureConfigMap{client: p.client} }}
+	return []func() resource.Resource{
+		func() resource.Resource { return &fixtureConfigMap{client: p.client} },
+		func() resource.Resource { return &fixtureCFTD{client: p.client} },
+	}
 }
 
 // fixtureConfigMap creates the ConfigMap namespace/name holding data; every
@@ -136,5 +142,82 @@ func (r *fixtureConfigMap) Delete(ctx context.Context, req resource.DeleteReques
 	err := r.client.Resource(kube.ConfigMap.GVR()).Namespace(m.Namespace.ValueString()).Delete(ctx, m.Name.ValueString(), metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		resp.Diagnostics.AddError("Delete ConfigMap", err.Error())
+	}
+}
+
+// fixtureCFTD creates the ClusterFederatedTrustDomain name with spec (JSON)
+// as it is, not through zerotrust's resource: what the zerotrust resources
+// learn of it is only what the cluster holds. Every change replaces it.
+type fixtureCFTD struct{ client dynamic.Interface }
+
+type fixtureCFTDModel struct {
+	Name types.String `tfsdk:"name"`
+	Spec types.String `tfsdk:"spec"`
+}
+
+func (r *fixtureCFTD) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = "ztfixture_cluster_federated_trust_domain"
+}
+
+func (r *fixtureCFTD) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		Description: "A ClusterFederatedTrustDomain a test creates during an apply.",
+		Attributes: map[string]schema.Attribute{
+			"name": schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "Name."},
+			"spec": schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "spec, as JSON."},
+		},
+	}
+}
+
+func (r *fixtureCFTD) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m fixtureCFTDModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var spec map[string]any
+	if err := json.Unmarshal([]byte(m.Spec.ValueString()), &spec); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("spec"), "Invalid spec", err.Error())
+		return
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": kube.ClusterFederatedTrustDomain.APIVersion(),
+		"kind": kube.ClusterFederatedTrustDomain.Kind, "metadata": map[string]any{"name": m.Name.ValueString()}, "spec": spec}}
+	if _, err := r.client.Resource(kube.ClusterFederatedTrustDomain.GVR()).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		resp.Diagnostics.AddError("Create ClusterFederatedTrustDomain", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *fixtureCFTD) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m fixtureCFTDModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	_, err := r.client.Resource(kube.ClusterFederatedTrustDomain.GVR()).Get(ctx, m.Name.ValueString(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		resp.State.RemoveResource(ctx)
+	case err != nil:
+		resp.Diagnostics.AddError("Read ClusterFederatedTrustDomain", err.Error())
+	}
+}
+
+// Update is never called: every attribute replaces.
+func (r *fixtureCFTD) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.Diagnostics.AddAttributeError(path.Root("spec"), "Unexpected Update", "every change replaces a ztfixture_cluster_federated_trust_domain")
+}
+
+func (r *fixtureCFTD) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m fixtureCFTDModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	err := r.client.Resource(kube.ClusterFederatedTrustDomain.GVR()).Delete(ctx, m.Name.ValueString(), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		resp.Diagnostics.AddError("Delete ClusterFederatedTrustDomain", err.Error())
 	}
 }

@@ -69,9 +69,10 @@ func ResourceAttributes() map[string]rschema.Attribute {
 			Optional:    true,
 			ElementType: types.StringType,
 			MarkdownDescription: field["federates_with"] + " Not the cluster's own trust domain; each must be declared by " +
-				"a federation on the cluster (a ClusterFederatedTrustDomain existing or planned in the same run, or " +
-				"`federates_with` of `zerotrust_spire_federation`). An empty set is the same as none (a computed list " +
-				"of the peers federated so far may be empty).",
+				"a federation on the cluster (a ClusterFederatedTrustDomain on the cluster, or one planned earlier in the " +
+				"same run, or `federates_with` of `zerotrust_spire_federation`): the plan warns about one it cannot find, " +
+				"and the apply, which asks again when it creates the object or changes this set, refuses it before " +
+				"writing. An empty set is the same as none (a computed list of the peers federated so far may be empty).",
 			Validators: []validator.Set{setvalidator.ValueStringsAre(validate.TrustDomain())},
 		},
 		"dns_name_templates": rschema.ListAttribute{Optional: true, ElementType: types.StringType,

@@ -151,8 +151,8 @@ var Rules = []Rule{
 		{rFTD, "plan and create: the duplicate trust-domain check (refused, the plan warns and the create fails); a refresh of many objects reads one list instead of one get each"},
 		{lFTD, "always"},
 		{dFS, "always"},
-		{rCSID, "plan with `federates_with`: every trust domain must be declared by a federation of the cluster (refused, the plan skips the check)"},
-		{rCSF, "plan: every trust domain must be declared by a federation of the cluster (refused, the plan skips the check)"},
+		{rCSID, "plan with `federates_with`, create, and an update that changes it: every trust domain must be declared by a federation of the cluster; the plan warns, the apply refuses before it writes (refused, both skip the check)"},
+		{rCSF, "plan, create, and an update that changes `federates_with`: every trust domain must be declared by a federation of the cluster; the plan warns, the apply refuses before it writes (refused, both skip the check)"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterfederatedtrustdomains", "create", []Use{
 		{rFTD, "create (server-side apply of an object that does not exist yet is authorized as create too)"},

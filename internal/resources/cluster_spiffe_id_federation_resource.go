@@ -59,7 +59,7 @@ func (r *clusterSPIFFEIDFederationResource) Create(ctx context.Context, req reso
 	resp.Diagnostics.Append(d...)
 	// As zerotrust_cluster_spiffe_id: a create whose wait fails returns no
 	// state, and the next apply writes the same list again and waits again.
-	if r.write(ctx, plan, "create", timeout, &resp.Diagnostics) && !resp.Diagnostics.HasError() {
+	if r.write(ctx, plan, "create", true, timeout, &resp.Diagnostics) && !resp.Diagnostics.HasError() {
 		r.setState(ctx, plan, &resp.State, resp.Identity, &resp.Diagnostics)
 	}
 }
@@ -72,8 +72,13 @@ func (r *clusterSPIFFEIDFederationResource) Update(ctx context.Context, req reso
 	}
 	timeout, d := plan.Timeouts.Update(ctx, defaultClusterSPIFFEIDTimeout)
 	resp.Diagnostics.Append(d...)
+	var prior types.Set
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("federates_with"), &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	// Written but not federating yet: the state keeps what was written.
-	if r.write(ctx, plan, "update", timeout, &resp.Diagnostics) {
+	if r.write(ctx, plan, "update", !prior.Equal(plan.FederatesWith), timeout, &resp.Diagnostics) {
 		r.setState(ctx, plan, &resp.State, resp.Identity, &resp.Diagnostics)
 	}
 }
@@ -89,12 +94,21 @@ func (r *clusterSPIFFEIDFederationResource) setState(ctx context.Context, m clus
 // and waits until its workloads federate. The apply carries the object's
 // UID, which the API server treats as a precondition: an apply to a missing
 // object would create a ClusterSPIFFEID holding nothing but federatesWith.
-// It reports whether the list was written.
+// With checkDeclared (a create, or an update that changes the list), it
+// first refuses, before anything is written, a trust domain no federation
+// of the cluster declares: the plan could only warn, since an earlier
+// resource of the same apply may declare it. It reports whether the list
+// was written.
 func (r *clusterSPIFFEIDFederationResource) write(ctx context.Context, m clusterSPIFFEIDFederationResourceModel, verb string,
-	timeout time.Duration, diags *diag.Diagnostics) bool {
+	checkDeclared bool, timeout time.Duration, diags *diag.Diagnostics) bool {
 	client := r.Data.Client(m.Cluster, diags)
 	if client == nil {
 		return false
+	}
+	if checkDeclared {
+		if refuseUndeclaredTrustDomains(ctx, r.Data, client, m.Cluster, m.federatesWith(), diags); diags.HasError() {
+			return false
+		}
 	}
 	action := verb + " the federation of the " + m.describe(client.DisplayName())
 	existing, err := client.Get(ctx, kube.ClusterSPIFFEID, "", m.Name.ValueString())

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
@@ -187,4 +188,83 @@ resource "zerotrust_cluster_spiffe_id_federation" "also" {
 			},
 		},
 	})
+}
+
+// TestAccClusterSPIFFEIDFederation_undeclaredTrustDomain: a federates_with
+// trust domain no federation of the cluster declares is a warning at plan
+// (an earlier resource of the same apply may declare it) and is refused at
+// apply before anything is written, on create and on an update that adds
+// it: the administrator's ClusterSPIFFEID keeps the federatesWith it had,
+// and the state what it held.
+func TestAccClusterSPIFFEIDFederation_undeclaredTrustDomain(t *testing.T) {
+	east := acctest.Spire(t, acctest.East)
+	name := acctest.UniqueName("fedundecl")
+	declared := name + ".test"
+	ctx := context.Background()
+	if err := east.ApplyClusterSPIFFEID(ctx, harness.ClusterSPIFFEIDOptions{
+		Name: name, SPIFFEIDTemplate: csidTemplate, PodLabels: map[string]string{"app": name},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cftd := &unstructured.Unstructured{Object: map[string]any{"apiVersion": kube.ClusterFederatedTrustDomain.APIVersion(),
+		"kind": kube.ClusterFederatedTrustDomain.Kind, "metadata": map[string]any{"name": name}, "spec": bootstrapCFTDSpec(t, declared)}}
+	cftds := acctest.Dynamic(t, acctest.East).Resource(kube.ClusterFederatedTrustDomain.GVR())
+	if _, err := cftds.Create(ctx, cftd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = acctest.Dynamic(t, acctest.East).Resource(csidGVR).Delete(ctx, name, metav1.DeleteOptions{})
+		_ = cftds.Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	config := func(tds ...string) string {
+		list, _ := json.Marshal(tds)
+		return acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "zerotrust_cluster_spiffe_id_federation" "this" {
+  cluster        = "east"
+  name           = %q
+  federates_with = %s
+  timeouts = {
+    create = "1m"
+    update = "1m"
+  }
+}
+`, name, list)
+	}
+	federatesWith := func() []string {
+		_, obj, err := csidOwners(t, acctest.East, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, _, _ := unstructured.NestedStringSlice(obj.Object, "spec", "federatesWith")
+		return list
+	}
+	facts := `Attribute federates_with: Cluster "east" has no federation with "nobody-declares.test"`
+	refused := func(w *cliWorkspace, what string, wantList []string, wantState string) {
+		t.Helper()
+		plan := w.run("plan")
+		if !strings.Contains(plan, "Warning: Trust Domain Not Federated") || !strings.Contains(plan, facts) || strings.Contains(plan, "Error:") {
+			t.Fatalf("plan of the %s: want the warning %q and no error:\n%s", what, facts, plan)
+		}
+		out, code := acctest.Terraform(t, "terraform", w.dir, w.reattach, "apply", "-auto-approve")
+		apply := strings.Join(strings.Fields(out), " ")
+		if code == 0 || !strings.Contains(apply, "Error: Trust Domain Not Federated") || !strings.Contains(apply, facts) {
+			t.Fatalf("apply of the %s: want it to fail with %q:\n%s", what, facts, apply)
+		}
+		t.Logf("apply of the %s refused: %s", what, apply[strings.Index(apply, "Error:"):])
+		if got := federatesWith(); !slices.Equal(got, wantList) {
+			t.Fatalf("after the refused %s, spec.federatesWith is %q, want %q", what, got, wantList)
+		}
+		if state := strings.TrimSpace(acctest.MustTerraform(t, "terraform", w.dir, w.reattach, "state", "list")); state != wantState {
+			t.Fatalf("after the refused %s, the state holds %q, want %q", what, state, wantState)
+		}
+	}
+	w := newCLIWorkspace(t)
+	w.write(config("nobody-declares.test"))
+	w.run("init")
+	refused(w, "create", nil, "")
+	w.write(config(declared))
+	w.run("apply", "-auto-approve")
+	w.write(config(declared, "nobody-declares.test"))
+	refused(w, "update", []string{declared}, "zerotrust_cluster_spiffe_id_federation.this")
+	w.run("destroy", "-auto-approve")
 }

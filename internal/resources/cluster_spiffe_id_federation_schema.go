@@ -51,7 +51,9 @@ func clusterSPIFFEIDFederationSchema(ctx context.Context) schema.Schema {
 				Required:    true,
 				ElementType: types.StringType,
 				MarkdownDescription: "Trust domains the ClusterSPIFFEID's entries federate with (`spec.federatesWith`). " +
-					"Not the cluster's own; each declared by a federation of the cluster. At least one.",
+					"Not the cluster's own; each declared by a federation of the cluster, as `zerotrust_cluster_spiffe_id`'s " +
+					"`federates_with`: one the plan cannot find is a warning there (an earlier resource of the same apply " +
+					"may create it), and the apply refuses it before writing. At least one.",
 				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(validate.TrustDomain())},
 			},
 			"spire_server": spireserverattr.ResourceAttribute("The SPIRE server pod asked (pod exec) whether the workloads " +

@@ -73,6 +73,12 @@ func (r *clusterSPIFFEIDResource) Create(ctx context.Context, req resource.Creat
 		plan.describe(client.DisplayName()), resourceID(plan.Cluster, plan.Name.ValueString())), &resp.Diagnostics) {
 		return
 	}
+	// What the plan could only warn about (an earlier resource of this
+	// apply may have declared the federation) is refused now, before
+	// anything is written.
+	if refuseUndeclaredTrustDomains(ctx, r.Data, client, plan.Cluster, plan.TrustDomains(), &resp.Diagnostics); resp.Diagnostics.HasError() {
+		return
+	}
 	timeout, d := plan.Timeouts.Create(ctx, defaultClusterSPIFFEIDTimeout)
 	resp.Diagnostics.Append(d...)
 	// A create whose wait fails returns no state: nothing is tainted, and
@@ -94,6 +100,16 @@ func (r *clusterSPIFFEIDResource) Update(ctx context.Context, req resource.Updat
 	}
 	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
 	if client == nil {
+		return
+	}
+	// As in Create; an unchanged federates_with was accepted by an earlier
+	// apply, and a federation lost since is the wait's to name.
+	var prior types.Set
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("federates_with"), &prior)...)
+	if !prior.Equal(plan.FederatesWith) {
+		refuseUndeclaredTrustDomains(ctx, r.Data, client, plan.Cluster, plan.TrustDomains(), &resp.Diagnostics)
+	}
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	timeout, d := plan.Timeouts.Update(ctx, defaultClusterSPIFFEIDTimeout)

@@ -2,6 +2,9 @@ package resources_test
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"regexp"
 	"strings"
@@ -14,11 +17,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
@@ -232,7 +239,12 @@ resource "zerotrust_cluster_spiffe_id" "never" {
 }
 
 // TestAccClusterSPIFFEID_planErrors: what spire-controller-manager would
-// refuse is refused at plan, naming the attribute.
+// refuse is refused at plan, naming the attribute. A federates_with trust
+// domain no federation of the cluster declares is the exception: an earlier
+// resource of the same apply may declare it, so the plan warns and the
+// apply refuses, before anything is written
+// (TestAccClusterSPIFFEID_sameApplyOtherProvider shows the same apply
+// declaring it).
 func TestAccClusterSPIFFEID_planErrors(t *testing.T) {
 	acctest.Spire(t, acctest.East)
 	for _, tc := range []struct{ name, body, want string }{
@@ -248,9 +260,6 @@ func TestAccClusterSPIFFEID_planErrors(t *testing.T) {
 		{"malformed trust domain", `
   spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
   federates_with = ["Not A Domain"]`, `(?s)federates_with`},
-		{"undeclared trust domain", `
-  spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
-  federates_with = ["nobody-declares.test"]`, `(?s)Trust Domain Not Federated.*nobody-declares\.test`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resource.Test(t, resource.TestCase{
@@ -269,6 +278,174 @@ resource "zerotrust_cluster_spiffe_id" "bad" {
 			})
 		})
 	}
+	t.Run("undeclared trust domain", undeclaredTrustDomain)
+}
+
+// undeclaredTrustDomain: the plan warns about a trust domain no federation
+// of the cluster declares, and the apply refuses it with the same words
+// before anything is written: a create leaves no ClusterSPIFFEID on the
+// cluster and nothing in state, an update that adds it leaves the object's
+// federatesWith and the state as they were.
+func undeclaredTrustDomain(t *testing.T) {
+	name := acctest.UniqueName("undecl")
+	config := func(federatesWith string) string {
+		return acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "zerotrust_cluster_spiffe_id" "bad" {
+  cluster            = "east"
+  name               = %q
+  spiffe_id_template = "spiffe://{{ .TrustDomain }}/x"
+  pod_selector = {
+    match_labels = { app = %[1]q }
+  }
+  %s
+  # Short: were the apply to write the object, its wait would fail soon.
+  timeouts = {
+    create = "10s"
+    update = "10s"
+  }
+}
+`, name, federatesWith)
+	}
+	facts := `Attribute federates_with: Cluster "east" has no federation with "nobody-declares.test"`
+	refused := func(w *cliWorkspace, what string, check func() error, wantState string) {
+		t.Helper()
+		plan := w.run("plan")
+		t.Logf("plan of the %s with an undeclared trust domain:\n%s", what, plan)
+		for _, want := range []string{"Warning: Trust Domain Not Federated", facts,
+			"This is a warning at plan because an earlier resource of the same apply may create the federation; the apply asks again before it writes the ClusterSPIFFEID"} {
+			if !strings.Contains(plan, want) {
+				t.Fatalf("plan of the %s with an undeclared trust domain: want %q in the output", what, want)
+			}
+		}
+		if strings.Contains(plan, "Error:") {
+			t.Fatalf("plan of the %s with an undeclared trust domain fails", what)
+		}
+		out, code := acctest.Terraform(t, "terraform", w.dir, w.reattach, "apply", "-auto-approve")
+		apply := strings.Join(strings.Fields(out), " ")
+		t.Logf("apply of the %s with an undeclared trust domain:\n%s", what, apply)
+		if code == 0 || !strings.Contains(apply, "Error: Trust Domain Not Federated") || !strings.Contains(apply, facts) {
+			t.Fatalf("apply of the %s with an undeclared trust domain: want it to fail with %q", what, facts)
+		}
+		if err := check(); err != nil {
+			t.Fatalf("after the refused %s: %v", what, err)
+		}
+		if state := strings.TrimSpace(acctest.MustTerraform(t, "terraform", w.dir, w.reattach, "state", "list")); state != wantState {
+			t.Fatalf("after the refused %s, the state holds %q, want %q", what, state, wantState)
+		}
+	}
+	csids := acctest.Dynamic(t, acctest.East).Resource(csidGVR)
+	w := newCLIWorkspace(t)
+	w.write(config(`federates_with = ["nobody-declares.test"]`))
+	w.run("init")
+	refused(w, "create", func() error {
+		if _, err := csids.Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the ClusterSPIFFEID %s: want NotFound, got %v", name, err)
+		}
+		return nil
+	}, "")
+	w.write(config(""))
+	w.run("apply", "-auto-approve")
+	w.write(config(`federates_with = ["nobody-declares.test"]`))
+	refused(w, "update", func() error {
+		obj, err := csids.Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if list, found, _ := unstructured.NestedStringSlice(obj.Object, "spec", "federatesWith"); found {
+			return fmt.Errorf("the ClusterSPIFFEID %s has spec.federatesWith %q, want none", name, list)
+		}
+		return nil
+	}, "zerotrust_cluster_spiffe_id.bad")
+	w.run("destroy", "-auto-approve")
+}
+
+// bootstrapCFTDSpec is the spec of a ClusterFederatedTrustDomain of the
+// made-up trust domain td, of the lab's class: its endpoint answers nothing,
+// and its bootstrap bundle (a throwaway CA) is what SPIRE holds of td, so a
+// ClusterSPIFFEID selecting no pod federates with td as soon as
+// spire-controller-manager passed the bundle on.
+func bootstrapCFTDSpec(t *testing.T, td string) map[string]any {
+	t.Helper()
+	block, _ := pem.Decode([]byte(acctest.TestCertificatePEM(t, true)))
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := spiffebundle.New(spiffeid.RequireTrustDomainFromString(td))
+	bundle.AddX509Authority(cert)
+	bundleJSON, err := bundle.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{
+		"trustDomain": td, "bundleEndpointURL": "https://127.0.0.1:1", "className": harness.DefaultSpireClassName,
+		"bundleEndpointProfile": map[string]any{"type": "https_spiffe", "endpointSPIFFEID": "spiffe://" + td + "/spire/server"},
+		"trustDomainBundle":     string(bundleJSON),
+	}
+}
+
+// TestAccClusterSPIFFEID_sameApplyOtherProvider: the ClusterFederatedTrustDomain
+// is created by another provider's resource earlier in the same apply (as a
+// kubernetes_manifest would), which the plan cannot see. The plan only
+// warns, so the one apply creates the federation, then the ClusterSPIFFEID,
+// whose create finds the federation and ends when SPIRE holds the peer's
+// bundle (its bootstrap bundle: the made-up peer has no endpoint).
+func TestAccClusterSPIFFEID_sameApplyOtherProvider(t *testing.T) {
+	acctest.Spire(t, acctest.East)
+	name := acctest.UniqueName("foreign")
+	td := name + ".test"
+	spec, err := json.Marshal(bootstrapCFTDSpec(t, td))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const addr = "zerotrust_cluster_spiffe_id.this"
+	config := acctest.ProviderConfig(t) + fmt.Sprintf(`
+resource "ztfixture_cluster_federated_trust_domain" "peer" {
+  name = %[1]q
+  spec = %[2]q
+}
+
+resource "zerotrust_cluster_spiffe_id" "this" {
+  cluster            = "east"
+  name               = %[1]q
+  spiffe_id_template = %[3]q
+  pod_selector = {
+    match_labels = { app = %[1]q }
+  }
+  federates_with = [%[4]q]
+  timeouts = {
+    create = "2m"
+  }
+  depends_on = [ztfixture_cluster_federated_trust_domain.peer]
+}
+`, name, string(spec), csidTemplate, td)
+	cftdGVR := kube.ClusterFederatedTrustDomain.GVR()
+	if _, err := acctest.Dynamic(t, acctest.East).Resource(cftdGVR).Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("before the apply, the ClusterFederatedTrustDomain %s: want NotFound, got %v", name, err)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.WithFixtures(t, acctest.East),
+		CheckDestroy: func(s *terraform.State) error {
+			if err := acctest.CheckGone(t, acctest.East, csidGVR, "", name)(s); err != nil {
+				return err
+			}
+			return acctest.CheckGone(t, acctest.East, cftdGVR, "", name)(s)
+		},
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("ztfixture_cluster_federated_trust_domain.peer", plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+				},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("federation_problems"), knownvalue.ListExact(nil)),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("federates_with"), knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact(td)})),
+			},
+		}},
+	})
 }
 
 // TestAccClusterSPIFFEID_classNotServed: a class_name that is not the

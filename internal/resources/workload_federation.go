@@ -91,7 +91,11 @@ func renderSPIFFEIDTemplate(text, td string) (spiffeid.ID, error) {
 // the SPIFFE ID template (when given) renders an ID of the cluster's trust
 // domain, the entries do not federate with it, and every federates_with
 // trust domain is declared by a federation of the cluster, existing or
-// planned earlier in this run.
+// planned earlier in this run. An undeclared trust domain is a warning, not
+// an error: another provider's resource earlier in the same apply (a
+// kubernetes_manifest, a Helm release) may create its
+// ClusterFederatedTrustDomain, which this plan cannot see, so
+// refuseUndeclaredTrustDomains asks again at apply and refuses there.
 func checkWorkloadFederation(ctx context.Context, data *providerdata.Data, cluster types.String, federatesWith types.Set,
 	template types.String, diags *diag.Diagnostics) {
 	tds := stringsOf(federatesWith)
@@ -114,26 +118,88 @@ func checkWorkloadFederation(ctx context.Context, data *providerdata.Data, clust
 			checkOwnTrustDomain(template, own, tds, client.DisplayName(), diags)
 		}
 	}
+	undeclared, err := undeclaredTrustDomains(ctx, data, client, cluster, tds, false)
+	if err != nil {
+		return // the apply asks again; its wait names what is missing
+	}
+	for _, td := range undeclared {
+		validate.AttributeWarning(diags, path.Root("federates_with"), trustDomainNotFederated,
+			trustDomainNotFederatedDetail(client.DisplayName(), td)+" "+trustDomainCheckedAtApply)
+	}
+}
+
+// trustDomainNotFederated is the summary of an undeclared federates_with
+// trust domain, a warning at plan and an error at apply.
+const trustDomainNotFederated = "Trust Domain Not Federated"
+
+// trustDomainCheckedAtApply ends the plan's warning of an undeclared trust
+// domain.
+const trustDomainCheckedAtApply = "This is a warning at plan because an earlier resource of the same apply may create " +
+	"the federation; the apply asks again before it writes the ClusterSPIFFEID, and refuses with this message if it " +
+	"still finds none."
+
+// trustDomainNotFederatedDetail says that cluster has no federation with td
+// and what to do.
+func trustDomainNotFederatedDetail(clusterName, td string) string {
+	return fmt.Sprintf("Cluster %q has no federation with %q: no ClusterFederatedTrustDomain on the cluster declares it, and "+
+		"none is planned before this resource in this run. SPIRE refuses entries that federate with a trust "+
+		"domain whose bundle it does not hold, so the workloads would never federate. Declare it "+
+		"(zerotrust_federated_trust_domain, federates_with of zerotrust_spire_federation, zerotrust_spire_bundle, or a "+
+		"ClusterFederatedTrustDomain another provider creates) and make this resource depend on it, or remove %q "+
+		"from federates_with.", clusterName, td, td)
+}
+
+// undeclaredTrustDomains is those of tds that no federation of the cluster
+// declares: no ClusterFederatedTrustDomain on it (of any class) has the
+// trust domain, and no federation planned earlier in this walk
+// (plannedFederations) names it. The plan lists the cluster's objects once
+// per walk (ListOnce); the apply (fresh) lists them again, since an earlier
+// resource of the apply may have created one after that list. An error is
+// a list the cluster did not answer.
+func undeclaredTrustDomains(ctx context.Context, data *providerdata.Data, client *kube.Client, cluster types.String,
+	tds []string, fresh bool) ([]string, error) {
 	if len(tds) == 0 {
-		return
+		return nil, nil
 	}
 	declared := plannedFederationsOf(data).of(cluster.ValueString())
-	items, err := client.ListOnce(ctx, kube.ClusterFederatedTrustDomain)
+	list := client.ListOnce
+	if fresh {
+		list = func(ctx context.Context, kind kube.Kind) ([]unstructured.Unstructured, error) {
+			return client.List(ctx, kind, "")
+		}
+	}
+	items, err := list(ctx, kube.ClusterFederatedTrustDomain)
 	if err != nil {
-		return // the apply's wait names what is missing
+		return nil, err
 	}
 	for _, item := range items {
 		td, _, _ := unstructured.NestedString(item.Object, "spec", "trustDomain")
 		declared = append(declared, td)
 	}
+	var undeclared []string
 	for _, td := range tds {
 		if !slices.Contains(declared, td) {
-			validate.AttributeError(diags, path.Root("federates_with"), "Trust Domain Not Federated", fmt.Sprintf("Cluster %q has no federation with %q: no ClusterFederatedTrustDomain on the cluster declares it, and "+
-				"none is planned before this resource in this run. SPIRE refuses entries that federate with a trust "+
-				"domain whose bundle it does not hold, so the workloads would never federate. Declare it "+
-				"(zerotrust_federated_trust_domain, federates_with of zerotrust_spire_federation, or zerotrust_spire_bundle) and make this "+
-				"resource depend on it, or remove %q from federates_with.", client.DisplayName(), td, td))
+			undeclared = append(undeclared, td)
 		}
+	}
+	return undeclared, nil
+}
+
+// refuseUndeclaredTrustDomains runs, at apply and before the
+// ClusterSPIFFEID is written, the check the plan could only warn about
+// (checkWorkloadFederation): every trust domain of tds is declared by a
+// federation of the cluster. Each one that is not is an error with the
+// plan's words. A cluster that cannot be listed adds nothing: the apply's
+// wait then names what is missing.
+func refuseUndeclaredTrustDomains(ctx context.Context, data *providerdata.Data, client *kube.Client, cluster types.String,
+	tds []string, diags *diag.Diagnostics) {
+	undeclared, err := undeclaredTrustDomains(ctx, data, client, cluster, tds, true)
+	if err != nil {
+		return
+	}
+	for _, td := range undeclared {
+		validate.AttributeError(diags, path.Root("federates_with"), trustDomainNotFederated,
+			trustDomainNotFederatedDetail(client.DisplayName(), td))
 	}
 }
 
