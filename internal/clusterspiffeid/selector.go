@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 // selectorModel is pod_selector and namespace_selector, a Kubernetes
@@ -61,8 +63,8 @@ func SelectorToObject(ctx context.Context, v types.Object) (map[string]any, diag
 		var list []any
 		for _, e := range exprs {
 			item := map[string]any{"key": e.Key.ValueString(), "operator": e.Operator.ValueString()}
-			if vals := texts(e.Values); vals != nil {
-				item["values"] = anySlice(vals)
+			if vals := providerdata.Strings(e.Values); vals != nil {
+				item["values"] = providerdata.AnySlice(vals)
 			}
 			list = append(list, item)
 		}
@@ -86,7 +88,7 @@ func selectorFromObject(ctx context.Context, v any) (types.Object, diag.Diagnost
 	if labels, ok := m["matchLabels"].(map[string]any); ok && len(labels) > 0 {
 		s := map[string]string{}
 		for k, v := range labels {
-			s[k] = text(v)
+			s[k] = providerdata.FieldText(v)
 		}
 		var d diag.Diagnostics
 		sel.MatchLabels, d = types.MapValueFrom(ctx, types.StringType, s)
@@ -97,8 +99,8 @@ func selectorFromObject(ctx context.Context, v any) (types.Object, diag.Diagnost
 		for _, item := range items {
 			e, _ := item.(map[string]any)
 			exprs = append(exprs, expressionModel{
-				Key: types.StringValue(text(e["key"])), Operator: types.StringValue(text(e["operator"])),
-				Values: listOrNull(fieldTexts(e, "values")),
+				Key: types.StringValue(providerdata.FieldText(e["key"])), Operator: types.StringValue(providerdata.FieldText(e["operator"])),
+				Values: providerdata.StringListOrNull(providerdata.FieldStrings(e, "values")),
 			})
 		}
 		var d diag.Diagnostics

@@ -10,16 +10,15 @@ package clusterspiffeid
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/durationtype"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 // Spec is the attributes that hold the object's spec, one for each spec
@@ -43,7 +42,7 @@ type Spec struct {
 
 // TrustDomains is federates_with, sorted.
 func (s Spec) TrustDomains() []string {
-	out := texts(s.FederatesWith)
+	out := providerdata.Strings(s.FederatesWith)
 	slices.Sort(out)
 	return out
 }
@@ -62,11 +61,11 @@ func ObjectFromSpec(ctx context.Context, name string, s Spec) (*unstructured.Uns
 	}
 	for field, v := range map[string][]string{
 		"federatesWith":             s.TrustDomains(),
-		"dnsNameTemplates":          texts(s.DNSNameTemplates),
-		"workloadSelectorTemplates": texts(s.WorkloadSelectorTemplates),
+		"dnsNameTemplates":          providerdata.Strings(s.DNSNameTemplates),
+		"workloadSelectorTemplates": providerdata.Strings(s.WorkloadSelectorTemplates),
 	} {
 		if v != nil {
-			spec[field] = anySlice(v)
+			spec[field] = providerdata.AnySlice(v)
 		}
 	}
 	for field, v := range map[string]types.String{
@@ -97,19 +96,19 @@ func ObjectFromSpec(ctx context.Context, name string, s Spec) (*unstructured.Uns
 func (s *Spec) SetFromObject(ctx context.Context, obj *unstructured.Unstructured) diag.Diagnostics {
 	var diags diag.Diagnostics
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-	s.SPIFFEIDTemplate = types.StringValue(text(spec["spiffeIDTemplate"]))
+	s.SPIFFEIDTemplate = types.StringValue(providerdata.FieldText(spec["spiffeIDTemplate"]))
 	var d diag.Diagnostics
 	s.PodSelector, d = selectorFromObject(ctx, spec["podSelector"])
 	diags.Append(d...)
 	s.NamespaceSelector, d = selectorFromObject(ctx, spec["namespaceSelector"])
 	diags.Append(d...)
-	s.FederatesWith = keepEmptySet(s.FederatesWith, setOrNull(fieldTexts(spec, "federatesWith")))
-	s.DNSNameTemplates = listOrNull(fieldTexts(spec, "dnsNameTemplates"))
-	s.WorkloadSelectorTemplates = listOrNull(fieldTexts(spec, "workloadSelectorTemplates"))
+	s.FederatesWith = keepEmptySet(s.FederatesWith, providerdata.StringSetOrNull(providerdata.FieldStrings(spec, "federatesWith")))
+	s.DNSNameTemplates = providerdata.StringListOrNull(providerdata.FieldStrings(spec, "dnsNameTemplates"))
+	s.WorkloadSelectorTemplates = providerdata.StringListOrNull(providerdata.FieldStrings(spec, "workloadSelectorTemplates"))
 	s.TTL = durationtype.Value{StringValue: keepEmpty(s.TTL.StringValue, spec["ttl"])}
 	s.JWTTTL = durationtype.Value{StringValue: keepEmpty(s.JWTTTL.StringValue, spec["jwtTtl"])}
 	s.Hint = keepEmpty(s.Hint, spec["hint"])
-	s.ClassName = types.StringValue(text(spec["className"]))
+	s.ClassName = types.StringValue(providerdata.FieldText(spec["className"]))
 	s.Fallback = keepFalse(s.Fallback, spec["fallback"])
 	s.Admin = keepFalse(s.Admin, spec["admin"])
 	s.Downstream = keepFalse(s.Downstream, spec["downstream"])
@@ -133,7 +132,7 @@ func keepFalse(prior types.Bool, v any) types.Bool {
 // prior "" when that was set). A duration the object spells another way than
 // the prior ("1h0m0s" for "1h") is left to durationtype's semantic equality.
 func keepEmpty(prior types.String, v any) types.String {
-	if s := text(v); s != "" {
+	if s := providerdata.FieldText(v); s != "" {
 		return types.StringValue(s)
 	}
 	if !prior.IsNull() && prior.ValueString() == "" {
@@ -151,82 +150,4 @@ func keepEmptySet(prior, read types.Set) types.Set {
 		return prior
 	}
 	return read
-}
-
-// texts reads a list or set of strings; null or unknown elements (a value
-// known only at apply) are left out.
-func texts(v interface {
-	IsNull() bool
-	IsUnknown() bool
-	Elements() []attr.Value
-}) []string {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	out := make([]string, 0, len(v.Elements()))
-	for _, e := range v.Elements() {
-		if s, ok := e.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
-			out = append(out, s.ValueString())
-		}
-	}
-	return out
-}
-
-// text is a field's value as a string ("" for none).
-func text(v any) string {
-	switch s := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return s
-	default:
-		return fmt.Sprint(s)
-	}
-}
-
-// fieldTexts is the list of strings in field key of m; nil when absent.
-func fieldTexts(m map[string]any, key string) []string {
-	items, ok := m[key].([]any)
-	if !ok {
-		return nil
-	}
-	out := make([]string, 0, len(items))
-	for _, item := range items {
-		out = append(out, text(item))
-	}
-	return out
-}
-
-// anySlice is values as an unstructured object holds a list of strings.
-func anySlice(values []string) []any {
-	out := make([]any, len(values))
-	for i, v := range values {
-		out[i] = v
-	}
-	return out
-}
-
-// listOrNull is the list of items, null for nil items.
-func listOrNull(items []string) types.List {
-	if items == nil {
-		return types.ListNull(types.StringType)
-	}
-	values := make([]attr.Value, len(items))
-	for i, s := range items {
-		values[i] = types.StringValue(s)
-	}
-	return types.ListValueMust(types.StringType, values)
-}
-
-// setOrNull is the set of items, null for none: spire-controller-manager
-// omits an empty federatesWith, so an empty set and none are the same.
-func setOrNull(items []string) types.Set {
-	if len(items) == 0 {
-		return types.SetNull(types.StringType)
-	}
-	values := make([]attr.Value, len(items))
-	for i, s := range items {
-		values[i] = types.StringValue(s)
-	}
-	return types.SetValueMust(types.StringType, values)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
@@ -83,4 +84,89 @@ func DurationOr(v types.String, def time.Duration, p path.Path, diags *diag.Diag
 		return def
 	}
 	return d
+}
+
+// Strings reads a list or set of strings; null or unknown elements (a value
+// known only at apply) are left out, as is a null or unknown collection.
+func Strings(v interface {
+	IsNull() bool
+	IsUnknown() bool
+	Elements() []attr.Value
+}) []string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := make([]string, 0, len(v.Elements()))
+	for _, e := range v.Elements() {
+		if s, ok := e.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
+			out = append(out, s.ValueString())
+		}
+	}
+	return out
+}
+
+// FieldText is a field value of an unstructured object as a string ("" for
+// none, numbers and booleans as their text).
+func FieldText(v any) string {
+	switch s := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return s
+	default:
+		return fmt.Sprint(s)
+	}
+}
+
+// FieldStrings is the list of strings in field key of m; nil when absent.
+func FieldStrings(m map[string]any, key string) []string {
+	items, ok := m[key].([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for _, item := range items {
+		out = append(out, FieldText(item))
+	}
+	return out
+}
+
+// AnySlice is values as an unstructured object holds a list of strings.
+func AnySlice(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
+	}
+	return out
+}
+
+// StringList is the list of items, always known (empty for none).
+func StringList(items []string) types.List {
+	values := make([]attr.Value, len(items))
+	for i, s := range items {
+		values[i] = types.StringValue(s)
+	}
+	return types.ListValueMust(types.StringType, values)
+}
+
+// StringListOrNull is StringList, null for nil items (a field the object
+// lacks, which the configuration left unset).
+func StringListOrNull(items []string) types.List {
+	if items == nil {
+		return types.ListNull(types.StringType)
+	}
+	return StringList(items)
+}
+
+// StringSetOrNull is the set of items, null for none: spire-controller-manager
+// omits an empty federatesWith, so an empty set and none are the same.
+func StringSetOrNull(items []string) types.Set {
+	if len(items) == 0 {
+		return types.SetNull(types.StringType)
+	}
+	values := make([]attr.Value, len(items))
+	for i, s := range items {
+		values[i] = types.StringValue(s)
+	}
+	return types.SetValueMust(types.StringType, values)
 }

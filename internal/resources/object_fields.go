@@ -58,35 +58,15 @@ func objMap(obj any, key string) (map[string]any, bool) {
 	return v, ok
 }
 
-func objText(v any) string {
-	switch s := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return s
-	default:
-		return fmt.Sprint(s)
-	}
-}
-
 // objString and objInt64 read fields of unstructured objects, shared with
 // the data sources.
 var (
-	objString = providerdata.FieldString
-	objInt64  = providerdata.FieldInt64
+	objString  = providerdata.FieldString
+	objInt64   = providerdata.FieldInt64
+	objText    = providerdata.FieldText
+	objStrings = providerdata.FieldStrings
+	anySlice   = providerdata.AnySlice
 )
-
-func objStrings(m map[string]any, key string) []string {
-	items, ok := m[key].([]any)
-	if !ok {
-		return nil
-	}
-	out := make([]string, 0, len(items))
-	for _, item := range items {
-		out = append(out, objText(item))
-	}
-	return out
-}
 
 func objStringMap(m map[string]any, key string) map[string]string {
 	items, ok := m[key].(map[string]any)
@@ -137,13 +117,4 @@ func describeConditions(obj *unstructured.Unstructured) string {
 		lines = append(lines, "  - "+line)
 	}
 	return "\n" + strings.Join(lines, "\n")
-}
-
-// anySlice is values as an unstructured object holds a list of strings.
-func anySlice(values []string) []any {
-	out := make([]any, len(values))
-	for i, v := range values {
-		out[i] = v
-	}
-	return out
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 // Converters between framework collections of strings and Go values, one
@@ -18,24 +20,6 @@ import (
 // when there is nothing), the ...OrNull forms are null for nil (a field the
 // object lacks, which the configuration left unset), stringSetOrNull for an
 // empty set too.
-
-// stringsOf reads a list or set of strings.
-func stringsOf(v interface {
-	IsNull() bool
-	IsUnknown() bool
-	Elements() []attr.Value
-}) []string {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	out := make([]string, 0, len(v.Elements()))
-	for _, e := range v.Elements() {
-		if s, ok := e.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
-			out = append(out, s.ValueString())
-		}
-	}
-	return out
-}
 
 // stringMapOf reads a map of strings, of a custom string element type
 // (such as quantitytype) too.
@@ -57,36 +41,6 @@ func stringMapOf(v types.Map) map[string]string {
 type stringText interface {
 	attr.Value
 	ValueString() string
-}
-
-// stringList is a known list of items (empty for none).
-func stringList(items []string) types.List {
-	values := make([]attr.Value, len(items))
-	for i, s := range items {
-		values[i] = types.StringValue(s)
-	}
-	return types.ListValueMust(types.StringType, values)
-}
-
-// stringListOrNull is stringList, null for nil items.
-func stringListOrNull(items []string) types.List {
-	if items == nil {
-		return types.ListNull(types.StringType)
-	}
-	return stringList(items)
-}
-
-// stringSetOrNull is the set of items, null for none: spire-controller-manager
-// omits an empty federatesWith, so an empty set and none are the same.
-func stringSetOrNull(items []string) types.Set {
-	if len(items) == 0 {
-		return types.SetNull(types.StringType)
-	}
-	values := make([]attr.Value, len(items))
-	for i, s := range items {
-		values[i] = types.StringValue(s)
-	}
-	return types.SetValueMust(types.StringType, values)
 }
 
 // stringMapOrNull is the map of items, null for nil items.
@@ -163,3 +117,13 @@ func joinInt64s(values []int64) string {
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }
+
+// The string-collection conversions the data sources and the ClusterSPIFFEID
+// mapping share live in providerdata; here they keep the names this
+// package's files read them by.
+var (
+	stringsOf        = providerdata.Strings
+	stringList       = providerdata.StringList
+	stringListOrNull = providerdata.StringListOrNull
+	stringSetOrNull  = providerdata.StringSetOrNull
+)
