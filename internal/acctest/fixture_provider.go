@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -60,14 +61,92 @@ func (p *fixtureProvider) DataSources(context.Context) []func() datasource.DataS
 
 func (p *fixtureProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
-		func() resource.Resource { return &fixtureConfigMap{client: p.client} },
-		func() resource.Resource { return &fixtureCFTD{client: p.client} },
+		func() resource.Resource { return fixtureConfigMap(p.client) },
+		func() resource.Resource { return fixtureCFTD(p.client) },
 	}
 }
 
-// fixtureConfigMap creates the ConfigMap namespace/name holding data; every
-// change replaces it.
-type fixtureConfigMap struct{ client dynamic.Interface }
+// fixtureObject is a resource that creates one Kubernetes object of kind
+// from its model M during an apply, as another provider would, and deletes
+// it on destroy. Every attribute replaces it, so Update is never called.
+type fixtureObject[M any] struct {
+	client   dynamic.Interface
+	typeName string
+	kind     kube.Kind
+	schema   schema.Schema
+	// object is what Create writes for m; key names it for Read and Delete
+	// (namespace "" for a cluster-scoped kind).
+	object func(m M) (*unstructured.Unstructured, diag.Diagnostics)
+	key    func(m M) (namespace, name string)
+}
+
+func (r *fixtureObject[M]) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = r.typeName
+}
+
+func (r *fixtureObject[M]) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = r.schema
+}
+
+// objects is the client of m's object.
+func (r *fixtureObject[M]) objects(m M) (dynamic.ResourceInterface, string) {
+	ns, name := r.key(m)
+	return r.client.Resource(r.kind.GVR()).Namespace(ns), name
+}
+
+func (r *fixtureObject[M]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m M
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	obj, d := r.object(m)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	objects, _ := r.objects(m)
+	if _, err := objects.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		resp.Diagnostics.AddError("Create "+r.kind.Kind, err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *fixtureObject[M]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m M
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	objects, name := r.objects(m)
+	_, err := objects.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		resp.State.RemoveResource(ctx)
+	case err != nil:
+		resp.Diagnostics.AddError("Read "+r.kind.Kind, err.Error())
+	}
+}
+
+// Update is never called: every attribute replaces.
+func (r *fixtureObject[M]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.Diagnostics.AddError("Unexpected Update", "every change replaces a "+r.typeName)
+}
+
+func (r *fixtureObject[M]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m M
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	objects, name := r.objects(m)
+	if err := objects.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		resp.Diagnostics.AddError("Delete "+r.kind.Kind, err.Error())
+	}
+}
+
+var replaced = []planmodifier.String{stringplanmodifier.RequiresReplace()}
 
 type fixtureConfigMapModel struct {
 	Namespace types.String `tfsdk:"namespace"`
@@ -75,149 +154,60 @@ type fixtureConfigMapModel struct {
 	Data      types.Map    `tfsdk:"data"`
 }
 
-func (r *fixtureConfigMap) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = "ztfixture_config_map"
-}
-
-func (r *fixtureConfigMap) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
-	resp.Schema = schema.Schema{
-		Description: "A ConfigMap a test creates during an apply.",
-		Attributes: map[string]schema.Attribute{
-			"namespace": schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "Namespace."},
-			"name":      schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "Name."},
-			"data": schema.MapAttribute{Required: true, ElementType: types.StringType, Description: "Data.",
-				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()}},
+// fixtureConfigMap creates the ConfigMap namespace/name holding data.
+func fixtureConfigMap(client dynamic.Interface) *fixtureObject[fixtureConfigMapModel] {
+	return &fixtureObject[fixtureConfigMapModel]{
+		client: client, typeName: "ztfixture_config_map", kind: kube.ConfigMap,
+		schema: schema.Schema{
+			Description: "A ConfigMap a test creates during an apply.",
+			Attributes: map[string]schema.Attribute{
+				"namespace": schema.StringAttribute{Required: true, PlanModifiers: replaced, Description: "Namespace."},
+				"name":      schema.StringAttribute{Required: true, PlanModifiers: replaced, Description: "Name."},
+				"data": schema.MapAttribute{Required: true, ElementType: types.StringType, Description: "Data.",
+					PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()}},
+			},
+		},
+		key: func(m fixtureConfigMapModel) (string, string) { return m.Namespace.ValueString(), m.Name.ValueString() },
+		object: func(m fixtureConfigMapModel) (*unstructured.Unstructured, diag.Diagnostics) {
+			values := map[string]any{}
+			for k, v := range m.Data.Elements() {
+				s, _ := v.(types.String)
+				values[k] = s.ValueString()
+			}
+			return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": m.Name.ValueString(), "namespace": m.Namespace.ValueString()}, "data": values}}, nil
 		},
 	}
 }
-
-func (r *fixtureConfigMap) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var m fixtureConfigMapModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	data := map[string]string{}
-	resp.Diagnostics.Append(m.Data.ElementsAs(ctx, &data, false)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	values := map[string]any{}
-	for k, v := range data {
-		values[k] = v
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": m.Name.ValueString(), "namespace": m.Namespace.ValueString()}, "data": values}}
-	if _, err := r.client.Resource(kube.ConfigMap.GVR()).Namespace(m.Namespace.ValueString()).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-		resp.Diagnostics.AddError("Create ConfigMap", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-func (r *fixtureConfigMap) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var m fixtureConfigMapModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	_, err := r.client.Resource(kube.ConfigMap.GVR()).Namespace(m.Namespace.ValueString()).Get(ctx, m.Name.ValueString(), metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		resp.State.RemoveResource(ctx)
-	case err != nil:
-		resp.Diagnostics.AddError("Read ConfigMap", err.Error())
-	}
-}
-
-// Update is never called: every attribute replaces.
-func (r *fixtureConfigMap) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	resp.Diagnostics.AddAttributeError(path.Root("data"), "Unexpected Update", "every change replaces a ztfixture_config_map")
-}
-
-func (r *fixtureConfigMap) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m fixtureConfigMapModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	err := r.client.Resource(kube.ConfigMap.GVR()).Namespace(m.Namespace.ValueString()).Delete(ctx, m.Name.ValueString(), metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		resp.Diagnostics.AddError("Delete ConfigMap", err.Error())
-	}
-}
-
-// fixtureCFTD creates the ClusterFederatedTrustDomain name with spec (JSON)
-// as it is, not through zerotrust's resource: what the zerotrust resources
-// learn of it is only what the cluster holds. Every change replaces it.
-type fixtureCFTD struct{ client dynamic.Interface }
 
 type fixtureCFTDModel struct {
 	Name types.String `tfsdk:"name"`
 	Spec types.String `tfsdk:"spec"`
 }
 
-func (r *fixtureCFTD) Metadata(_ context.Context, _ resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = "ztfixture_cluster_federated_trust_domain"
-}
-
-func (r *fixtureCFTD) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
-	resp.Schema = schema.Schema{
-		Description: "A ClusterFederatedTrustDomain a test creates during an apply.",
-		Attributes: map[string]schema.Attribute{
-			"name": schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "Name."},
-			"spec": schema.StringAttribute{Required: true, PlanModifiers: replace, Description: "spec, as JSON."},
+// fixtureCFTD creates the ClusterFederatedTrustDomain name with spec (JSON)
+// as it is, not through zerotrust's resource: what the zerotrust resources
+// learn of it is only what the cluster holds.
+func fixtureCFTD(client dynamic.Interface) *fixtureObject[fixtureCFTDModel] {
+	return &fixtureObject[fixtureCFTDModel]{
+		client: client, typeName: "ztfixture_cluster_federated_trust_domain", kind: kube.ClusterFederatedTrustDomain,
+		schema: schema.Schema{
+			Description: "A ClusterFederatedTrustDomain a test creates during an apply.",
+			Attributes: map[string]schema.Attribute{
+				"name": schema.StringAttribute{Required: true, PlanModifiers: replaced, Description: "Name."},
+				"spec": schema.StringAttribute{Required: true, PlanModifiers: replaced, Description: "spec, as JSON."},
+			},
 		},
-	}
-}
-
-func (r *fixtureCFTD) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var m fixtureCFTDModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	var spec map[string]any
-	if err := json.Unmarshal([]byte(m.Spec.ValueString()), &spec); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("spec"), "Invalid spec", err.Error())
-		return
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": kube.ClusterFederatedTrustDomain.APIVersion(),
-		"kind": kube.ClusterFederatedTrustDomain.Kind, "metadata": map[string]any{"name": m.Name.ValueString()}, "spec": spec}}
-	if _, err := r.client.Resource(kube.ClusterFederatedTrustDomain.GVR()).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-		resp.Diagnostics.AddError("Create ClusterFederatedTrustDomain", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-func (r *fixtureCFTD) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var m fixtureCFTDModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	_, err := r.client.Resource(kube.ClusterFederatedTrustDomain.GVR()).Get(ctx, m.Name.ValueString(), metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		resp.State.RemoveResource(ctx)
-	case err != nil:
-		resp.Diagnostics.AddError("Read ClusterFederatedTrustDomain", err.Error())
-	}
-}
-
-// Update is never called: every attribute replaces.
-func (r *fixtureCFTD) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	resp.Diagnostics.AddAttributeError(path.Root("spec"), "Unexpected Update", "every change replaces a ztfixture_cluster_federated_trust_domain")
-}
-
-func (r *fixtureCFTD) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m fixtureCFTDModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	err := r.client.Resource(kube.ClusterFederatedTrustDomain.GVR()).Delete(ctx, m.Name.ValueString(), metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		resp.Diagnostics.AddError("Delete ClusterFederatedTrustDomain", err.Error())
+		key: func(m fixtureCFTDModel) (string, string) { return "", m.Name.ValueString() },
+		object: func(m fixtureCFTDModel) (*unstructured.Unstructured, diag.Diagnostics) {
+			var spec map[string]any
+			if err := json.Unmarshal([]byte(m.Spec.ValueString()), &spec); err != nil {
+				var diags diag.Diagnostics
+				diags.AddAttributeError(path.Root("spec"), "Invalid spec", err.Error())
+				return nil, diags
+			}
+			return &unstructured.Unstructured{Object: map[string]any{"apiVersion": kube.ClusterFederatedTrustDomain.APIVersion(),
+				"kind": kube.ClusterFederatedTrustDomain.Kind, "metadata": map[string]any{"name": m.Name.ValueString()}, "spec": spec}}, nil
+		},
 	}
 }
