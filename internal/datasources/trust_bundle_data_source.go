@@ -333,7 +333,8 @@ const tbSpireCheckTimeout = 15 * time.Second
 // (tbDroppedWarnings): SPIRE revoked it, or someone else put it there.
 func tbLeaveOutRevoked(ctx context.Context, cm bundlesource.ConfigMap, td spiffeid.TrustDomain, b *spiffebundle.Bundle, diags *diag.Diagnostics) {
 	at := path.Root("config_map").AtName("check_spire")
-	server := bundlesource.SpireServer(spireexec.NewServer(cm.Client, cm.Namespace, "", ""))
+	pod := spireexec.NewServer(cm.Client, cm.Namespace, "", "")
+	server := bundlesource.SpireServer(pod)
 	ctx, cancel := context.WithTimeout(ctx, tbSpireCheckTimeout)
 	defer cancel()
 	own, err := server.Fetch(ctx, td)
@@ -359,8 +360,7 @@ func tbLeaveOutRevoked(ctx context.Context, cm bundlesource.ConfigMap, td spiffe
 		}
 	}
 	if len(dropped) > 0 {
-		exec := spireexec.Server{Client: server.Client, Namespace: server.Namespace, Pod: server.Pod, Container: server.Container}
-		previous, err := exec.Previous(ctx)
+		previous, err := pod.Previous(ctx)
 		tbDroppedWarnings(cm, td, dropped, previous, err, at, diags)
 	}
 	if len(diff.Missing) > 0 {
