@@ -136,29 +136,12 @@ func (r *istioCSRResource) checkIstioCSRCluster(ctx context.Context, req resourc
 	if caChanged && planned.caCert != nil {
 		checkIstioCACertificate(ctx, client, planned, &caFound)
 	}
-	warnAtPlan(caFound, &resp.Diagnostics)
+	warnAtPlan(caFound, istioCSRCheckedAtApply, &resp.Diagnostics)
 }
 
 // istioCSRCheckedAtApply ends each CA check's plan warning.
 const istioCSRCheckedAtApply = "This is a warning at plan because an earlier resource of the same apply may create or " +
 	"change it; the apply asks again before it writes the IstioCSR, and refuses with this message if it still finds this."
-
-// warnAtPlan adds the CA checks' refusals to diags as warnings
-// (istioCSRCheckedAtApply says why), and their warnings as they are.
-func warnAtPlan(found diag.Diagnostics, diags *diag.Diagnostics) {
-	for _, d := range found {
-		if d.Severity() != diag.SeverityError {
-			diags.Append(d)
-			continue
-		}
-		detail := d.Detail() + " " + istioCSRCheckedAtApply
-		if withPath, ok := d.(diag.DiagnosticWithPath); ok {
-			diags.AddAttributeWarning(withPath.Path(), d.Summary(), detail)
-		} else {
-			diags.AddWarning(d.Summary(), detail)
-		}
-	}
-}
 
 // plannedOf is what the CA checks read from a plan at apply; ok is false
 // when a value they need is missing.

@@ -73,3 +73,24 @@ func UnreachableNotes() string {
 	}
 	return b.String()
 }
+
+// warnAtPlan adds to diags, as warnings, the refusals (found) of a plan-time
+// lookup of something an earlier resource of the same apply may create,
+// which the plan cannot see: each keeps its summary, attribute and words,
+// and ends with why (says that the apply asks again and refuses then).
+// found's warnings are added as they are. The apply runs the same check
+// before it writes and adds its refusals as errors.
+func warnAtPlan(found diag.Diagnostics, why string, diags *diag.Diagnostics) {
+	for _, d := range found {
+		if d.Severity() != diag.SeverityError {
+			diags.Append(d)
+			continue
+		}
+		detail := d.Detail() + " " + why
+		if withPath, ok := d.(diag.DiagnosticWithPath); ok {
+			diags.AddAttributeWarning(withPath.Path(), d.Summary(), detail)
+		} else {
+			diags.AddWarning(d.Summary(), detail)
+		}
+	}
+}

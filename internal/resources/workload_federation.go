@@ -122,21 +122,25 @@ func checkWorkloadFederation(ctx context.Context, data *providerdata.Data, clust
 	if err != nil {
 		return // the apply asks again; its wait names what is missing
 	}
-	for _, td := range undeclared {
-		validate.AttributeWarning(diags, path.Root("federates_with"), trustDomainNotFederated,
-			trustDomainNotFederatedDetail(client.DisplayName(), td)+" "+trustDomainCheckedAtApply)
-	}
+	warnAtPlan(trustDomainsNotFederated(client.DisplayName(), undeclared), trustDomainCheckedAtApply, diags)
 }
-
-// trustDomainNotFederated is the summary of an undeclared federates_with
-// trust domain, a warning at plan and an error at apply.
-const trustDomainNotFederated = "Trust Domain Not Federated"
 
 // trustDomainCheckedAtApply ends the plan's warning of an undeclared trust
 // domain.
 const trustDomainCheckedAtApply = "This is a warning at plan because an earlier resource of the same apply may create " +
 	"the federation; the apply asks again before it writes the ClusterSPIFFEID, and refuses with this message if it " +
 	"still finds none."
+
+// trustDomainsNotFederated is one refusal for each undeclared trust domain
+// of the cluster: an error at apply, a warning at plan (warnAtPlan).
+func trustDomainsNotFederated(clusterName string, undeclared []string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	for _, td := range undeclared {
+		validate.AttributeError(&diags, path.Root("federates_with"), "Trust Domain Not Federated",
+			trustDomainNotFederatedDetail(clusterName, td))
+	}
+	return diags
+}
 
 // trustDomainNotFederatedDetail says that cluster has no federation with td
 // and what to do.
@@ -197,10 +201,7 @@ func refuseUndeclaredTrustDomains(ctx context.Context, data *providerdata.Data, 
 	if err != nil {
 		return
 	}
-	for _, td := range undeclared {
-		validate.AttributeError(diags, path.Root("federates_with"), trustDomainNotFederated,
-			trustDomainNotFederatedDetail(client.DisplayName(), td))
-	}
+	diags.Append(trustDomainsNotFederated(client.DisplayName(), undeclared)...)
 }
 
 // checkOwnTrustDomain: the template must render an ID of the cluster's own
