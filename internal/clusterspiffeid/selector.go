@@ -85,13 +85,9 @@ func selectorFromObject(ctx context.Context, v any) (types.Object, diag.Diagnost
 		MatchLabels:      types.MapNull(types.StringType),
 		MatchExpressions: types.ListNull(expressionType),
 	}
-	if labels, ok := m["matchLabels"].(map[string]any); ok && len(labels) > 0 {
-		s := map[string]string{}
-		for k, v := range labels {
-			s[k] = providerdata.FieldText(v)
-		}
+	if labels := providerdata.FieldStringMap(m, "matchLabels"); len(labels) > 0 {
 		var d diag.Diagnostics
-		sel.MatchLabels, d = types.MapValueFrom(ctx, types.StringType, s)
+		sel.MatchLabels, d = types.MapValueFrom(ctx, types.StringType, labels)
 		diags.Append(d...)
 	}
 	if items, ok := m["matchExpressions"].([]any); ok && len(items) > 0 {

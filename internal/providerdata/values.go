@@ -131,6 +131,19 @@ func FieldStrings(m map[string]any, key string) []string {
 	return out
 }
 
+// FieldStringMap is the map of strings in field key of m; nil when absent.
+func FieldStringMap(m map[string]any, key string) map[string]string {
+	items, ok := m[key].(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(items))
+	for k, v := range items {
+		out[k] = FieldText(v)
+	}
+	return out
+}
+
 // AnySlice is values as an unstructured object holds a list of strings.
 func AnySlice(values []string) []any {
 	out := make([]any, len(values))

@@ -65,20 +65,10 @@ var (
 	objInt64   = providerdata.FieldInt64
 	objText    = providerdata.FieldText
 	objStrings = providerdata.FieldStrings
-	anySlice   = providerdata.AnySlice
+	// objStringMap is nil when the field is absent.
+	objStringMap = providerdata.FieldStringMap
+	anySlice     = providerdata.AnySlice
 )
-
-func objStringMap(m map[string]any, key string) map[string]string {
-	items, ok := m[key].(map[string]any)
-	if !ok {
-		return nil
-	}
-	out := make(map[string]string, len(items))
-	for k, v := range items {
-		out[k] = objText(v)
-	}
-	return out
-}
 
 // describeConditions renders status conditions for an error message, Ready
 // and Degraded first: "Ready=False (InProgress): waiting for ...".
