@@ -95,8 +95,8 @@ func parsePins(data []byte) ([]Pin, error) {
 	return pins, sc.Err()
 }
 
-// Sources are the places Fetch looks, in its order. An empty field is a
-// source that is not there.
+// Sources are the places Fetch looks, in its order. An empty directory is
+// a source that is not there; an empty BaseURL is DefaultBaseURL.
 type Sources struct {
 	EnvDir    string // $ZT_UPSTREAM_CRDS
 	CacheDir  string // the tool cache's upstream-crds directory; downloads land here
@@ -109,15 +109,11 @@ type Sources struct {
 // DefaultSources reads the environment: the cache lies in cacheRoot (the
 // tool cache's root) and the shared directory beside repoRoot.
 func DefaultSources(cacheRoot, repoRoot string) Sources {
-	base := os.Getenv(EnvBaseURL)
-	if base == "" {
-		base = DefaultBaseURL
-	}
 	return Sources{
 		EnvDir:    os.Getenv(EnvDir),
 		CacheDir:  filepath.Join(cacheRoot, "upstream-crds"),
 		SharedDir: filepath.Join(filepath.Dir(repoRoot), "shared", "upstream-crds"),
-		BaseURL:   base,
+		BaseURL:   os.Getenv(EnvBaseURL),
 	}
 }
 
