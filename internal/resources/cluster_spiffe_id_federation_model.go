@@ -30,10 +30,6 @@ func (m clusterSPIFFEIDFederationResourceModel) federatesWith() []string {
 	return out
 }
 
-func clusterSPIFFEIDFederationObjectIdentity(m clusterSPIFFEIDFederationResourceModel) objectIdentity {
-	return objectIdentity{Cluster: m.Cluster.ValueString(), Name: m.Name.ValueString()}
-}
-
 // clusterSPIFFEIDFederationObjectFromModel is the apply patch: the name and
 // spec.federatesWith, nothing else.
 func clusterSPIFFEIDFederationObjectFromModel(m clusterSPIFFEIDFederationResourceModel) *unstructured.Unstructured {

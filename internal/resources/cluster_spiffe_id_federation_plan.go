@@ -18,25 +18,15 @@ import (
 // dry-run applied for conflicts with other managers; and the trust domains
 // are checked against the cluster as zerotrust_cluster_spiffe_id's are.
 func (r *clusterSPIFFEIDFederationResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.Data == nil {
+	plan, ok := r.planned(ctx, r.Data, req, resp)
+	if !ok {
 		return
 	}
-	var plan clusterSPIFFEIDFederationResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
-		return
-	}
-	if plan.Cluster.IsUnknown() || plan.Name.IsUnknown() {
-		plan.ID = types.StringUnknown()
-	} else {
-		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
-	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	if req.State.Raw.IsNull() && !plan.Name.IsUnknown() {
-		if client := planClient(ctx, r.Data, plan.Cluster, &resp.Diagnostics); client != nil {
-			ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
-			obj, err := client.Get(ctx, kube.ClusterSPIFFEID, "", plan.Name.ValueString())
-			cancel()
+		lookupCtx, client, cancel := planLookup(ctx, r.Data, plan.Cluster, planApplyTimeout, &resp.Diagnostics)
+		defer cancel()
+		if client != nil {
+			obj, err := client.Get(lookupCtx, kube.ClusterSPIFFEID, "", plan.Name.ValueString())
 			if err == nil && applier(client.FieldManager).holds(obj, clusterSPIFFEIDSpecFieldsBut("federatesWith")...) {
 				// Our apply holds the object's other fields (a
 				// zerotrust_cluster_spiffe_id with this field manager):

@@ -10,12 +10,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 var (
@@ -27,26 +25,42 @@ var (
 
 // clusterSPIFFEIDFederationType: the federation of a ClusterSPIFFEID
 // (cluster-scoped) someone else owns.
-var clusterSPIFFEIDFederationType = &typeInfo{
-	name:     "cluster_spiffe_id_federation",
-	kinds:    []kube.Kind{kube.ClusterSPIFFEID},
-	shape:    identityShape{},
-	importID: importIDForm{note: ", e.g. \"west/default\""},
-	planChecks: []string{
-		"that the ClusterSPIFFEID exists",
-		"that every federates_with trust domain is declared by a federation of the cluster",
+var clusterSPIFFEIDFederationType = &kubeType[clusterSPIFFEIDFederationResourceModel]{
+	typeInfo: &typeInfo{
+		name:     "cluster_spiffe_id_federation",
+		kinds:    []kube.Kind{kube.ClusterSPIFFEID},
+		shape:    identityShape{},
+		importID: importIDForm{note: ", e.g. \"west/default\""},
+		planChecks: []string{
+			"that the ClusterSPIFFEID exists",
+			"that every federates_with trust domain is declared by a federation of the cluster",
+		},
 	},
+	ref: func(m *clusterSPIFFEIDFederationResourceModel) modelRef {
+		return modelRef{id: &m.ID, cluster: m.Cluster, name: m.Name}
+	},
+	fromObject: func(_ context.Context, cluster types.String, obj *unstructured.Unstructured, _ *kube.Client) (clusterSPIFFEIDFederationResourceModel, diag.Diagnostics) {
+		return clusterSPIFFEIDFederationStateFromObject(cluster, obj), nil
+	},
+	refresh: func(_ context.Context, m *clusterSPIFFEIDFederationResourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
+		setClusterSPIFFEIDFederationFromObject(m, obj)
+		return nil
+	},
+	readWhat: func(m clusterSPIFFEIDFederationResourceModel, clusterName string) string {
+		return "the federation of the " + m.describe(clusterName)
+	},
+	importWhat: func(id objectIdentity) string { return "the federation of ClusterSPIFFEID " + id.Name },
+	snapshot:   true,
 }
 
 // NewClusterSPIFFEIDFederationResource manages spec.federatesWith of an
 // existing ClusterSPIFFEID, and waits until its workloads federate.
 func NewClusterSPIFFEIDFederationResource() resource.Resource {
-	return &clusterSPIFFEIDFederationResource{typeInfo: clusterSPIFFEIDFederationType}
+	return &clusterSPIFFEIDFederationResource{kubeResource[clusterSPIFFEIDFederationResourceModel]{kubeType: clusterSPIFFEIDFederationType}}
 }
 
 type clusterSPIFFEIDFederationResource struct {
-	providerdata.ResourceBase
-	*typeInfo
+	kubeResource[clusterSPIFFEIDFederationResourceModel]
 }
 
 func (r *clusterSPIFFEIDFederationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -60,7 +74,7 @@ func (r *clusterSPIFFEIDFederationResource) Create(ctx context.Context, req reso
 	// As zerotrust_cluster_spiffe_id: a create whose wait fails returns no
 	// state, and the next apply writes the same list again and waits again.
 	if r.write(ctx, plan, "create", true, timeout, &resp.Diagnostics) && !resp.Diagnostics.HasError() {
-		r.setState(ctx, plan, &resp.State, resp.Identity, &resp.Diagnostics)
+		r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
 	}
 }
 
@@ -79,15 +93,8 @@ func (r *clusterSPIFFEIDFederationResource) Update(ctx context.Context, req reso
 	}
 	// Written but not federating yet: the state keeps what was written.
 	if r.write(ctx, plan, "update", !prior.Equal(plan.FederatesWith), timeout, &resp.Diagnostics) {
-		r.setState(ctx, plan, &resp.State, resp.Identity, &resp.Diagnostics)
+		r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
 	}
-}
-
-func (r *clusterSPIFFEIDFederationResource) setState(ctx context.Context, m clusterSPIFFEIDFederationResourceModel,
-	state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
-	m.ID = types.StringValue(resourceID(m.Cluster, m.Name.ValueString()))
-	diags.Append(state.Set(ctx, &m)...)
-	diags.Append(clusterSPIFFEIDFederationObjectIdentity(m).set(ctx, clusterSPIFFEIDFederationType.shape, identity)...)
 }
 
 // write applies the planned federatesWith to the existing ClusterSPIFFEID
@@ -140,31 +147,6 @@ func clusterSPIFFEIDNotFound(m clusterSPIFFEIDFederationResourceModel, clusterNa
 		"%s: ClusterSPIFFEID %q does not exist on cluster %q. This resource sets only spec.federatesWith of an "+
 			"existing ClusterSPIFFEID: create it first (zerotrust_cluster_spiffe_id manages one in full), and make "+
 			"this resource depend on what creates it.", lead, m.Name.ValueString(), clusterName))
-}
-
-func (r *clusterSPIFFEIDFederationResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state clusterSPIFFEIDFederationResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(clusterSPIFFEIDFederationObjectIdentity(state).setIfMissing(ctx, clusterSPIFFEIDFederationType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.GetForRefresh(ctx, kube.ClusterSPIFFEID, "", state.Name.ValueString())
-	if kube.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "read the federation of the "+state.describe(client.DisplayName())))
-		return
-	}
-	setClusterSPIFFEIDFederationFromObject(&state, obj)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(clusterSPIFFEIDFederationObjectIdentity(state).set(ctx, clusterSPIFFEIDFederationType.shape, resp.Identity)...)
 }
 
 // Delete removes this resource's trust domains and nothing else: it gives
@@ -227,20 +209,4 @@ func (r *clusterSPIFFEIDFederationResource) Delete(ctx context.Context, req reso
 	if _, err := client.MergePatch(ctx, kube.ClusterSPIFFEID, "", name, patch); err != nil && !kube.IsNotFound(err) {
 		resp.Diagnostics.Append(kube.Diagnostic(err, action))
 	}
-}
-
-func (r *clusterSPIFFEIDFederationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	cluster := clusterValue(id.Cluster)
-	_, obj := importedObject(ctx, r.Data, cluster, kube.ClusterSPIFFEID, "", id.Name,
-		"the federation of ClusterSPIFFEID "+id.Name, &resp.Diagnostics)
-	if obj == nil {
-		return
-	}
-	state := clusterSPIFFEIDFederationStateFromObject(cluster, obj)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(id.set(ctx, clusterSPIFFEIDFederationType.shape, resp.Identity)...)
 }

@@ -30,11 +30,6 @@ func (m clusterSPIFFEIDResourceModel) describe(clusterName string) string {
 	return "ClusterSPIFFEID \"" + m.Name.ValueString() + "\" on cluster \"" + clusterName + "\""
 }
 
-// clusterSPIFFEIDObjectIdentity is the identity of the object m names.
-func clusterSPIFFEIDObjectIdentity(m clusterSPIFFEIDResourceModel) objectIdentity {
-	return objectIdentity{Cluster: m.Cluster.ValueString(), Name: m.Name.ValueString()}
-}
-
 // clusterSPIFFEIDObjectFromModel is the whole object the resource applies:
 // every spec field it manages, the unset ones left out.
 func clusterSPIFFEIDObjectFromModel(ctx context.Context, m clusterSPIFFEIDResourceModel) (*unstructured.Unstructured, diag.Diagnostics) {

@@ -93,20 +93,12 @@ func samplesOnlyFail(text string, err error) bool {
 // empty (the apply waits until it is), and checks against the cluster what
 // the configuration alone cannot show.
 func (r *clusterSPIFFEIDResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.Data == nil {
+	plan, ok := r.planned(ctx, r.Data, req, resp)
+	if !ok {
 		return
 	}
-	var plan, config clusterSPIFFEIDResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var config clusterSPIFFEIDResourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
-		return
-	}
-	if plan.Cluster.IsUnknown() || plan.Name.IsUnknown() {
-		plan.ID = types.StringUnknown()
-	} else {
-		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
-	}
 	if config.ClassName.IsNull() && plan.ClassName.IsUnknown() {
 		plan.ClassName = types.StringValue(r.Data.SpireClassName)
 	}
@@ -143,12 +135,11 @@ func checkClassServed(ctx context.Context, data *providerdata.Data, cluster, cla
 	if class.IsUnknown() || class.IsNull() || cluster.IsUnknown() || class.ValueString() == data.SpireClassName {
 		return
 	}
-	client := planClient(ctx, data, cluster, diags)
+	ctx, client, cancel := planLookup(ctx, data, cluster, planLookupTimeout, diags)
+	defer cancel()
 	if client == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
-	defer cancel()
 	items, err := client.ListOnce(ctx, kube.ClusterSPIFFEID)
 	if err != nil {
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
@@ -26,26 +27,39 @@ var (
 )
 
 // clusterSPIFFEIDType: ClusterSPIFFEIDs are cluster-scoped.
-var clusterSPIFFEIDType = &typeInfo{
-	name:     "cluster_spiffe_id",
-	kinds:    []kube.Kind{kube.ClusterSPIFFEID},
-	shape:    identityShape{},
-	importID: importIDForm{note: ", e.g. \"west/workloads\""},
-	planChecks: []string{
-		"that spiffe_id_template renders an ID of the cluster's trust domain",
-		"that every federates_with trust domain is declared by a federation of the cluster",
+var clusterSPIFFEIDType = &kubeType[clusterSPIFFEIDResourceModel]{
+	typeInfo: &typeInfo{
+		name:     "cluster_spiffe_id",
+		kinds:    []kube.Kind{kube.ClusterSPIFFEID},
+		shape:    identityShape{},
+		importID: importIDForm{note: ", e.g. \"west/workloads\""},
+		planChecks: []string{
+			"that spiffe_id_template renders an ID of the cluster's trust domain",
+			"that every federates_with trust domain is declared by a federation of the cluster",
+		},
 	},
+	ref: func(m *clusterSPIFFEIDResourceModel) modelRef {
+		return modelRef{id: &m.ID, cluster: m.Cluster, name: m.Name}
+	},
+	fromObject: func(ctx context.Context, cluster types.String, obj *unstructured.Unstructured, _ *kube.Client) (clusterSPIFFEIDResourceModel, diag.Diagnostics) {
+		return clusterSPIFFEIDStateFromObject(ctx, cluster, obj)
+	},
+	refresh: setClusterSPIFFEIDFromObject,
+	readWhat: func(m clusterSPIFFEIDResourceModel, clusterName string) string {
+		return "the " + m.describe(clusterName)
+	},
+	snapshot:  true,
+	afterRead: refreshFederationProblems,
 }
 
 // NewClusterSPIFFEIDResource manages a spire-controller-manager
 // ClusterSPIFFEID, and waits until the workloads it selects federate.
 func NewClusterSPIFFEIDResource() resource.Resource {
-	return &clusterSPIFFEIDResource{typeInfo: clusterSPIFFEIDType}
+	return &clusterSPIFFEIDResource{kubeResource[clusterSPIFFEIDResourceModel]{kubeType: clusterSPIFFEIDType}}
 }
 
 type clusterSPIFFEIDResource struct {
-	providerdata.ResourceBase
-	*typeInfo
+	kubeResource[clusterSPIFFEIDResourceModel]
 }
 
 // Defaults of the timeouts: long enough for SPIRE to fetch a peer's first
@@ -88,8 +102,7 @@ func (r *clusterSPIFFEIDResource) Create(ctx context.Context, req resource.Creat
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(clusterSPIFFEIDObjectIdentity(plan).set(ctx, clusterSPIFFEIDType.shape, resp.Identity)...)
+	r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 func (r *clusterSPIFFEIDResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -121,8 +134,7 @@ func (r *clusterSPIFFEIDResource) Update(ctx context.Context, req resource.Updat
 	if plan.ID.IsUnknown() {
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(clusterSPIFFEIDObjectIdentity(plan).set(ctx, clusterSPIFFEIDType.shape, resp.Identity)...)
+	r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 // apply writes the object and waits until its workloads federate. It sets
@@ -140,7 +152,7 @@ func (r *clusterSPIFFEIDResource) apply(ctx context.Context, client *kube.Client
 		diags.Append(kube.Diagnostic(err, action))
 		return
 	}
-	m.ID = types.StringValue(resourceID(m.Cluster, m.Name.ValueString()))
+	r.setID(m)
 	m.FederationProblems = types.ListValueMust(types.StringType, nil)
 	tds := m.TrustDomains()
 	if len(tds) == 0 {
@@ -150,47 +162,24 @@ func (r *clusterSPIFFEIDResource) apply(ctx context.Context, client *kube.Client
 		tds, timeout, verb, diags)
 }
 
-func (r *clusterSPIFFEIDResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state clusterSPIFFEIDResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(clusterSPIFFEIDObjectIdentity(state).setIfMissing(ctx, clusterSPIFFEIDType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.GetForRefresh(ctx, kube.ClusterSPIFFEID, "", state.Name.ValueString())
-	if kube.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "read the "+state.describe(client.DisplayName())))
-		return
-	}
-	resp.Diagnostics.Append(setClusterSPIFFEIDFromObject(ctx, &state, obj)...)
-	r.refreshProblems(ctx, client, &state)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(clusterSPIFFEIDObjectIdentity(state).set(ctx, clusterSPIFFEIDType.shape, resp.Identity)...)
-}
-
-// refreshProblems asks whether the workloads still federate, with what the
-// SPIRE server holds asked once per cluster and walk. A SPIRE server that
-// cannot be asked keeps the prior answer.
-func (r *clusterSPIFFEIDResource) refreshProblems(ctx context.Context, client *kube.Client, m *clusterSPIFFEIDResourceModel) {
+// refreshFederationProblems is what Read does beyond the mapping: it asks
+// whether the workloads still federate, with what the SPIRE server holds
+// asked once per cluster and walk. A SPIRE server that cannot be asked
+// keeps the prior answer.
+func refreshFederationProblems(ctx context.Context, data *providerdata.Data, client *kube.Client, m *clusterSPIFFEIDResourceModel,
+	_ *unstructured.Unstructured, _ privateSetter,
+) diag.Diagnostics {
 	if m.FederationProblems.IsNull() || m.FederationProblems.IsUnknown() {
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
 	}
 	tds := m.TrustDomains()
 	if len(tds) == 0 {
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
-		return
+		return nil
 	}
-	server, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, m.SpireServer)
 	if d.HasError() {
-		return
+		return nil
 	}
 	spire, err := workloadSPIRE(ctx, client, server)
 	if err == nil {
@@ -198,11 +187,12 @@ func (r *clusterSPIFFEIDResource) refreshProblems(ctx context.Context, client *k
 		problems, err = workloadtrust.CheckWith(ctx, client, spire, []workloadtrust.Want{{Name: m.Name.ValueString(), FederatesWith: tds}})
 		if err == nil {
 			m.FederationProblems = problemList(problems[m.Name.ValueString()])
-			return
+			return nil
 		}
 	}
 	tflog.Warn(ctx, "whether the workloads federate could not be asked; keeping the prior answer", map[string]any{
 		"cluster_spiffe_id": m.Name.ValueString(), "spire_server": server.String(), "error": err.Error()})
+	return nil
 }
 
 // Delete deletes the ClusterSPIFFEID; spire-controller-manager then deletes
@@ -221,21 +211,4 @@ func (r *clusterSPIFFEIDResource) Delete(ctx context.Context, req resource.Delet
 	if err != nil && !kube.IsNotFound(err) && !kube.IsCRDNotInstalled(err) {
 		resp.Diagnostics.Append(kube.Diagnostic(err, "delete the "+state.describe(client.DisplayName())))
 	}
-}
-
-func (r *clusterSPIFFEIDResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	cluster := clusterValue(id.Cluster)
-	_, obj := importedObject(ctx, r.Data, cluster, kube.ClusterSPIFFEID, "", id.Name,
-		"the ClusterSPIFFEID "+id.Name, &resp.Diagnostics)
-	if obj == nil {
-		return
-	}
-	state, d := clusterSPIFFEIDStateFromObject(ctx, cluster, obj)
-	resp.Diagnostics.Append(d...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(id.set(ctx, clusterSPIFFEIDType.shape, resp.Identity)...)
 }

@@ -48,7 +48,7 @@ func (f domainVerificationListConfig) convert(ctx context.Context, t listTarget,
 	}
 	state := domainVerificationStateFromObject(clusterValue(t.key), obj, t.client.FieldManager)
 	lo := listedObject{
-		id:      domainVerificationObjectIdentity(state),
+		id:      domainVerificationType.identityOf(state),
 		display: resourceID(state.Cluster, obj.GetName()) + " (" + domain + ")",
 	}
 	if includeResource {

@@ -45,11 +45,7 @@ func (r *domainVerificationResource) ModifyPlan(ctx context.Context, req resourc
 	if creating {
 		r.planExisting(ctx, &plan, config, &resp.Diagnostics)
 	}
-	if plan.Name.IsUnknown() {
-		plan.ID = types.StringUnknown()
-	} else {
-		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
-	}
+	r.setID(&plan)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	if state.Adopted.ValueBool() {
 		return // nothing is ever applied to an adopted object
@@ -78,12 +74,11 @@ func (r *domainVerificationResource) planExisting(ctx context.Context, plan *dom
 	if plan.Domain.IsUnknown() || plan.Name.IsUnknown() || plan.AdoptExisting.IsUnknown() {
 		return
 	}
-	client := planClient(ctx, r.Data, plan.Cluster, diags)
+	ctx, client, cancel := planLookup(ctx, r.Data, plan.Cluster, planApplyTimeout, diags)
+	defer cancel()
 	if client == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
-	defer cancel()
 	kind := domainverification.Kind(plan.APIVersion.ValueString())
 	domain := plan.Domain.ValueString()
 	var existing *unstructured.Unstructured

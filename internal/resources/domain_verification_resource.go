@@ -13,7 +13,6 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 var (
@@ -25,17 +24,30 @@ var (
 
 // domainVerificationType: DomainVerifications are cluster-scoped, so
 // cluster and name identify one.
-var domainVerificationType = &typeInfo{
-	name:  "domain_verification",
-	kinds: []kube.Kind{kube.DomainVerificationV1},
-	planChecks: []string{
-		"which existing DomainVerification adopt_existing adopts, and whether an object of the same name was written by another field manager",
+var domainVerificationType = &kubeType[domainVerificationResourceModel]{
+	typeInfo: &typeInfo{
+		name:  "domain_verification",
+		kinds: []kube.Kind{kube.DomainVerificationV1},
+		planChecks: []string{
+			"which existing DomainVerification adopt_existing adopts, and whether an object of the same name was written by another field manager",
+		},
 	},
-}
-
-// domainVerificationObjectIdentity is the identity of the object m describes.
-func domainVerificationObjectIdentity(m domainVerificationResourceModel) objectIdentity {
-	return objectIdentity{Cluster: providerdata.ClusterKey(m.Cluster), Name: m.Name.ValueString()}
+	ref: func(m *domainVerificationResourceModel) modelRef {
+		return modelRef{id: &m.ID, cluster: m.Cluster, name: m.Name}
+	},
+	kindOf: func(m domainVerificationResourceModel) kube.Kind {
+		return domainverification.Kind(m.APIVersion.ValueString())
+	},
+	fromObject: func(_ context.Context, cluster types.String, obj *unstructured.Unstructured, client *kube.Client) (domainVerificationResourceModel, diag.Diagnostics) {
+		return domainVerificationStateFromObject(cluster, obj, client.FieldManager), nil
+	},
+	refresh: func(_ context.Context, m *domainVerificationResourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
+		setDomainVerificationFromObject(m, obj)
+		return nil
+	},
+	readWhat: func(m domainVerificationResourceModel, _ string) string {
+		return "the DomainVerification " + m.Name.ValueString()
+	},
 }
 
 const (
@@ -45,12 +57,11 @@ const (
 
 // NewDomainVerificationResource manages a Kuadrant DomainVerification.
 func NewDomainVerificationResource() resource.Resource {
-	return &domainVerificationResource{typeInfo: domainVerificationType}
+	return &domainVerificationResource{kubeResource[domainVerificationResourceModel]{kubeType: domainVerificationType}}
 }
 
 type domainVerificationResource struct {
-	providerdata.ResourceBase
-	*typeInfo
+	kubeResource[domainVerificationResourceModel]
 }
 
 func (r *domainVerificationResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -120,8 +131,7 @@ func (r *domainVerificationResource) Create(ctx context.Context, req resource.Cr
 	setDomainVerificationFromObject(&plan, out)
 	// Saved even on failure: the object exists, and Terraform marks the
 	// resource tainted so the next apply replaces it.
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(domainVerificationObjectIdentity(plan).set(ctx, domainVerificationType.shape, resp.Identity)...)
+	r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
 	if err != nil {
 		// A request the client's rate limiter refused because it would end
 		// after the deadline is the wait running out too.
@@ -137,34 +147,6 @@ func (r *domainVerificationResource) Create(ctx context.Context, req resource.Cr
 		}
 		resp.Diagnostics.Append(kube.Diagnostic(err, "wait for the token of DomainVerification "+name))
 	}
-}
-
-func (r *domainVerificationResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state domainVerificationResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// The identity is known from state: the framework requires one from
-	// every way out of Read (object gone, connection not known yet), also
-	// when the prior state holds none (written by Terraform < 1.12).
-	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).setIfMissing(ctx, domainVerificationType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.Get(ctx, domainverification.Kind(state.APIVersion.ValueString()), "", state.Name.ValueString())
-	if kube.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "read the DomainVerification "+state.Name.ValueString()))
-		return
-	}
-	setDomainVerificationFromObject(&state, obj)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).set(ctx, domainVerificationType.shape, resp.Identity)...)
 }
 
 func (r *domainVerificationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -191,8 +173,7 @@ func (r *domainVerificationResource) Update(ctx context.Context, req resource.Up
 		return
 	}
 	setDomainVerificationFromObject(&plan, out)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(domainVerificationObjectIdentity(plan).set(ctx, domainVerificationType.shape, resp.Identity)...)
+	r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 func (r *domainVerificationResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -238,22 +219,4 @@ func releaseAdoptedDV(ctx context.Context, client *kube.Client, kind kube.Kind, 
 	if _, err := client.Apply(ctx, kind, release, false); err != nil && !kube.IsNotFound(err) {
 		diags.Append(kube.Diagnostic(err, "release the fields of DomainVerification "+name))
 	}
-}
-
-// ImportState takes `[<cluster>/]<name>` or an identity; Read then
-// refreshes what the import stored.
-func (r *domainVerificationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	cluster := clusterValue(id.Cluster)
-	client, obj := importedObject(ctx, r.Data, cluster, kube.DomainVerificationV1, "", id.Name,
-		"the DomainVerification "+id.Name, &resp.Diagnostics)
-	if obj == nil {
-		return
-	}
-	state := domainVerificationStateFromObject(cluster, obj, client.FieldManager)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).set(ctx, domainVerificationType.shape, resp.Identity)...)
 }

@@ -200,6 +200,10 @@ func (t *typeInfo) importTarget(ctx context.Context, data *providerdata.Data, re
 			return id, false
 		}
 	}
+	if f := t.importID; f.fixedName != "" && id.Name != f.fixedName {
+		diags.AddAttributeError(path.Root(t.shape.nameAttribute()), "Invalid Import Identity", fmt.Sprintf(f.wrongName, id.Name))
+		return id, false
+	}
 	if data != nil && !data.CheckCluster(clusterValue(id.Cluster), path.Root("cluster"), diags) {
 		return id, false
 	}

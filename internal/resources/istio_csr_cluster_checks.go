@@ -119,12 +119,11 @@ func (r *istioCSRResource) checkIstioCSRCluster(ctx context.Context, req resourc
 	if !replacing && !caChanged {
 		return
 	}
-	client := planClient(ctx, r.Data, cluster, &resp.Diagnostics)
+	ctx, client, cancel := planLookup(ctx, r.Data, cluster, istioCSRIssuerReadTimeout, &resp.Diagnostics)
+	defer cancel()
 	if client == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, istioCSRIssuerReadTimeout)
-	defer cancel()
 	if served, err := client.Served(ctx, kube.IstioCSR); err != nil || !served {
 		return // the apply reports the missing CRD
 	}

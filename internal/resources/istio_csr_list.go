@@ -33,7 +33,7 @@ func NewIstioCSRListResource() list.ListResource {
 				}
 				cluster := clusterValue(t.key)
 				lo := listedObject{
-					id:      istioCSRObjectIdentity(cluster, obj.GetNamespace()),
+					id:      objectIdentity{Cluster: t.key, Namespace: obj.GetNamespace(), Name: istioCSRName},
 					display: resourceID(cluster, obj.GetNamespace()),
 				}
 				if !includeResource {

@@ -36,32 +36,49 @@ const (
 
 // istioCSRType: the IstioCSR is namespaced, and always named "default", so
 // its import ID is the namespace.
-var istioCSRType = &typeInfo{
-	name:     "istio_csr",
-	kinds:    []kube.Kind{kube.IstioCSR},
-	shape:    identityShape{namespaced: true},
-	importID: importIDForm{namespaced: true, fixedName: istioCSRName, note: ": the namespace of the IstioCSR \"" + istioCSRName + "\""},
-	planChecks: []string{
-		"that no other IstioCSR exists on the cluster (the operator serves one)",
-		"that the cert-manager issuer exists and is not an ACME issuer",
-		"that the CA Secret of the issuer holds ca.crt",
-		"that the CA ConfigMap of ca_certificate holds a CA certificate",
+var istioCSRType = &kubeType[istioCSRResourceModel]{
+	typeInfo: &typeInfo{
+		name:  "istio_csr",
+		kinds: []kube.Kind{kube.IstioCSR},
+		shape: identityShape{namespaced: true},
+		importID: importIDForm{namespaced: true, fixedName: istioCSRName, note: ": the namespace of the IstioCSR \"" + istioCSRName + "\"",
+			wrongName: "An IstioCSR is always named \"" + istioCSRName + "\" (the CRD accepts no other name); the identity names %q."},
+		planChecks: []string{
+			"that no other IstioCSR exists on the cluster (the operator serves one)",
+			"that the cert-manager issuer exists and is not an ACME issuer",
+			"that the CA Secret of the issuer holds ca.crt",
+			"that the CA ConfigMap of ca_certificate holds a CA certificate",
+		},
 	},
+	ref: func(m *istioCSRResourceModel) modelRef {
+		return modelRef{id: &m.ID, cluster: m.Cluster, namespace: m.Namespace, name: types.StringNull()}
+	},
+	fromObject: func(ctx context.Context, cluster types.String, obj *unstructured.Unstructured, _ *kube.Client) (istioCSRResourceModel, diag.Diagnostics) {
+		return istioCSRStateFromObject(ctx, cluster, obj)
+	},
+	refresh: setIstioCSRFromObject,
+	readWhat: func(m istioCSRResourceModel, _ string) string {
+		return "the IstioCSR " + m.Namespace.ValueString() + "/" + istioCSRName
+	},
+	afterRead:   recordIstioCSROwnership,
+	afterImport: recordIstioCSROwnership,
 }
 
-// istioCSRObjectIdentity names the IstioCSR of namespace ns.
-func istioCSRObjectIdentity(cluster types.String, ns string) objectIdentity {
-	return objectIdentity{Cluster: cluster.ValueString(), Namespace: ns, Name: istioCSRName}
+// recordIstioCSROwnership keeps in private state which fields of obj this
+// provider's field manager holds (istio_csr_unset.go plans from it).
+func recordIstioCSROwnership(ctx context.Context, _ *providerdata.Data, client *kube.Client, _ *istioCSRResourceModel,
+	obj *unstructured.Unstructured, private privateSetter,
+) diag.Diagnostics {
+	return setIstioCSRPrivate(ctx, private, obj, client.FieldManager)
 }
 
 // NewIstioCSRResource manages the IstioCSR of the cert-manager Operator.
 func NewIstioCSRResource() resource.Resource {
-	return &istioCSRResource{typeInfo: istioCSRType}
+	return &istioCSRResource{kubeResource[istioCSRResourceModel]{kubeType: istioCSRType}}
 }
 
 type istioCSRResource struct {
-	providerdata.ResourceBase
-	*typeInfo
+	kubeResource[istioCSRResourceModel]
 }
 
 func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -169,8 +186,7 @@ func (r *istioCSRResource) apply(ctx context.Context, client *kube.Client, plan,
 		final = out
 	}
 	diags.Append(setIstioCSRFromObject(ctx, plan, final)...)
-	diags.Append(state.Set(ctx, plan)...)
-	diags.Append(istioCSRObjectIdentity(plan.Cluster, ns).set(ctx, istioCSRType.shape, identity)...)
+	r.store(ctx, plan, state, identity, diags)
 	diags.Append(setIstioCSRPrivate(ctx, private, final, client.FieldManager)...)
 
 	var degraded *istioCSRDegradedError
@@ -217,36 +233,6 @@ func istioCSRKept(verb string) string {
 	}
 	return "Terraform saved what it wrote, which is what the cluster holds; a failed update is not tainted, so " +
 		"nothing is replaced and the agent keeps serving with the configuration it had."
-}
-
-func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state istioCSRResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// The identity is known from state: the framework requires one from
-	// every way out of Read (object gone, connection not known yet), also
-	// when the prior state holds none (written by Terraform < 1.12).
-	resp.Diagnostics.Append(istioCSRObjectIdentity(state.Cluster, state.Namespace.ValueString()).setIfMissing(ctx, istioCSRType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	ns := state.Namespace.ValueString()
-	obj, err := client.Get(ctx, kube.IstioCSR, ns, istioCSRName)
-	if kube.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "read the IstioCSR "+ns+"/"+istioCSRName))
-		return
-	}
-	resp.Diagnostics.Append(setIstioCSRFromObject(ctx, &state, obj)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(istioCSRObjectIdentity(state.Cluster, ns).set(ctx, istioCSRType.shape, resp.Identity)...)
-	resp.Diagnostics.Append(setIstioCSRPrivate(ctx, resp.Private, obj, client.FieldManager)...)
 }
 
 // Delete removes the object, waits until it is gone (a replacement must
@@ -321,29 +307,6 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 		return
 	}
 	resp.Diagnostics.Append(cleanUpIstioCSROperands(ctx, client, ns, istioNS)...)
-}
-
-func (r *istioCSRResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	if id.Name != istioCSRName {
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "Invalid Import Identity", fmt.Sprintf(
-			"An IstioCSR is always named %q (the CRD accepts no other name); the identity names %q.", istioCSRName, id.Name))
-		return
-	}
-	cluster := clusterValue(id.Cluster)
-	client, obj := importedObject(ctx, r.Data, cluster, kube.IstioCSR, id.Namespace, istioCSRName,
-		"the IstioCSR "+id.Namespace+"/"+istioCSRName, &resp.Diagnostics)
-	if obj == nil {
-		return
-	}
-	state, d := istioCSRStateFromObject(ctx, cluster, obj)
-	resp.Diagnostics.Append(d...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(id.set(ctx, istioCSRType.shape, resp.Identity)...)
-	resp.Diagnostics.Append(setIstioCSRPrivate(ctx, resp.Private, obj, client.FieldManager)...)
 }
 
 // istioCSRDiagnostic explains a missing namespace, which the API server

@@ -62,10 +62,10 @@ func (l *listShell[C]) withLister(
 var _ list.ListResourceWithConfigure = (*listShell[listScope])(nil)
 
 // newListShell is the list resource of type t.
-func newListShell[C listConfig](t *typeInfo, description string, filters map[string]listschema.Attribute,
+func newListShell[C listConfig](t interface{ info() *typeInfo }, description string, filters map[string]listschema.Attribute,
 	convert func(C) listConverter,
 ) *listShell[C] {
-	return &listShell[C]{typeInfo: t, description: description, filters: filters, convert: convert}
+	return &listShell[C]{typeInfo: t.info(), description: description, filters: filters, convert: convert}
 }
 
 func (l *listShell[C]) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {

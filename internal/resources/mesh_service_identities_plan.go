@@ -6,7 +6,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -16,20 +15,10 @@ import (
 // resource whose MeshService does not exist is flagged now, and an update is
 // dry-run applied for conflicts with other field managers and rejections.
 func (r *meshServiceIdentitiesResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.Data == nil {
+	plan, ok := r.planned(ctx, r.Data, req, resp)
+	if !ok {
 		return
 	}
-	var plan meshServiceIdentitiesResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
-		return
-	}
-	if plan.Cluster.IsUnknown() || plan.Namespace.IsUnknown() || plan.Name.IsUnknown() {
-		plan.ID = types.StringUnknown()
-	} else {
-		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Namespace.ValueString()+"/"+plan.Name.ValueString()))
-	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	if req.State.Raw.IsNull() {
 		r.checkExists(ctx, plan, &resp.Diagnostics)
 		return
@@ -50,12 +39,11 @@ func (r *meshServiceIdentitiesResource) checkExists(ctx context.Context, plan me
 	if plan.Namespace.IsUnknown() || plan.Name.IsUnknown() {
 		return
 	}
-	client := planClient(ctx, r.Data, plan.Cluster, diags)
+	ctx, client, cancel := planLookup(ctx, r.Data, plan.Cluster, planApplyTimeout, diags)
+	defer cancel()
 	if client == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
-	defer cancel()
 	_, err := client.Get(ctx, kube.KumaMeshService, plan.Namespace.ValueString(), plan.Name.ValueString())
 	var d diag.Diagnostic
 	switch {

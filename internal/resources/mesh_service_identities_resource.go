@@ -9,9 +9,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 var (
@@ -22,31 +22,40 @@ var (
 )
 
 // meshServiceIdentitiesType: MeshServices are namespaced.
-var meshServiceIdentitiesType = &typeInfo{
-	name:     "mesh_service_identities",
-	kinds:    []kube.Kind{kube.KumaMeshService},
-	shape:    identityShape{namespaced: true},
-	importID: importIDForm{namespaced: true, note: ", e.g. \"west/shop/cart\""},
-	planChecks: []string{
-		"that the MeshService exists",
+var meshServiceIdentitiesType = &kubeType[meshServiceIdentitiesResourceModel]{
+	typeInfo: &typeInfo{
+		name:     "mesh_service_identities",
+		kinds:    []kube.Kind{kube.KumaMeshService},
+		shape:    identityShape{namespaced: true},
+		importID: importIDForm{namespaced: true, note: ", e.g. \"west/shop/cart\""},
+		planChecks: []string{
+			"that the MeshService exists",
+		},
 	},
-}
-
-// meshServiceIdentitiesObjectIdentity is the identity of the MeshService m names.
-func meshServiceIdentitiesObjectIdentity(m meshServiceIdentitiesResourceModel) objectIdentity {
-	return objectIdentity{Cluster: m.Cluster.ValueString(), Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}
+	ref: func(m *meshServiceIdentitiesResourceModel) modelRef {
+		return modelRef{id: &m.ID, cluster: m.Cluster, namespace: m.Namespace, name: m.Name}
+	},
+	fromObject: func(ctx context.Context, cluster types.String, obj *unstructured.Unstructured, _ *kube.Client) (meshServiceIdentitiesResourceModel, diag.Diagnostics) {
+		return meshServiceIdentitiesStateFromObject(ctx, cluster, obj)
+	},
+	refresh: setMeshServiceIdentitiesFromObject,
+	readWhat: func(m meshServiceIdentitiesResourceModel, clusterName string) string {
+		return "the identities of " + m.describe(clusterName)
+	},
+	importWhat: func(id objectIdentity) string {
+		return fmt.Sprintf("the identities of MeshService %s/%s", id.Namespace, id.Name)
+	},
 }
 
 // NewMeshServiceIdentitiesResource manages spec.identities of a Kuma
 // MeshService (Kuma's MeshService identity design: the SPIFFE IDs a client verifies in the SAN of the
 // service's certificates).
 func NewMeshServiceIdentitiesResource() resource.Resource {
-	return &meshServiceIdentitiesResource{typeInfo: meshServiceIdentitiesType}
+	return &meshServiceIdentitiesResource{kubeResource[meshServiceIdentitiesResourceModel]{kubeType: meshServiceIdentitiesType}}
 }
 
 type meshServiceIdentitiesResource struct {
-	providerdata.ResourceBase
-	*typeInfo
+	kubeResource[meshServiceIdentitiesResourceModel]
 }
 
 func (r *meshServiceIdentitiesResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -96,9 +105,7 @@ func (r *meshServiceIdentitiesResource) write(ctx context.Context, planned tfsdk
 		diags.Append(kube.Diagnostic(err, action))
 		return
 	}
-	plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Namespace.ValueString()+"/"+plan.Name.ValueString()))
-	diags.Append(state.Set(ctx, &plan)...)
-	diags.Append(meshServiceIdentitiesObjectIdentity(plan).set(ctx, meshServiceIdentitiesType.shape, identity)...)
+	r.store(ctx, &plan, state, identity, diags)
 }
 
 // meshServiceNotFound is the error for a MeshService that does not exist.
@@ -108,34 +115,6 @@ func meshServiceNotFound(m meshServiceIdentitiesResourceModel, clusterName, lead
 			"of an existing MeshService, which Kuma creates for a Kubernetes Service or you define (for a service "+
 			"of a federated peer): create it first, and make this resource depend on what creates it.",
 		lead, m.Name.ValueString(), m.Namespace.ValueString(), clusterName))
-}
-
-func (r *meshServiceIdentitiesResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state meshServiceIdentitiesResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// The identity is known from state: the framework requires one from
-	// every way out of Read (object gone, connection not known yet), also
-	// when the prior state holds none (written by Terraform < 1.12).
-	resp.Diagnostics.Append(meshServiceIdentitiesObjectIdentity(state).setIfMissing(ctx, meshServiceIdentitiesType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	obj, err := client.Get(ctx, kube.KumaMeshService, state.Namespace.ValueString(), state.Name.ValueString())
-	if kube.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "read the identities of "+state.describe(client.DisplayName())))
-		return
-	}
-	resp.Diagnostics.Append(setMeshServiceIdentitiesFromObject(ctx, &state, obj)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(meshServiceIdentitiesObjectIdentity(state).set(ctx, meshServiceIdentitiesType.shape, resp.Identity)...)
 }
 
 // Delete gives spec.identities back: an apply of nothing under the
@@ -163,21 +142,4 @@ func (r *meshServiceIdentitiesResource) Delete(ctx context.Context, req resource
 	if err := releaseFields(ctx, client, kube.KumaMeshService, obj); err != nil {
 		resp.Diagnostics.Append(kube.Diagnostic(err, action))
 	}
-}
-
-func (r *meshServiceIdentitiesResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	cluster := clusterValue(id.Cluster)
-	_, obj := importedObject(ctx, r.Data, cluster, kube.KumaMeshService, id.Namespace, id.Name,
-		fmt.Sprintf("the identities of MeshService %s/%s", id.Namespace, id.Name), &resp.Diagnostics)
-	if obj == nil {
-		return
-	}
-	state, d := meshServiceIdentitiesStateFromObject(ctx, cluster, obj)
-	resp.Diagnostics.Append(d...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(id.set(ctx, meshServiceIdentitiesType.shape, resp.Identity)...)
 }

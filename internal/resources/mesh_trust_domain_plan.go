@@ -455,12 +455,11 @@ func trustDomainChangeWarning(kind meshKind, mesh meshModel, from, to string) di
 // cluster.local. ok is false when the cluster could not be asked.
 func (r *meshTrustDomainResource) liveTrustDomain(ctx context.Context, cluster types.String, kind meshKind, mesh meshModel,
 	diags *diag.Diagnostics) (string, bool) {
-	client := planClient(ctx, r.Data, cluster, diags)
+	ctx, client, cancel := planLookup(ctx, r.Data, cluster, meshLiveReadTimeout, diags)
+	defer cancel()
 	if client == nil {
 		return "", false
 	}
-	ctx, cancel := context.WithTimeout(ctx, meshLiveReadTimeout)
-	defer cancel()
 	obj, err := client.Get(ctx, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString())
 	switch {
 	case kube.IsNotFound(err):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -31,6 +32,25 @@ func planClient(ctx context.Context, data *providerdata.Data, cluster types.Stri
 		return nil
 	}
 	return client
+}
+
+// planLookupTimeout bounds the plan-time reads of the cluster: they are a
+// courtesy (apply repeats them before writing), so a slow or unreachable
+// cluster must not hold the plan for the client's full retry budget.
+const planLookupTimeout = 15 * time.Second
+
+// planLookup is the prologue of every plan-time check that asks the
+// cluster: planClient's client, and a context bounded by timeout for its
+// requests. cancel is always set; client is nil when the check cannot ask.
+func planLookup(ctx context.Context, data *providerdata.Data, cluster types.String, timeout time.Duration,
+	diags *diag.Diagnostics,
+) (context.Context, *kube.Client, context.CancelFunc) {
+	client := planClient(ctx, data, cluster, diags)
+	if client == nil {
+		return ctx, nil, func() {}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return ctx, client, cancel
 }
 
 // knownClient is the client of cluster, nil while its connection is

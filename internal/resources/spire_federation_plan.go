@@ -22,11 +22,6 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
-// planLookupTimeout bounds the plan-time reads of the cluster's trust domain:
-// they are a courtesy (apply repeats them before writing), so a slow or
-// unreachable cluster must not hold the plan for the client's full retry budget.
-const planLookupTimeout = 15 * time.Second
-
 // operatorPeerLimit is the operator's own limit on federatesWith
 // (validation.go validateFederationConfig: "federatesWith array cannot
 // exceed 50 entries"), hard-coded in its code whatever its CRD allows.
@@ -218,12 +213,11 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 // planFacts reads the cluster's singletons when its connection is known and
 // it answers; nil otherwise (apply checks again before it writes).
 func (r *spireFederationResource) planFacts(ctx context.Context, cluster types.String, diags *diag.Diagnostics) *spirefacts.Facts {
-	client := planClient(ctx, r.Data, cluster, diags)
+	ctx, client, cancel := planLookup(ctx, r.Data, cluster, planLookupTimeout, diags)
+	defer cancel()
 	if client == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
-	defer cancel()
 	facts, err := spirefacts.Lookup(ctx, client)
 	if err != nil {
 		return nil

@@ -28,9 +28,10 @@ var (
 // spireFederationType: the SpireServer is a cluster-scoped singleton, so its
 // identity is the cluster and the name "cluster".
 var spireFederationType = &typeInfo{
-	name:     "spire_federation",
-	kinds:    []kube.Kind{kube.SpireServer},
-	importID: importIDForm{fixedName: spirefacts.ObjectName},
+	name:  "spire_federation",
+	kinds: []kube.Kind{kube.SpireServer},
+	importID: importIDForm{fixedName: spirefacts.ObjectName,
+		wrongName: "The SpireServer is a singleton named \"cluster\"; the identity names %q. Set name = \"cluster\"."},
 	planChecks: []string{
 		"the cluster's trust domain (trust_domain and endpoint_spiffe_id stay unknown until the apply)",
 		"that federates_with has no entry for the cluster's own trust domain",
@@ -327,11 +328,6 @@ func (r *spireFederationResource) Delete(ctx context.Context, req resource.Delet
 func (r *spireFederationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
 	if !ok {
-		return
-	}
-	if id.Name != spirefacts.ObjectName {
-		resp.Diagnostics.AddError("Invalid Import Identity", fmt.Sprintf(
-			"The SpireServer is a singleton named \"cluster\"; the identity names %q. Set name = \"cluster\".", id.Name))
 		return
 	}
 	cluster := clusterValue(id.Cluster)

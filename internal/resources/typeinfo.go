@@ -77,6 +77,9 @@ type importIDForm struct {
 	format string
 	// note ends the description of the accepted forms.
 	note string
+	// wrongName is the error for an import identity that names another
+	// object than fixedName, a format of the name it gives.
+	wrongName string
 }
 
 // fields are the names of the "/"-separated fields after the cluster.

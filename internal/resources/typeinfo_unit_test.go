@@ -9,7 +9,7 @@ import (
 // gives and refuses the malformed ones with an error naming what is wrong.
 func TestImportIDForms(t *testing.T) {
 	for _, tc := range []struct {
-		t    *typeInfo
+		t    interface{ info() *typeInfo }
 		id   string
 		want objectIdentity
 		err  string
@@ -30,12 +30,12 @@ func TestImportIDForms(t *testing.T) {
 		{t: meshTrustDomainType, id: "east/istio_sail:mesh", want: objectIdentity{Cluster: "east", Kind: "istio_sail", Name: "mesh"}},
 		{t: meshTrustDomainType, id: "east/linkerd:x", err: `the kind "linkerd"`},
 	} {
-		got, err := tc.t.importID.parse(tc.id)
+		got, err := tc.t.info().importID.parse(tc.id)
 		switch {
 		case tc.err == "" && (err != nil || got != tc.want):
-			t.Errorf("%s: parse(%q) = %+v, %v; want %+v", tc.t.name, tc.id, got, err, tc.want)
+			t.Errorf("%s: parse(%q) = %+v, %v; want %+v", tc.t.info().name, tc.id, got, err, tc.want)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%s: parse(%q) = %+v, %v; want an error with %q", tc.t.name, tc.id, got, err, tc.err)
+			t.Errorf("%s: parse(%q) = %+v, %v; want an error with %q", tc.t.info().name, tc.id, got, err, tc.err)
 		}
 	}
 }
@@ -44,10 +44,10 @@ func TestImportIDForms(t *testing.T) {
 // docs give.
 func TestImportIDFormDescriptions(t *testing.T) {
 	for tt, want := range map[*typeInfo]string{
-		federatedTrustDomainType:  `"<name>" (default connection) or "<cluster>/<name>"`,
-		spireFederationType:       `"cluster" (default connection) or "<cluster>/cluster"`,
-		istioCSRType:              `"<namespace>" (default connection) or "<cluster>/<namespace>": the namespace of the IstioCSR "default"`,
-		meshServiceIdentitiesType: `"<namespace>/<name>" (default connection) or "<cluster>/<namespace>/<name>", e.g. "west/shop/cart"`,
+		federatedTrustDomainType.info():  `"<name>" (default connection) or "<cluster>/<name>"`,
+		spireFederationType.info():       `"cluster" (default connection) or "<cluster>/cluster"`,
+		istioCSRType.info():              `"<namespace>" (default connection) or "<cluster>/<namespace>": the namespace of the IstioCSR "default"`,
+		meshServiceIdentitiesType.info(): `"<namespace>/<name>" (default connection) or "<cluster>/<namespace>/<name>", e.g. "west/shop/cart"`,
 	} {
 		if got := tt.importID.describe(); got != want {
 			t.Errorf("%s: describe() = %s, want %s", tt.name, got, want)

@@ -107,12 +107,11 @@ func checkWorkloadFederation(ctx context.Context, data *providerdata.Data, clust
 	if federatesWith.IsUnknown() || cluster.IsUnknown() {
 		return
 	}
-	client := planClient(ctx, data, cluster, diags)
+	ctx, client, cancel := planLookup(ctx, data, cluster, planLookupTimeout, diags)
+	defer cancel()
 	if client == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
-	defer cancel()
 	if facts, err := spirefacts.Lookup(ctx, client); err == nil && facts.Found() {
 		if own, _ := facts.TrustDomain(); own != "" {
 			checkOwnTrustDomain(template, own, tds, client.DisplayName(), diags)

@@ -1,0 +1,215 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+)
+
+// This file is the skeleton of every resource that manages one Kubernetes
+// object of one kind: the descriptor (kubeType) names the type and says how
+// its model maps to the object, and kubeResource serves from it what such
+// resources do alike (Read, ImportState, the id and cluster check of a
+// plan, the state and identity an apply stores). A resource then writes its
+// mapping and its behaviour (Create, Update, Delete, the rest of ModifyPlan)
+// and nothing else.
+
+// kubeType is the descriptor of a single-kind Kubernetes resource: its
+// typeInfo and its model's mapping. M is the resource's model.
+type kubeType[M any] struct {
+	*typeInfo
+	// ref points into a model: its id attribute and the values that name
+	// its object.
+	ref func(m *M) modelRef
+	// kindOf is the kind of a model's object when it depends on the model
+	// (domain_verification's API version); kinds[0] when nil.
+	kindOf func(m M) kube.Kind
+	// fromObject is the state import and list store for obj, read on
+	// cluster with client.
+	fromObject func(ctx context.Context, cluster types.String, obj *unstructured.Unstructured, client *kube.Client) (M, diag.Diagnostics)
+	// refresh sets an existing model from its object (Read).
+	refresh func(ctx context.Context, m *M, obj *unstructured.Unstructured) diag.Diagnostics
+	// readWhat names a model's object on the cluster clusterName in the
+	// error of a failed read ("read " + readWhat).
+	readWhat func(m M, clusterName string) string
+	// importWhat names the object an import reads, in its error;
+	// "the <Kind> [<namespace>/]<name>" when nil.
+	importWhat func(id objectIdentity) string
+	// snapshot reads the object through the client's refresh snapshot
+	// (kube.Client.GetForRefresh), for types a configuration holds by the
+	// hundred.
+	snapshot bool
+	// afterRead is what a Read does beyond the mapping, after refresh and
+	// before the state is stored; afterImport the same for ImportState.
+	afterRead, afterImport func(ctx context.Context, data *providerdata.Data, client *kube.Client, m *M,
+		obj *unstructured.Unstructured, private privateSetter) diag.Diagnostics
+}
+
+// modelRef is where a model holds its id and the values that name its
+// object. namespace is null for cluster-scoped kinds; name is null when
+// the kind allows one name only (importIDForm.fixedName).
+type modelRef struct {
+	id                       *types.String
+	cluster, namespace, name types.String
+}
+
+// kubeResource is what a single-kind Kubernetes resource embeds.
+type kubeResource[M any] struct {
+	providerdata.ResourceBase
+	*kubeType[M]
+}
+
+// identity is the identity of a model's object; known is false while a
+// value naming it is unknown (a plan).
+func (k *kubeType[M]) identity(m *M) (id objectIdentity, known bool) {
+	r := k.ref(m)
+	id = objectIdentity{Cluster: r.cluster.ValueString(), Namespace: r.namespace.ValueString(), Name: r.name.ValueString()}
+	if r.name.IsNull() {
+		id.Name = k.importID.fixedName
+	}
+	return id, !r.cluster.IsUnknown() && !r.namespace.IsUnknown() && !r.name.IsUnknown()
+}
+
+// identityOf is the identity of a model's object (list results, a Create's
+// error path).
+func (k *kubeType[M]) identityOf(m M) objectIdentity {
+	id, _ := k.identity(&m)
+	return id
+}
+
+// setID sets a model's id attribute from the values that name its object:
+// resourceID of the cluster and the import ID's fields, unknown while one
+// of them is.
+func (k *kubeType[M]) setID(m *M) {
+	r := k.ref(m)
+	id, known := k.identity(m)
+	if !known {
+		*r.id = types.StringUnknown()
+		return
+	}
+	var key []string
+	for _, f := range k.importID.fields() {
+		if f == "namespace" {
+			key = append(key, id.Namespace)
+		} else {
+			key = append(key, id.Name)
+		}
+	}
+	*r.id = types.StringValue(resourceID(r.cluster, strings.Join(key, "/")))
+}
+
+func (k *kubeType[M]) kind(m M) kube.Kind {
+	if k.kindOf != nil {
+		return k.kindOf(m)
+	}
+	return k.kinds[0]
+}
+
+// store sets m's id, stores m as the state and sets the identity: how
+// Create, Update and Read end.
+func (k *kubeType[M]) store(ctx context.Context, m *M, state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
+	k.setID(m)
+	diags.Append(state.Set(ctx, m)...)
+	id, _ := k.identity(m)
+	diags.Append(id.set(ctx, k.shape, identity)...)
+}
+
+// planned is the prologue of a ModifyPlan: it reads the plan into m, checks
+// its cluster key and sets its id, and stores the plan. ok is false on a
+// destroy, before the provider is configured, or once a diagnostic was
+// added; a caller that changes m further sets the plan again.
+func (k *kubeType[M]) planned(ctx context.Context, data *providerdata.Data, req resource.ModifyPlanRequest,
+	resp *resource.ModifyPlanResponse,
+) (m M, ok bool) {
+	if req.Plan.Raw.IsNull() || data == nil {
+		return m, false
+	}
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || !data.CheckCluster(k.ref(&m).cluster, path.Root("cluster"), &resp.Diagnostics) {
+		return m, false
+	}
+	k.setID(&m)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+	return m, !resp.Diagnostics.HasError()
+}
+
+// Read implements resource.Resource: the object gone removes the resource,
+// else the model is refreshed from it.
+func (r *kubeResource[M]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state M
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// The identity is known from state: the framework requires one from
+	// every way out of Read (object gone, connection not known yet), also
+	// when the prior state holds none (written by Terraform < 1.12).
+	id, _ := r.identity(&state)
+	resp.Diagnostics.Append(id.setIfMissing(ctx, r.shape, resp.Identity)...)
+	client := r.Data.ReadClient(r.ref(&state).cluster, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	get := client.Get
+	if r.snapshot {
+		get = client.GetForRefresh
+	}
+	obj, err := get(ctx, r.kind(state), id.Namespace, id.Name)
+	if kube.IsNotFound(err) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		r.readFailed(err, state, client, resp)
+		return
+	}
+	resp.Diagnostics.Append(r.refresh(ctx, &state, obj)...)
+	if r.afterRead != nil {
+		resp.Diagnostics.Append(r.afterRead(ctx, r.Data, client, &state, obj, resp.Private)...)
+	}
+	r.store(ctx, &state, &resp.State, resp.Identity, &resp.Diagnostics)
+}
+
+// readFailed is the one place a Read turns a failed GET of its object
+// into diagnostics.
+func (k *kubeType[M]) readFailed(err error, state M, client *kube.Client, resp *resource.ReadResponse) {
+	resp.Diagnostics.Append(kube.Diagnostic(err, "read "+k.readWhat(state, client.DisplayName())))
+}
+
+// ImportState implements resource.ResourceWithImportState: the identity or
+// import ID names the object, whose state fromObject builds.
+func (r *kubeResource[M]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	what := fmt.Sprintf("the %s %s", r.kinds[0].Kind, id.Name)
+	if r.importID.namespaced {
+		what = fmt.Sprintf("the %s %s/%s", r.kinds[0].Kind, id.Namespace, id.Name)
+	}
+	if r.importWhat != nil {
+		what = r.importWhat(id)
+	}
+	cluster := clusterValue(id.Cluster)
+	client, obj := importedObject(ctx, r.Data, cluster, r.kinds[0], id.Namespace, id.Name, what, &resp.Diagnostics)
+	if obj == nil {
+		return
+	}
+	state, d := r.fromObject(ctx, cluster, obj, client)
+	resp.Diagnostics.Append(d...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(id.set(ctx, r.shape, resp.Identity)...)
+	if r.afterImport != nil {
+		resp.Diagnostics.Append(r.afterImport(ctx, r.Data, client, &state, obj, resp.Private)...)
+	}
+}
