@@ -23,7 +23,7 @@ var federatedTrustDomainFast = sync.OnceValue(func() *fastpath.For[federatedTrus
 // returns (nil while the provider is not configured or defers).
 func NewFederatedTrustDomainFastPath(data func() *providerdata.Data) fastpath.Resource {
 	return federatedTrustDomainFast().Resource(func() fastpath.Hooks[federatedTrustDomainResourceModel] {
-		r := &federatedTrustDomainResource{typeInfo: federatedTrustDomainType}
+		r := NewFederatedTrustDomainResource().(*federatedTrustDomainResource)
 		r.Data = data()
 		return r.hooks()
 	})
@@ -38,7 +38,7 @@ func (r *federatedTrustDomainResource) hooks() fastpath.Hooks[federatedTrustDoma
 }
 
 func (r *federatedTrustDomainResource) Identity(ctx context.Context, m federatedTrustDomainResourceModel, typ tftypes.Type) (tftypes.Value, error) {
-	return federatedTrustDomainObjectIdentity(m).terraformValue(ctx, federatedTrustDomainType.shape, typ)
+	return federatedTrustDomainType.identityOf(m).terraformValue(ctx, federatedTrustDomainType.shape, typ)
 }
 
 // Refresh is Read's work (refreshFederatedTrustDomain); SPIRE's silence is

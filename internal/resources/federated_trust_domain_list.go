@@ -67,7 +67,7 @@ func (f federatedTrustDomainListConfig) convert(ctx context.Context, t listTarge
 		return listedObject{}, true, skipped
 	}
 	lo := listedObject{
-		id:      federatedTrustDomainObjectIdentity(state),
+		id:      federatedTrustDomainType.identityOf(state),
 		display: fmt.Sprintf("%s (federates with %s)", resourceID(clusterValue(t.key), obj.GetName()), td),
 	}
 	if includeResource {

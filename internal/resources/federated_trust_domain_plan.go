@@ -96,11 +96,7 @@ func (r *federatedTrustDomainResource) Plan(ctx context.Context, plan *federated
 			plan.ClassName = state.ClassName
 		}
 	}
-	if plan.Name.IsUnknown() {
-		plan.ID = types.StringUnknown()
-	} else {
-		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.Name.ValueString()))
-	}
+	r.setID(plan)
 	client := planClient(ctx, r.Data, plan.Cluster, &diags)
 	diags.Append(planSpireTrust(ctx, client, r.Data.SpireNamespace, plan, config, state)...)
 	if creating && client != nil {

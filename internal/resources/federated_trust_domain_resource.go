@@ -35,28 +35,32 @@ const defaultFederationTimeout = 5 * time.Minute
 
 // federatedTrustDomainType: ClusterFederatedTrustDomains are cluster-scoped,
 // so the identity is cluster and name.
-var federatedTrustDomainType = &typeInfo{
-	name:  "federated_trust_domain",
-	kinds: []kube.Kind{kube.ClusterFederatedTrustDomain},
-	planChecks: []string{
-		"that no other ClusterFederatedTrustDomain federates with the same trust domain (duplicate check)",
-		"which SPIRE server pod a planned repair of spire_trust runs in",
+var federatedTrustDomainType = &kubeType[federatedTrustDomainResourceModel]{
+	typeInfo: &typeInfo{
+		name:  "federated_trust_domain",
+		kinds: []kube.Kind{kube.ClusterFederatedTrustDomain},
+		planChecks: []string{
+			"that no other ClusterFederatedTrustDomain federates with the same trust domain (duplicate check)",
+			"which SPIRE server pod a planned repair of spire_trust runs in",
+		},
 	},
+	ref: func(m *federatedTrustDomainResourceModel) modelRef {
+		return modelRef{id: &m.ID, cluster: m.Cluster, name: m.Name}
+	},
+	fromObject: func(ctx context.Context, cluster types.String, obj *unstructured.Unstructured, _ *kube.Client) (federatedTrustDomainResourceModel, diag.Diagnostics) {
+		return federatedTrustDomainStateFromObject(ctx, cluster, obj)
+	},
+	// Read is the fast path's (federated_trust_domain_fastpath.go), which
+	// refreshes through refreshFederatedTrustDomain.
 }
 
 // NewFederatedTrustDomainResource manages a SPIRE ClusterFederatedTrustDomain.
 func NewFederatedTrustDomainResource() resource.Resource {
-	return &federatedTrustDomainResource{typeInfo: federatedTrustDomainType}
+	return &federatedTrustDomainResource{kubeResource[federatedTrustDomainResourceModel]{kubeType: federatedTrustDomainType}}
 }
 
 type federatedTrustDomainResource struct {
-	providerdata.ResourceBase
-	*typeInfo
-}
-
-// federatedTrustDomainObjectIdentity is the identity of the object m describes.
-func federatedTrustDomainObjectIdentity(m federatedTrustDomainResourceModel) objectIdentity {
-	return objectIdentity{Cluster: providerdata.ClusterKey(m.Cluster), Name: m.Name.ValueString()}
+	kubeResource[federatedTrustDomainResourceModel]
 }
 
 func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -88,8 +92,7 @@ func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.
 	resp.Diagnostics.Append(setFederatedTrustDomainFromObject(ctx, &plan, out)...)
 	resp.Diagnostics.Append(recordClassNameWritten(ctx, resp.Private, out, client.FieldManager)...)
 	// The object exists from here on: state records it even if the wait fails.
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainType.shape, resp.Identity)...)
+	r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
 	r.waitForBundle(ctx, client, plan, plan.Timeouts.Create, true, &resp.Diagnostics)
 	// What SPIRE does with the new object: known after a successful wait,
 	// else for the next refresh to find.
@@ -302,8 +305,7 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 	if repair {
 		plan.SpireTrust = found
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(plan).set(ctx, federatedTrustDomainType.shape, resp.Identity)...)
+	r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
 	if repair && !resp.Diagnostics.HasError() {
 		r.repairSpireTrust(ctx, client, plan, config.TrustDomainBundle, found.ValueString(), &resp.Diagnostics)
 		if !resp.Diagnostics.HasError() {
@@ -431,21 +433,4 @@ func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.
 				"`spire-server bundle delete -id spiffe://%s -mode dissociate` once the federation relationship is gone.\n\n%v",
 				state.Name.ValueString(), state.TrustDomain.ValueString(), state.TrustDomain.ValueString(), err))
 	}
-}
-
-func (r *federatedTrustDomainResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, ok := r.importTarget(ctx, r.Data, req, &resp.Diagnostics)
-	if !ok {
-		return
-	}
-	cluster := clusterValue(id.Cluster)
-	_, obj := importedObject(ctx, r.Data, cluster, kube.ClusterFederatedTrustDomain, "", id.Name,
-		"the ClusterFederatedTrustDomain "+id.Name, &resp.Diagnostics)
-	if obj == nil {
-		return
-	}
-	state, diags := federatedTrustDomainStateFromObject(ctx, cluster, obj)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	resp.Diagnostics.Append(federatedTrustDomainObjectIdentity(state).set(ctx, federatedTrustDomainType.shape, resp.Identity)...)
 }
