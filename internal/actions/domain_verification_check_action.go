@@ -19,6 +19,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -48,7 +49,7 @@ type domainVerificationCheckActionModel struct {
 }
 
 func (a *domainVerificationCheckAction) Metadata(_ context.Context, req action.MetadataRequest, resp *action.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_domain_verification_check"
+	resp.TypeName = typename.DomainVerificationCheck.Under(req.ProviderTypeName)
 }
 
 func (a *domainVerificationCheckAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {

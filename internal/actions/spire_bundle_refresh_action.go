@@ -15,6 +15,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -45,7 +46,7 @@ type spireBundleRefreshActionModel struct {
 }
 
 func (a *spireBundleRefreshAction) Metadata(_ context.Context, req action.MetadataRequest, resp *action.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_spire_bundle_refresh"
+	resp.TypeName = typename.SpireBundleRefresh.Under(req.ProviderTypeName)
 }
 
 func (a *spireBundleRefreshAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {

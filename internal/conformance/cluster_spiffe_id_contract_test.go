@@ -1,5 +1,7 @@
 package conformance
 
+import "github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
+
 // zerotrust_cluster_spiffe_id writes a whole ClusterSPIFFEID. Its CRD is the
 // one spire-controller-manager v0.6.4 publishes (config/crd/bases in its Go
 // module); the copy the OpenShift Zero Trust Workload Identity Manager
@@ -7,7 +9,7 @@ package conformance
 // not compared here.
 func init() {
 	contracts = append(contracts, resourceContract{
-		TypeName: "zerotrust_cluster_spiffe_id",
+		TypeName: typename.ClusterSPIFFEID.Full(),
 		CRD:      "clusterspiffeids.spire.spiffe.io",
 		Version:  "v1alpha1",
 		Fields: []mapping{

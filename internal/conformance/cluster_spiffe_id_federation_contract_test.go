@@ -1,10 +1,12 @@
 package conformance
 
+import "github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
+
 // zerotrust_cluster_spiffe_id_federation writes spec.federatesWith of a
 // ClusterSPIFFEID someone else owns, and nothing else.
 func init() {
 	contracts = append(contracts, resourceContract{
-		TypeName: "zerotrust_cluster_spiffe_id_federation",
+		TypeName: typename.ClusterSPIFFEIDFederation.Full(),
 		CRD:      "clusterspiffeids.spire.spiffe.io",
 		Version:  "v1alpha1",
 		Fields: []mapping{

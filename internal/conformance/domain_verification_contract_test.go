@@ -1,12 +1,14 @@
 package conformance
 
+import "github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
+
 // DomainVerification publishes no CRD: these tables hold the resource
 // against the project's own (internal/testkit/harness/crds), one per API version the
 // resource writes (api_version).
 func init() {
 	for _, version := range []string{"v1", "v1alpha1"} {
 		contracts = append(contracts, resourceContract{
-			TypeName: "zerotrust_domain_verification",
+			TypeName: typename.DomainVerification.Full(),
 			CRD:      "domainverifications.kuadrant.dev",
 			Version:  version,
 			Fields: []mapping{

@@ -1,5 +1,7 @@
 package conformance
 
+import "github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
+
 // The ClusterFederatedTrustDomain CRD (the operator's published copy, the
 // same schema as spire-controller-manager's) declares no defaults and no CEL
 // rules, and only an enum on bundleEndpointProfile.type; its trustDomain
@@ -9,7 +11,7 @@ package conformance
 // checks of the resource (TestAccFederatedTrustDomain_invalidInputFailsAtPlan).
 func init() {
 	contracts = append(contracts, resourceContract{
-		TypeName: "zerotrust_federated_trust_domain",
+		TypeName: typename.FederatedTrustDomain.Full(),
 		CRD:      "clusterfederatedtrustdomains.spire.spiffe.io",
 		Version:  "v1alpha1",
 		Fields: []mapping{

@@ -1,12 +1,14 @@
 package conformance
 
+import "github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
+
 func init() {
 	const cfg = "spec.istioCSRConfig"
 	// Each field of issuer_ref replaces (not the object, so an unchanged
 	// group filled in by the CRD default does not).
 	issuerRef := []string{"cert_manager.issuer_ref.name", "cert_manager.issuer_ref.kind", "cert_manager.issuer_ref.group"}
 	contracts = append(contracts, resourceContract{
-		TypeName: "zerotrust_istio_csr",
+		TypeName: typename.IstioCSR.Full(),
 		CRD:      "istiocsrs.operator.openshift.io",
 		Version:  "v1alpha1",
 		Fields: []mapping{

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/provider"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/resources"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 // mapping places one attribute on the CRD field it is written to.
@@ -69,7 +70,7 @@ var contracts []resourceContract
 // withoutCRD are the resources that write no Kubernetes object, so no CRD
 // field, with what they write instead.
 var withoutCRD = map[string]string{
-	"zerotrust_spire_bundle": "a bundle in SPIRE's datastore, through `spire-server bundle set` in the server pod",
+	typename.SpireBundle.Full(): "a bundle in SPIRE's datastore, through `spire-server bundle set` in the server pod",
 }
 
 func TestEveryResourceHasAContract(t *testing.T) {

@@ -1,10 +1,12 @@
 package conformance
 
+import "github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
+
 // zerotrust_mesh_service_identities writes spec.identities of a Kuma
 // MeshService and nothing else; name and namespace address the object.
 func init() {
 	contracts = append(contracts, resourceContract{
-		TypeName: "zerotrust_mesh_service_identities",
+		TypeName: typename.MeshServiceIdentities.Full(),
 		CRD:      "meshservices.kuma.io",
 		Version:  "v1alpha1",
 		Fields: []mapping{

@@ -1,5 +1,7 @@
 package conformance
 
+import "github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
+
 // zerotrust_mesh_trust_domain writes one of three kinds (mesh.kind); each has
 // its own table. Attributes of another kind are refused at plan
 // (TestAccMeshTrustDomain_invalidInputFailsAtPlan), so they are Unmapped here.
@@ -25,7 +27,7 @@ func init() {
 	// mesh.kuma_mesh is the kuma.io/mesh label (metadata, not spec).
 	contracts = append(contracts,
 		resourceContract{
-			TypeName: "zerotrust_mesh_trust_domain",
+			TypeName: typename.MeshTrustDomain.Full(),
 			CRD:      "istios.operator.kyma-project.io",
 			Version:  "v1alpha2",
 			Context:  map[string]string{"mesh.kind": "istio_kyma"},
@@ -37,7 +39,7 @@ func init() {
 			}),
 		},
 		resourceContract{
-			TypeName: "zerotrust_mesh_trust_domain",
+			TypeName: typename.MeshTrustDomain.Full(),
 			CRD:      "istios.sailoperator.io",
 			Version:  "v1",
 			Context:  map[string]string{"mesh.kind": "istio_sail"},
@@ -54,7 +56,7 @@ func init() {
 			Unmapped: with(map[string]string{"ca_bundles": kumaOnly}),
 		},
 		resourceContract{
-			TypeName: "zerotrust_mesh_trust_domain",
+			TypeName: typename.MeshTrustDomain.Full(),
 			CRD:      "meshtrusts.kuma.io",
 			Version:  "v1alpha1",
 			Context:  map[string]string{"mesh.kind": "kuma"},

@@ -1,9 +1,11 @@
 package conformance
 
+import "github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
+
 func init() {
 	const be = "spec.federation.bundleEndpoint"
 	contracts = append(contracts, resourceContract{
-		TypeName: "zerotrust_spire_federation",
+		TypeName: typename.SpireFederation.Full(),
 		CRD:      "spireservers.operator.openshift.io",
 		Version:  "v1alpha1",
 		Fields: []mapping{

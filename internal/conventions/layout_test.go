@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,7 +24,7 @@ func TestResourceHelpersStayHome(t *testing.T) {
 	dir := filepath.Join(repoRoot(t), "internal", "resources")
 	fset := token.NewFileSet()
 	files := parseProduction(t, fset, dir)
-	names := registeredTypeNames(files)
+	names := registeredTypeNames(files, typeNameConstants(t))
 	if len(names) < 5 {
 		t.Fatalf("found only %d registered type names (%v) in %s: the typeInfo literals changed shape", len(names), names, dir)
 	}
@@ -110,9 +109,9 @@ func TestResourceOfFile(t *testing.T) {
 	}
 }
 
-// registeredTypeNames are the name fields of the package's typeInfo
-// literals: the one place each type name is spelled.
-func registeredTypeNames(files []*ast.File) []string {
+// registeredTypeNames are the names the name fields of the package's
+// typeInfo literals take from internal/typename (consts, by identifier).
+func registeredTypeNames(files []*ast.File, consts map[string]string) []string {
 	var names []string
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -129,11 +128,9 @@ func registeredTypeNames(files []*ast.File) []string {
 					continue
 				}
 				key, ok := kv.Key.(*ast.Ident)
-				val, isLit := kv.Value.(*ast.BasicLit)
-				if ok && key.Name == "name" && isLit && val.Kind == token.STRING {
-					if name, err := strconv.Unquote(val.Value); err == nil {
-						names = append(names, name)
-					}
+				val, isSel := kv.Value.(*ast.SelectorExpr)
+				if ok && key.Name == "name" && isSel && consts[val.Sel.Name] != "" {
+					names = append(names, consts[val.Sel.Name])
 				}
 			}
 			return true

@@ -17,6 +17,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/clusterspiffeid"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/workloadtrust"
 )
@@ -64,7 +65,7 @@ func clusterSPIFFEIDStatsTypes() map[string]attr.Type {
 }
 
 func (d *clusterSPIFFEIDDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_cluster_spiffe_id"
+	resp.TypeName = typename.ClusterSPIFFEID.Under(req.ProviderTypeName)
 }
 
 func (d *clusterSPIFFEIDDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

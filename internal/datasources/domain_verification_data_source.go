@@ -20,6 +20,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var _ datasource.DataSourceWithConfigure = (*domainVerificationDataSource)(nil)
@@ -88,7 +89,7 @@ var dvServerType = sync.OnceValue(func() attr.Type {
 })
 
 func (d *domainVerificationDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_domain_verification"
+	resp.TypeName = typename.DomainVerification.Under(req.ProviderTypeName)
 }
 
 func (d *domainVerificationDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var _ datasource.DataSourceWithConfigure = (*federationStatusDataSource)(nil)
@@ -25,7 +26,7 @@ type federationStatusDataSource struct {
 }
 
 func (d *federationStatusDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_federation_status"
+	resp.TypeName = typename.FederationStatus.Under(req.ProviderTypeName)
 }
 
 func (d *federationStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

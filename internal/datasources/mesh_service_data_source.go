@@ -13,6 +13,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var _ datasource.DataSourceWithConfigure = (*meshServiceDataSource)(nil)
@@ -67,7 +68,7 @@ type meshServiceDataplaneProxiesModel struct {
 }
 
 func (d *meshServiceDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_mesh_service"
+	resp.TypeName = typename.MeshService.Under(req.ProviderTypeName)
 }
 
 func (d *meshServiceDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {

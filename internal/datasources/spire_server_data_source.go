@@ -12,6 +12,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var _ datasource.DataSourceWithConfigure = (*spireServerDataSource)(nil)
@@ -37,7 +38,7 @@ type spireServerDataSourceModel struct {
 }
 
 func (d *spireServerDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_spire_server"
+	resp.TypeName = typename.SpireServer.Under(req.ProviderTypeName)
 }
 
 func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

@@ -24,6 +24,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -52,7 +53,7 @@ type trustBundleDataSource struct {
 }
 
 func (d *trustBundleDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_trust_bundle"
+	resp.TypeName = typename.TrustBundle.Under(req.ProviderTypeName)
 }
 
 func (d *trustBundleDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

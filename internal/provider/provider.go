@@ -29,6 +29,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/resources"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -56,9 +57,7 @@ func FastPaths(p provider.Provider) map[string]fastpath.Resource {
 	if !ok {
 		return nil
 	}
-	return map[string]fastpath.Resource{
-		"zerotrust_federated_trust_domain": resources.NewFederatedTrustDomainFastPath(zp.configured.Load),
-	}
+	return resources.FastPaths(zp.configured.Load)
 }
 
 // New returns a constructor for the provider at the given version.
@@ -67,7 +66,7 @@ func New(version string) func() provider.Provider {
 }
 
 func (p *zerotrustProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
-	resp.TypeName = "zerotrust"
+	resp.TypeName = typename.Provider
 	resp.Version = p.version
 }
 

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 // Role names of the manifest. Cluster is bound cluster-wide (a
@@ -88,34 +90,37 @@ const (
 	act  = "action "
 )
 
-// Terraform types, as Use.Type spells them.
+// z is the provider's prefix of every type name.
+const z = typename.Provider + "_"
+
+// Terraform types, as Use.Type spells them; the names are internal/typename's.
 const (
-	rFTD   = res + "zerotrust_federated_trust_domain"
-	rFed   = res + "zerotrust_spire_federation"
-	rCSR   = res + "zerotrust_istio_csr"
-	rMesh  = res + "zerotrust_mesh_trust_domain"
-	rMSI   = res + "zerotrust_mesh_service_identities"
-	rDV    = res + "zerotrust_domain_verification"
-	rCSID  = res + "zerotrust_cluster_spiffe_id"
-	rCSF   = res + "zerotrust_cluster_spiffe_id_federation"
-	rSB    = res + "zerotrust_spire_bundle"
-	dTB    = ds + "zerotrust_trust_bundle"
-	dSS    = ds + "zerotrust_spire_server"
-	dFS    = ds + "zerotrust_federation_status"
-	dDV    = ds + "zerotrust_domain_verification"
-	dMS    = ds + "zerotrust_mesh_service"
-	dCSID  = ds + "zerotrust_cluster_spiffe_id"
-	lFTD   = list + "zerotrust_federated_trust_domain"
-	lFed   = list + "zerotrust_spire_federation"
-	lCSR   = list + "zerotrust_istio_csr"
-	lMesh  = list + "zerotrust_mesh_trust_domain"
-	lMSI   = list + "zerotrust_mesh_service_identities"
-	lDV    = list + "zerotrust_domain_verification"
-	lCSID  = list + "zerotrust_cluster_spiffe_id"
-	lCSF   = list + "zerotrust_cluster_spiffe_id_federation"
-	lSB    = list + "zerotrust_spire_bundle"
-	aRefr  = act + "zerotrust_spire_bundle_refresh"
-	aCheck = act + "zerotrust_domain_verification_check"
+	rFTD   = res + z + string(typename.FederatedTrustDomain)
+	rFed   = res + z + string(typename.SpireFederation)
+	rCSR   = res + z + string(typename.IstioCSR)
+	rMesh  = res + z + string(typename.MeshTrustDomain)
+	rMSI   = res + z + string(typename.MeshServiceIdentities)
+	rDV    = res + z + string(typename.DomainVerification)
+	rCSID  = res + z + string(typename.ClusterSPIFFEID)
+	rCSF   = res + z + string(typename.ClusterSPIFFEIDFederation)
+	rSB    = res + z + string(typename.SpireBundle)
+	dTB    = ds + z + string(typename.TrustBundle)
+	dSS    = ds + z + string(typename.SpireServer)
+	dFS    = ds + z + string(typename.FederationStatus)
+	dDV    = ds + z + string(typename.DomainVerification)
+	dMS    = ds + z + string(typename.MeshService)
+	dCSID  = ds + z + string(typename.ClusterSPIFFEID)
+	lFTD   = list + z + string(typename.FederatedTrustDomain)
+	lFed   = list + z + string(typename.SpireFederation)
+	lCSR   = list + z + string(typename.IstioCSR)
+	lMesh  = list + z + string(typename.MeshTrustDomain)
+	lMSI   = list + z + string(typename.MeshServiceIdentities)
+	lDV    = list + z + string(typename.DomainVerification)
+	lCSID  = list + z + string(typename.ClusterSPIFFEID)
+	lCSF   = list + z + string(typename.ClusterSPIFFEIDFederation)
+	lSB    = list + z + string(typename.SpireBundle)
+	aRefr  = act + z + string(typename.SpireBundleRefresh)
+	aCheck = act + z + string(typename.DomainVerificationCheck)
 )
 
 // spireExec is what the pod-exec features share: the pod is read first (a

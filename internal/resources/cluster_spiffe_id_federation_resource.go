@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var (
@@ -27,7 +28,7 @@ var (
 // (cluster-scoped) someone else owns.
 var clusterSPIFFEIDFederationType = &kubeType[clusterSPIFFEIDFederationResourceModel]{
 	typeInfo: &typeInfo{
-		name:     "cluster_spiffe_id_federation",
+		name:     typename.ClusterSPIFFEIDFederation,
 		kinds:    []kube.Kind{kube.ClusterSPIFFEID},
 		shape:    identityShape{},
 		importID: importIDForm{note: ", e.g. \"west/default\""},

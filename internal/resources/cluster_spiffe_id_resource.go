@@ -15,6 +15,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/workloadtrust"
 )
 
@@ -29,7 +30,7 @@ var (
 // clusterSPIFFEIDType: ClusterSPIFFEIDs are cluster-scoped.
 var clusterSPIFFEIDType = &kubeType[clusterSPIFFEIDResourceModel]{
 	typeInfo: &typeInfo{
-		name:     "cluster_spiffe_id",
+		name:     typename.ClusterSPIFFEID,
 		kinds:    []kube.Kind{kube.ClusterSPIFFEID},
 		shape:    identityShape{},
 		importID: importIDForm{note: ", e.g. \"west/workloads\""},
@@ -191,7 +192,7 @@ func refreshFederationProblems(ctx context.Context, data *providerdata.Data, cli
 		}
 	}
 	tflog.Warn(ctx, "whether the workloads federate could not be asked; keeping the prior answer", map[string]any{
-		"cluster_spiffe_id": m.Name.ValueString(), "spire_server": server.String(), "error": err.Error()})
+		string(typename.ClusterSPIFFEID): m.Name.ValueString(), "spire_server": server.String(), "error": err.Error()})
 	return nil
 }
 

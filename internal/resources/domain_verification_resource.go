@@ -13,6 +13,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var (
@@ -26,7 +27,7 @@ var (
 // cluster and name identify one.
 var domainVerificationType = &kubeType[domainVerificationResourceModel]{
 	typeInfo: &typeInfo{
-		name:  "domain_verification",
+		name:  typename.DomainVerification,
 		kinds: []kube.Kind{kube.DomainVerificationV1},
 		planChecks: []string{
 			"which existing DomainVerification adopt_existing adopts, and whether an object of the same name was written by another field manager",

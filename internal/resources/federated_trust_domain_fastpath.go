@@ -23,7 +23,7 @@ var federatedTrustDomainFast = sync.OnceValue(func() *fastpath.For[federatedTrus
 // returns (nil while the provider is not configured or defers).
 func NewFederatedTrustDomainFastPath(data func() *providerdata.Data) fastpath.Resource {
 	return federatedTrustDomainFast().Resource(func() fastpath.Hooks[federatedTrustDomainResourceModel] {
-		r := NewFederatedTrustDomainResource().(*federatedTrustDomainResource)
+		r := &federatedTrustDomainResource{kubeResource[federatedTrustDomainResourceModel]{kubeType: federatedTrustDomainType}}
 		r.Data = data()
 		return r.hooks()
 	})

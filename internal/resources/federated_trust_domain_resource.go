@@ -17,6 +17,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/workloadtrust"
 )
 
@@ -37,7 +38,7 @@ const defaultFederationTimeout = 5 * time.Minute
 // so the identity is cluster and name.
 var federatedTrustDomainType = &kubeType[federatedTrustDomainResourceModel]{
 	typeInfo: &typeInfo{
-		name:  "federated_trust_domain",
+		name:  typename.FederatedTrustDomain,
 		kinds: []kube.Kind{kube.ClusterFederatedTrustDomain},
 		planChecks: []string{
 			"that no other ClusterFederatedTrustDomain federates with the same trust domain (duplicate check)",

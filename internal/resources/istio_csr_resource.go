@@ -18,6 +18,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var (
@@ -38,7 +39,7 @@ const (
 // its import ID is the namespace.
 var istioCSRType = &kubeType[istioCSRResourceModel]{
 	typeInfo: &typeInfo{
-		name:  "istio_csr",
+		name:  typename.IstioCSR,
 		kinds: []kube.Kind{kube.IstioCSR},
 		shape: identityShape{namespaced: true},
 		importID: importIDForm{namespaced: true, fixedName: istioCSRName, note: ": the namespace of the IstioCSR \"" + istioCSRName + "\"",

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var (
@@ -24,7 +25,7 @@ var (
 // meshServiceIdentitiesType: MeshServices are namespaced.
 var meshServiceIdentitiesType = &kubeType[meshServiceIdentitiesResourceModel]{
 	typeInfo: &typeInfo{
-		name:     "mesh_service_identities",
+		name:     typename.MeshServiceIdentities,
 		kinds:    []kube.Kind{kube.KumaMeshService},
 		shape:    identityShape{namespaced: true},
 		importID: importIDForm{namespaced: true, note: ", e.g. \"west/shop/cart\""},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var (
@@ -30,7 +31,7 @@ var (
 // the cluster-scoped istio_sail) and name; the import ID names the mesh
 // object by its key (parseMeshKey).
 var meshTrustDomainType = &typeInfo{
-	name:  "mesh_trust_domain",
+	name:  typename.MeshTrustDomain,
 	kinds: meshKubeKinds(),
 	shape: identityShape{kind: true, namespaced: true},
 	importID: importIDForm{

@@ -82,13 +82,13 @@ func UnreachableNotes() string {
 	var b strings.Builder
 	for _, info := range typeInfos() {
 		if len(info.planChecks) > 0 {
-			fmt.Fprintf(&b, "  - zerotrust_%s: %s\n", info.name, strings.Join(info.planChecks, "; "))
+			fmt.Fprintf(&b, "  - %s: %s\n", info.name.Full(), strings.Join(info.planChecks, "; "))
 		}
 	}
 	fmt.Fprintf(&b, "  - every resource: %s\n", everyResourcePlanCheck)
 	for _, info := range typeInfos() {
 		if info.whenUnreachable != "" {
-			fmt.Fprintf(&b, "  - instead, zerotrust_%s %s\n", info.name, info.whenUnreachable)
+			fmt.Fprintf(&b, "  - instead, %s %s\n", info.name.Full(), info.whenUnreachable)
 		}
 	}
 	return b.String()

@@ -18,6 +18,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var (
@@ -32,7 +33,7 @@ var (
 // Kubernetes object: SPIRE's datastore holds it, and pod exec reads and
 // writes it.
 var spireBundleType = &typeInfo{
-	name: "spire_bundle",
+	name: typename.SpireBundle,
 	shape: identityShape{key: &identityKey{attribute: "trust_domain",
 		description: "Trust domain whose bundle the cluster's SPIRE server holds."}},
 	importID: importIDForm{

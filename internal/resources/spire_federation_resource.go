@@ -15,6 +15,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 var (
@@ -28,7 +29,7 @@ var (
 // spireFederationType: the SpireServer is a cluster-scoped singleton, so its
 // identity is the cluster and the name "cluster".
 var spireFederationType = &typeInfo{
-	name:  "spire_federation",
+	name:  typename.SpireFederation,
 	kinds: []kube.Kind{kube.SpireServer},
 	importID: importIDForm{fixedName: spirefacts.ObjectName,
 		wrongName: "The SpireServer is a singleton named \"cluster\"; the identity names %q. Set name = \"cluster\"."},

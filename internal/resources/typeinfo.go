@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 // typeInfo is what a resource type declares once, in its _resource.go: its
@@ -17,9 +18,9 @@ import (
 // Metadata, IdentitySchema, the import prologue (importTarget) and the list
 // resource's Metadata and kinds all come from here and cannot disagree.
 type typeInfo struct {
-	// name is the type name after the provider's, "istio_csr" for
-	// zerotrust_istio_csr.
-	name string
+	// name is the type name after the provider's (internal/typename, the
+	// one place type names are spelled).
+	name typename.Name
 	// kinds are the Kubernetes kinds the resource manages, the ones its list
 	// resource lists.
 	kinds    []kube.Kind
@@ -51,7 +52,7 @@ func typeInfos() []*typeInfo {
 
 // Metadata implements resource.Resource and list.ListResource.
 func (t *typeInfo) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_" + t.name
+	resp.TypeName = t.name.Under(req.ProviderTypeName)
 }
 
 // IdentitySchema implements resource.ResourceWithIdentity.

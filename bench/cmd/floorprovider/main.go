@@ -26,6 +26,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/protoserver"
 	ztprovider "github.com/ztfabric/terraform-provider-zerotrust/internal/provider"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/resources"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
 func main() {
@@ -66,7 +67,7 @@ type floorResource struct{ real resource.ResourceWithIdentity }
 var _ resource.ResourceWithIdentity = (*floorResource)(nil)
 
 func (r *floorResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_federated_trust_domain"
+	resp.TypeName = typename.FederatedTrustDomain.Under(req.ProviderTypeName)
 }
 
 func (r *floorResource) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
