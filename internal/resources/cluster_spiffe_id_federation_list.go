@@ -22,16 +22,7 @@ func NewClusterSPIFFEIDFederationListResource() list.ListResource {
 				if len(objStrings(spec, "federatesWith")) == 0 {
 					return listedObject{}, true, nil
 				}
-				cluster := clusterValue(t.key)
-				lo := listedObject{
-					id:      objectIdentity{Cluster: t.key, Name: obj.GetName()},
-					display: resourceID(cluster, obj.GetName()),
-				}
-				if includeResource {
-					state := clusterSPIFFEIDFederationStateFromObject(cluster, obj)
-					lo.state = &state
-				}
-				return lo, false, nil
+				return clusterSPIFFEIDFederationType.listed(ctx, t, obj, includeResource)
 			}
 		})
 }

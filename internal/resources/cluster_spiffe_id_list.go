@@ -32,17 +32,7 @@ func NewClusterSPIFFEIDListResource() list.ListResource {
 				if td := config.FederatesWith; !td.IsNull() && !slices.Contains(objStrings(spec, "federatesWith"), td.ValueString()) {
 					return listedObject{}, true, nil
 				}
-				cluster := clusterValue(t.key)
-				lo := listedObject{
-					id:      objectIdentity{Cluster: t.key, Name: obj.GetName()},
-					display: resourceID(cluster, obj.GetName()),
-				}
-				if !includeResource {
-					return lo, false, nil
-				}
-				state, diags := clusterSPIFFEIDStateFromObject(ctx, cluster, obj)
-				lo.state = &state
-				return lo, false, diags
+				return clusterSPIFFEIDType.listed(ctx, t, obj, includeResource)
 			}
 		})
 }

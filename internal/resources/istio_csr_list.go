@@ -31,17 +31,7 @@ func NewIstioCSRListResource() list.ListResource {
 					(!config.Namespace.IsNull() && obj.GetNamespace() != config.Namespace.ValueString()) {
 					return listedObject{}, true, nil
 				}
-				cluster := clusterValue(t.key)
-				lo := listedObject{
-					id:      objectIdentity{Cluster: t.key, Namespace: obj.GetNamespace(), Name: istioCSRName},
-					display: resourceID(cluster, obj.GetNamespace()),
-				}
-				if !includeResource {
-					return lo, false, nil
-				}
-				state, diags := istioCSRStateFromObject(ctx, cluster, obj)
-				lo.state = &state
-				return lo, false, diags
+				return istioCSRType.listed(ctx, t, obj, includeResource)
 			}
 		})
 }

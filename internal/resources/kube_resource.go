@@ -87,25 +87,49 @@ func (k *kubeType[M]) identityOf(m M) objectIdentity {
 	return id
 }
 
-// setID sets a model's id attribute from the values that name its object:
-// resourceID of the cluster and the import ID's fields, unknown while one
-// of them is.
+// setID sets a model's id attribute from the values that name its object,
+// unknown while one of them is.
 func (k *kubeType[M]) setID(m *M) {
-	r := k.ref(m)
 	id, known := k.identity(m)
 	if !known {
-		*r.id = types.StringUnknown()
+		*k.ref(m).id = types.StringUnknown()
 		return
 	}
+	*k.ref(m).id = types.StringValue(k.resourceIDOf(id))
+}
+
+// resourceIDOf is the id attribute of the object id names: resourceID of
+// its cluster and the import ID's fields.
+func (t *typeInfo) resourceIDOf(id objectIdentity) string {
 	var key []string
-	for _, f := range k.importID.fields() {
+	for _, f := range t.importID.fields() {
 		if f == "namespace" {
 			key = append(key, id.Namespace)
 		} else {
 			key = append(key, id.Name)
 		}
 	}
-	*r.id = types.StringValue(resourceID(r.cluster, strings.Join(key, "/")))
+	return resourceID(clusterValue(id.Cluster), strings.Join(key, "/"))
+}
+
+// listed is the list result of obj on t's cluster: its identity and id,
+// and the state fromObject builds when the request includes resources.
+func (k *kubeType[M]) listed(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool,
+) (listedObject, bool, diag.Diagnostics) {
+	id := objectIdentity{Cluster: t.key, Name: obj.GetName()}
+	if k.importID.fixedName != "" {
+		id.Name = k.importID.fixedName
+	}
+	if k.shape.namespaced {
+		id.Namespace = obj.GetNamespace()
+	}
+	lo := listedObject{id: id, display: k.resourceIDOf(id)}
+	if !includeResource {
+		return lo, false, nil
+	}
+	state, diags := k.fromObject(ctx, clusterValue(t.key), obj, t.client)
+	lo.state = &state
+	return lo, false, diags
 }
 
 func (k *kubeType[M]) kind(m M) kube.Kind {

@@ -40,17 +40,7 @@ func NewMeshServiceIdentitiesListResource() list.ListResource {
 				if len(ids) == 0 || (!config.TrustDomain.IsNull() && !meshServiceInTrustDomain(ids, config.TrustDomain.ValueString())) {
 					return listedObject{}, true, nil
 				}
-				cluster := clusterValue(t.key)
-				lo := listedObject{
-					id:      objectIdentity{Cluster: t.key, Namespace: obj.GetNamespace(), Name: obj.GetName()},
-					display: resourceID(cluster, obj.GetNamespace()+"/"+obj.GetName()),
-				}
-				if !includeResource {
-					return lo, false, nil
-				}
-				state, diags := meshServiceIdentitiesStateFromObject(ctx, cluster, obj)
-				lo.state = &state
-				return lo, false, diags
+				return meshServiceIdentitiesType.listed(ctx, t, obj, includeResource)
 			}
 		})
 }
