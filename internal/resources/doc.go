@@ -38,12 +38,17 @@
 //
 // One naming scheme, <thing> being the resource's name in camel case:
 // <thing>Resource and New<Thing>Resource; <thing>ResourceModel;
-// <thing>Type, the resource type's typeInfo (its type name, Kubernetes
-// kinds, identity shape and import ID form: the one place the type name is
-// spelled), and <thing>ObjectIdentity, the objectIdentity of the object
-// (built from the model, or from the cluster and name parts where import and
-// list have no model), both in _resource.go. No helper returns the id
-// attribute as a string: it is resourceID(cluster, key) where it is set.
+// <thing>Type, the resource type's descriptor in _resource.go: a typeInfo
+// (its type name from internal/typename, Kubernetes kinds, identity shape
+// and import ID form) and, for a resource that manages one Kubernetes
+// object of one kind, the kubeType around it (kube_resource.go: where the
+// model holds id and object name, fromObject and refresh), from which
+// kubeResource serves Read, ImportState, the plan's id and cluster check,
+// the state and identity an apply stores (store) and the list results
+// (listed). The others (mesh_trust_domain, spire_bundle, spire_federation)
+// keep a <thing>ObjectIdentity, the objectIdentity of the object. No helper
+// returns the id attribute as a string: it is resourceID(cluster, key)
+// where it is set.
 // <thing>ObjectFromModel (what an apply sends), <thing>StateFromObject (the
 // state import and list store) and set<Thing>FromObject (a refresh into an
 // existing model), in _model.go. spire_federation goes through federationSpec
@@ -58,9 +63,13 @@
 // SPIRE holds, its identity names the trust domain (identityShape.key), and
 // its list resource asks SPIRE (listShell.withLister).
 //
-// Shared pieces live once: registry.go (All and Lists, the one list of what
-// the provider serves), typeinfo.go (the per-type descriptor, Metadata,
-// IdentitySchema and the one import ID parser), common.go (attributes and
+// Shared pieces live once: registry.go (registry, the one list of what the
+// provider serves, which All, Lists and FastPaths read), typeinfo.go (the
+// per-type descriptor, Metadata, IdentitySchema and the one import ID
+// parser), kube_resource.go (the skeleton of a single-kind Kubernetes
+// resource), plan_reach.go (planLookup, how a plan-time check gets its
+// cluster and its time bound, and what a plan says of a cluster that does
+// not answer), common.go (attributes and
 // helpers every resource uses), identity.go (resource identity and the
 // import prologue), list.go (the list resource shell, cluster scope and
 // result streaming), ownership.go (who wrote an object or field, the
