@@ -51,6 +51,8 @@ var clusterSPIFFEIDType = &kubeType[clusterSPIFFEIDResourceModel]{
 	},
 	snapshot:  true,
 	afterRead: refreshFederationProblems,
+	// Delete is the skeleton's: spire-controller-manager then deletes the
+	// entries it rendered from the object.
 }
 
 // NewClusterSPIFFEIDResource manages a spire-controller-manager
@@ -194,22 +196,4 @@ func refreshFederationProblems(ctx context.Context, data *providerdata.Data, cli
 	tflog.Warn(ctx, "whether the workloads federate could not be asked; keeping the prior answer", map[string]any{
 		string(typename.ClusterSPIFFEID): m.Name.ValueString(), "spire_server": server.String(), "error": err.Error()})
 	return nil
-}
-
-// Delete deletes the ClusterSPIFFEID; spire-controller-manager then deletes
-// the entries it rendered from it.
-func (r *clusterSPIFFEIDResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state clusterSPIFFEIDResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	err := client.Delete(ctx, kube.ClusterSPIFFEID, "", state.Name.ValueString())
-	if err != nil && !kube.IsNotFound(err) && !kube.IsCRDNotInstalled(err) {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "delete the "+state.describe(client.DisplayName())))
-	}
 }

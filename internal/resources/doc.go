@@ -43,7 +43,8 @@
 // and import ID form) and, for a resource that manages one Kubernetes
 // object of one kind, the kubeType around it (kube_resource.go: where the
 // model holds id and object name, fromObject and refresh), from which
-// kubeResource serves Read, ImportState, the plan's id and cluster check,
+// kubeResource serves Read, ImportState, a Delete of the object, the plan's
+// id and cluster check,
 // the state and identity an apply stores (store) and the list results
 // (listed). The others (mesh_trust_domain, spire_bundle, spire_federation)
 // keep a <thing>ObjectIdentity, the objectIdentity of the object. No helper

@@ -210,6 +210,27 @@ func (k *kubeType[M]) readFailed(err error, state M, client *kube.Client, resp *
 	resp.Diagnostics.Append(kube.Diagnostic(err, "read "+k.readWhat(state, client.DisplayName())))
 }
 
+// Delete implements resource.Resource for a resource whose object is its
+// own: it deletes it, and an object or CRD already gone is no error. A
+// resource that manages part of someone else's object, or leaves its object
+// behind, writes its own.
+func (r *kubeResource[M]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state M
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	client := r.Data.Client(r.ref(&state).cluster, &resp.Diagnostics)
+	if client == nil {
+		return
+	}
+	id, _ := r.identity(&state)
+	err := client.Delete(ctx, r.kind(state), id.Namespace, id.Name)
+	if err != nil && !kube.IsNotFound(err) && !kube.IsCRDNotInstalled(err) {
+		resp.Diagnostics.Append(kube.Diagnostic(err, "delete "+r.readWhat(state, client.DisplayName())))
+	}
+}
+
 // ImportState implements resource.ResourceWithImportState: the identity or
 // import ID names the object, whose state fromObject builds.
 func (r *kubeResource[M]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
