@@ -2,8 +2,9 @@
 // ClusterSPIFFEID's spec and the attributes that hold it, served by both
 // zerotrust_cluster_spiffe_id (resource) and zerotrust_cluster_spiffe_id
 // (data source): the Spec model both embed, its attributes in each schema
-// (schema.go) and the conversion between Spec and object (this file,
-// selector.go). Because both read an object through SetFromObject, an object
+// (schema.go), the conversion between Spec and object (this file,
+// selector.go), and what spire-controller-manager refuses of a spec without
+// asking the cluster (rules.go). Because both read an object through SetFromObject, an object
 // reads as the same values of the same types in the resource's state after
 // import and in the data source.
 package clusterspiffeid

@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -15,78 +14,15 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/clusterspiffeid"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
 // ValidateConfig refuses what spire-controller-manager would refuse without
-// asking the cluster: templates that do not parse or cannot render, a
-// SPIFFE ID template that renders no SPIFFE ID, and selector expressions
-// whose values do not fit their operator.
+// asking the cluster (clusterspiffeid.Validate).
 func (r *clusterSPIFFEIDResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m clusterSPIFFEIDResourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
+	if resp.Diagnostics.Append(req.Config.Get(ctx, &m)...); !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(clusterspiffeid.Validate(ctx, m.Spec)...)
 	}
-	if !m.SPIFFEIDTemplate.IsNull() && !m.SPIFFEIDTemplate.IsUnknown() {
-		if _, err := renderSPIFFEIDTemplate(m.SPIFFEIDTemplate.ValueString(), "td-one.invalid"); err != nil && !samplesOnlyFail(m.SPIFFEIDTemplate.ValueString(), err) {
-			validate.AttributeError(&resp.Diagnostics, path.Root("spiffe_id_template"), "Invalid SPIFFE ID Template", fmt.Sprintf("spire-controller-manager could not make a SPIFFE ID of this template: %v. Write a Go template that "+
-				"renders `spiffe://<trust domain>/<path>`, such as "+
-				"`spiffe://{{ .TrustDomain }}/ns/{{ .PodMeta.Namespace }}/sa/{{ .PodSpec.ServiceAccountName }}`.", err))
-		}
-	}
-	for _, attr := range []struct {
-		name  string
-		value types.List
-	}{{"dns_name_templates", m.DNSNameTemplates}, {"workload_selector_templates", m.WorkloadSelectorTemplates}} {
-		texts := stringsOf(attr.value)
-		if len(texts) != len(attr.value.Elements()) {
-			// An element unknown until apply would shift the indices the
-			// errors name; the list is checked once it is all known.
-			continue
-		}
-		for i, text := range texts {
-			if _, err := renderTemplate(text, "td-one.invalid"); err != nil {
-				validate.AttributeError(&resp.Diagnostics, path.Root(attr.name).AtListIndex(i), "Invalid Template", fmt.Sprintf("spire-controller-manager would refuse this template: %v. "+clusterspiffeid.TemplateText, err))
-			}
-		}
-	}
-	for _, sel := range []string{"pod_selector", "namespace_selector"} {
-		var v types.Object
-		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(sel), &v)...)
-		validateSelectorExpressions(ctx, v, path.Root(sel), &resp.Diagnostics)
-	}
-}
-
-// validateSelectorExpressions: In and NotIn need values, Exists and
-// DoesNotExist take none (metav1.LabelSelectorAsSelector refuses otherwise).
-func validateSelectorExpressions(ctx context.Context, v types.Object, at path.Path, diags *diag.Diagnostics) {
-	obj, _ := clusterspiffeid.SelectorToObject(ctx, v)
-	exprs, _ := obj["matchExpressions"].([]any)
-	for i, e := range exprs {
-		item, _ := e.(map[string]any)
-		op, values := objText(item["operator"]), objStrings(item, "values")
-		if op == "" || item["key"] == "" {
-			continue
-		}
-		needs := op == "In" || op == "NotIn"
-		if needs == (len(values) == 0) {
-			want := "at least one value"
-			if !needs {
-				want = "no values"
-			}
-			validate.AttributeError(diags, at.AtName("match_expressions").AtListIndex(i).AtName("values"),
-				"Invalid Label Selector Requirement", fmt.Sprintf("Operator %s takes %s.", op, want))
-		}
-	}
-}
-
-// samplesOnlyFail: a template that looks up labels or annotations may
-// render an invalid ID only because the sample pod carries none, so only a
-// parse or execution error is held against it.
-func samplesOnlyFail(text string, err error) bool {
-	var notID errNotSPIFFEID
-	return errors.As(err, &notID) && (strings.Contains(text, "Labels") || strings.Contains(text, "Annotations"))
 }
 
 // ModifyPlan derives the id and class name, plans federation_problems
@@ -97,29 +33,25 @@ func (r *clusterSPIFFEIDResource) ModifyPlan(ctx context.Context, req resource.M
 	if !ok {
 		return
 	}
-	var config clusterSPIFFEIDResourceModel
+	// state stays all null on a create.
+	var config, state clusterSPIFFEIDResourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	if config.ClassName.IsNull() && plan.ClassName.IsUnknown() {
 		plan.ClassName = types.StringValue(r.Data.SpireClassName)
 	}
 	if !req.State.Raw.IsNull() {
-		var state clusterSPIFFEIDResourceModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		if found := stringsOf(state.FederationProblems); len(found) > 0 {
-			resp.Diagnostics.AddAttributeWarning(path.Root("federation_problems"), "Workloads Do Not Federate",
-				fmt.Sprintf("The last refresh found that the workloads of ClusterSPIFFEID %q do not federate as it "+
-					"declares: %s. The apply waits until they do; it cannot fix a missing federation or a template that "+
-					"fails to render.", plan.Name.ValueString(), strings.Join(found, "; ")))
-		}
+	}
+	if found := stringsOf(state.FederationProblems); len(found) > 0 {
+		resp.Diagnostics.AddAttributeWarning(path.Root("federation_problems"), "Workloads Do Not Federate",
+			fmt.Sprintf("The last refresh found that the workloads of ClusterSPIFFEID %q do not federate as it "+
+				"declares: %s. The apply waits until they do; it cannot fix a missing federation or a template that "+
+				"fails to render.", plan.Name.ValueString(), strings.Join(found, "; ")))
 	}
 	plan.FederationProblems = types.ListValueMust(types.StringType, nil)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	checkWorkloadFederation(ctx, r.Data, plan.Cluster, plan.FederatesWith, plan.SPIFFEIDTemplate, &resp.Diagnostics)
-	var stateClass types.String
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("class_name"), &stateClass)...)
-	}
-	if !plan.ClassName.Equal(stateClass) {
+	if !plan.ClassName.Equal(state.ClassName) {
 		checkClassServed(ctx, r.Data, plan.Cluster, plan.ClassName, &resp.Diagnostics)
 	}
 }

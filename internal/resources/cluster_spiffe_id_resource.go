@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -70,99 +71,71 @@ type clusterSPIFFEIDResource struct {
 const defaultClusterSPIFFEIDTimeout = 5 * time.Minute
 
 func (r *clusterSPIFFEIDResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan clusterSPIFFEIDResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	existing, err := client.Get(ctx, kube.ClusterSPIFFEID, "", plan.Name.ValueString())
-	if err != nil && !kube.IsNotFound(err) {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "create the "+plan.describe(client.DisplayName())))
-		return
-	}
-	if err == nil && !adoptGuard(existing, client.FieldManager, path.Root("name"), fmt.Sprintf(
-		"The %s exists already and this configuration did not create it. Import it (`terraform import` with ID %q, "+
-			"or an `import` block) to manage it, or use zerotrust_cluster_spiffe_id_federation to add only federation to it.",
-		plan.describe(client.DisplayName()), resourceID(plan.Cluster, plan.Name.ValueString())), &resp.Diagnostics) {
-		return
-	}
-	// What the plan could only warn about (an earlier resource of this
-	// apply may have declared the federation) is refused now, before
-	// anything is written.
-	if refuseUndeclaredTrustDomains(ctx, r.Data, client, plan.Cluster, plan.TrustDomains(), &resp.Diagnostics); resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, d := plan.Timeouts.Create(ctx, defaultClusterSPIFFEIDTimeout)
-	resp.Diagnostics.Append(d...)
-	// A create whose wait fails returns no state: nothing is tainted, and
-	// the next apply applies the same object again (which changes nothing on
-	// the cluster) and waits again; the object is not torn down meanwhile.
-	r.apply(ctx, client, &plan, timeout, "create", &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
+	r.write(ctx, req.Plan, nil, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 func (r *clusterSPIFFEIDResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan clusterSPIFFEIDResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
+	r.write(ctx, req.Plan, &req.State, &resp.State, resp.Identity, &resp.Diagnostics)
+}
+
+// write applies the planned object, a create's when prior is nil, and
+// waits until its workloads federate; m.FederationProblems is what the wait
+// left. A create refuses an object this configuration did not create. What
+// the plan could only warn about (an earlier resource of this apply may
+// have declared the federation) is refused before anything is written; an
+// unchanged federates_with was accepted by an earlier apply, and a
+// federation lost since is the wait's to name. A create whose wait fails
+// returns no state: nothing is tainted, and the next apply applies the same
+// object again (which changes nothing on the cluster) and waits again; the
+// object is not torn down meanwhile. An update stores the new spec with
+// the problems found, which the next plan shows and the next apply waits
+// for again.
+func (r *clusterSPIFFEIDResource) write(ctx context.Context, planned tfsdk.Plan, prior *tfsdk.State,
+	state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
+	m, client := r.applying(ctx, planned, diags)
 	if client == nil {
 		return
 	}
-	// As in Create; an unchanged federates_with was accepted by an earlier
-	// apply, and a federation lost since is the wait's to name.
-	var prior types.Set
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("federates_with"), &prior)...)
-	if !prior.Equal(plan.FederatesWith) {
-		refuseUndeclaredTrustDomains(ctx, r.Data, client, plan.Cluster, plan.TrustDomains(), &resp.Diagnostics)
+	verb, timeout, changed := "create", m.Timeouts.Create, true
+	if prior == nil {
+		existing, err := client.Get(ctx, kube.ClusterSPIFFEID, "", m.Name.ValueString())
+		if err != nil && !kube.IsNotFound(err) {
+			diags.Append(kube.Diagnostic(err, "create the "+m.describe(client.DisplayName())))
+			return
+		}
+		if err == nil && !adoptGuard(existing, client.FieldManager, path.Root("name"), fmt.Sprintf(
+			"The %s exists already and this configuration did not create it. Import it (`terraform import` with ID %q, "+
+				"or an `import` block) to manage it, or use zerotrust_cluster_spiffe_id_federation to add only federation to it.",
+			m.describe(client.DisplayName()), resourceID(m.Cluster, m.Name.ValueString())), diags) {
+			return
+		}
+	} else {
+		var was types.Set
+		diags.Append(prior.GetAttribute(ctx, path.Root("federates_with"), &was)...)
+		verb, timeout, changed = "update", m.Timeouts.Update, !was.Equal(m.FederatesWith)
 	}
-	if resp.Diagnostics.HasError() {
-		return
+	if changed {
+		refuseUndeclaredTrustDomains(ctx, r.Data, client, m.Cluster, m.TrustDomains(), diags)
 	}
-	timeout, d := plan.Timeouts.Update(ctx, defaultClusterSPIFFEIDTimeout)
-	resp.Diagnostics.Append(d...)
-	r.apply(ctx, client, &plan, timeout, "update", &resp.Diagnostics)
-	// An update that was applied but whose workloads do not federate yet
-	// keeps the new spec with the problems found, which the next plan shows
-	// and the next apply waits for again.
-	if plan.ID.IsUnknown() {
-		return
-	}
-	r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
-}
-
-// apply writes the object and waits until its workloads federate. It sets
-// m.ID once the object is applied (left unknown when the apply failed) and
-// m.FederationProblems to what the wait left.
-func (r *clusterSPIFFEIDResource) apply(ctx context.Context, client *kube.Client, m *clusterSPIFFEIDResourceModel,
-	timeout time.Duration, verb string, diags *diag.Diagnostics) {
-	action := verb + " the " + m.describe(client.DisplayName())
-	obj, d := clusterSPIFFEIDObjectFromModel(ctx, *m)
-	diags.Append(d...)
 	if diags.HasError() {
 		return
 	}
-	if _, err := client.Apply(ctx, kube.ClusterSPIFFEID, obj, m.ForceConflicts.ValueBool()); err != nil {
-		diags.Append(kube.Diagnostic(err, action))
-		return
+	wait, d := timeout(ctx, defaultClusterSPIFFEIDTimeout)
+	diags.Append(d...)
+	obj, d := clusterSPIFFEIDObjectFromModel(ctx, m)
+	if diags.Append(d...); !diags.HasError() {
+		if _, err := client.Apply(ctx, kube.ClusterSPIFFEID, obj, m.ForceConflicts.ValueBool()); err != nil {
+			diags.Append(kube.Diagnostic(err, verb+" the "+m.describe(client.DisplayName())))
+		} else if tds := m.TrustDomains(); len(tds) > 0 {
+			m.FederationProblems = waitWorkloadsFederate(ctx, r.Data, client, m.SpireServer, m.Name.ValueString(),
+				tds, wait, verb, diags)
+		} else {
+			m.FederationProblems = types.ListValueMust(types.StringType, nil) // nothing to federate: no SPIRE to ask
+		}
 	}
-	r.setID(m)
-	m.FederationProblems = types.ListValueMust(types.StringType, nil)
-	tds := m.TrustDomains()
-	if len(tds) == 0 {
-		return // nothing to federate: no SPIRE to ask
+	if prior != nil || !diags.HasError() {
+		r.store(ctx, &m, state, identity, diags)
 	}
-	m.FederationProblems = waitWorkloadsFederate(ctx, r.Data, client, m.SpireServer, m.Name.ValueString(),
-		tds, timeout, verb, diags)
 }
 
 // refreshFederationProblems is what Read does beyond the mapping: it asks

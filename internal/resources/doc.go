@@ -44,7 +44,7 @@
 // object of one kind, the kubeType around it (kube_resource.go: where the
 // model holds id and object name, fromObject and refresh), from which
 // kubeResource serves Read, ImportState, a Delete of the object, the plan's
-// id and cluster check,
+// id and cluster check, the plan and client an apply starts from (applying),
 // the state and identity an apply stores (store) and the list results
 // (listed). The others (mesh_trust_domain, spire_bundle, spire_federation)
 // keep a <thing>ObjectIdentity, the objectIdentity of the object. No helper
@@ -59,6 +59,9 @@
 // the ClusterSPIFFEID's spec (its attributes, ObjectFromSpec,
 // Spec.SetFromObject), which the data source zerotrust_cluster_spiffe_id
 // reads with too; its model functions add what only the resource holds.
+// What spire-controller-manager refuses of a spec by itself (templates that
+// do not render, selector requirements) is there too (clusterspiffeid.Validate,
+// RenderTemplate, RenderSPIFFEID).
 // spire_bundle manages no Kubernetes object but a bundle in SPIRE's
 // datastore: spireBundleStateFromBundle and setSpireBundleFromView read what
 // SPIRE holds, its identity names the trust domain (identityShape.key), and
@@ -81,9 +84,9 @@
 // plan-time dry-run apply), spire_walk.go (what a SPIRE server holds, asked
 // once per server and walk for every resource of the cluster: its
 // federation relationships and bundles, its entries), workload_federation.go
-// (what cluster_spiffe_id and cluster_spiffe_id_federation share: rendering
-// spire-controller-manager's templates, the plan-time checks of
-// federates_with, the wait until the workloads federate).
+// (what cluster_spiffe_id and cluster_spiffe_id_federation share: the
+// plan-time checks of federates_with, the wait until the workloads
+// federate).
 //
 // One model idiom: a model is a struct of framework value types (types.String,
 // types.List, types.Object, ...) with tfsdk tags, and a nested object is a

@@ -151,12 +151,7 @@ func (r *domainVerificationResource) Create(ctx context.Context, req resource.Cr
 }
 
 func (r *domainVerificationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan domainVerificationResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
+	plan, client := r.applying(ctx, req.Plan, &resp.Diagnostics)
 	if client == nil {
 		return
 	}

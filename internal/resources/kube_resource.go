@@ -20,7 +20,8 @@ import (
 // object of one kind: the descriptor (kubeType) names the type and says how
 // its model maps to the object, and kubeResource serves from it what such
 // resources do alike (Read, ImportState, the id and cluster check of a
-// plan, the state and identity an apply stores). A resource then writes its
+// plan, the plan and client an apply starts from, the state and identity
+// it stores). A resource then writes its
 // mapping and its behaviour (Create, Update, Delete, the rest of ModifyPlan)
 // and nothing else.
 
@@ -165,6 +166,15 @@ func (k *kubeType[M]) planned(ctx context.Context, data *providerdata.Data, req 
 	k.setID(&m)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 	return m, !resp.Diagnostics.HasError()
+}
+
+// applying is the prologue of a Create or Update: it reads the plan into m
+// and connects to its cluster. client is nil once a diagnostic was added.
+func (r *kubeResource[M]) applying(ctx context.Context, plan tfsdk.Plan, diags *diag.Diagnostics) (m M, client *kube.Client) {
+	if diags.Append(plan.Get(ctx, &m)...); diags.HasError() {
+		return m, nil
+	}
+	return m, r.Data.Client(r.ref(&m).cluster, diags)
 }
 
 // Read implements resource.Resource: the object gone removes the resource,

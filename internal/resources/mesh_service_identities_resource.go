@@ -73,12 +73,7 @@ func (r *meshServiceIdentitiesResource) Update(ctx context.Context, req resource
 // MeshService holding nothing but identities.
 func (r *meshServiceIdentitiesResource) write(ctx context.Context, planned tfsdk.Plan, verb string,
 	state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
-	var plan meshServiceIdentitiesResourceModel
-	diags.Append(planned.Get(ctx, &plan)...)
-	if diags.HasError() {
-		return
-	}
-	client := r.Data.Client(plan.Cluster, diags)
+	plan, client := r.applying(ctx, planned, diags)
 	if client == nil {
 		return
 	}

@@ -1,21 +1,17 @@
 package resources
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
-	"text/template"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/spiffe/go-spiffe/v2/spiffeid"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/clusterspiffeid"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
@@ -25,67 +21,9 @@ import (
 )
 
 // What both resources that write a ClusterSPIFFEID (cluster_spiffe_id and
-// cluster_spiffe_id_federation) share about its workloads' federation:
-// rendering spire-controller-manager's templates for a sample pod, the
+// cluster_spiffe_id_federation) share about its workloads' federation: the
 // plan-time checks of federates_with, and the wait until the workloads
 // federate.
-
-// clusterSPIFFEIDSample is data like spire-controller-manager renders a
-// template with, so that a template the controller cannot execute fails at
-// plan (a missing field is an execution error).
-func clusterSPIFFEIDSample(td string) any {
-	return struct {
-		TrustDomain, ClusterName, ClusterDomain string
-		PodMeta                                 *metav1.ObjectMeta
-		PodSpec                                 *corev1.PodSpec
-		NodeMeta                                *metav1.ObjectMeta
-		NodeSpec                                *corev1.NodeSpec
-	}{
-		TrustDomain: td, ClusterName: "cluster", ClusterDomain: "cluster.local",
-		PodMeta:  &metav1.ObjectMeta{Name: "pod", Namespace: "ns", UID: "uid", Labels: map[string]string{}, Annotations: map[string]string{}},
-		PodSpec:  &corev1.PodSpec{ServiceAccountName: "sa", NodeName: "node"},
-		NodeMeta: &metav1.ObjectMeta{Name: "node", UID: "node-uid", Labels: map[string]string{}, Annotations: map[string]string{}},
-		NodeSpec: &corev1.NodeSpec{},
-	}
-}
-
-// renderTemplate renders text as spire-controller-manager would for a pod
-// of a cluster of trust domain td.
-func renderTemplate(text, td string) (string, error) {
-	tmpl, err := template.New("template").Parse(text)
-	if err != nil {
-		return "", err
-	}
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, clusterSPIFFEIDSample(td)); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
-}
-
-// errNotSPIFFEID is a rendered template that is not a SPIFFE ID.
-type errNotSPIFFEID struct {
-	rendered string
-	err      error
-}
-
-func (e errNotSPIFFEID) Error() string {
-	return fmt.Sprintf("it renders %q, which is not a SPIFFE ID (%v)", e.rendered, e.err)
-}
-
-// renderSPIFFEIDTemplate renders the template for a cluster of trust domain
-// td and parses the result as a SPIFFE ID.
-func renderSPIFFEIDTemplate(text, td string) (spiffeid.ID, error) {
-	out, err := renderTemplate(text, td)
-	if err != nil {
-		return spiffeid.ID{}, err
-	}
-	id, err := spiffeid.FromString(out)
-	if err != nil {
-		return spiffeid.ID{}, errNotSPIFFEID{rendered: out, err: err}
-	}
-	return id, nil
-}
 
 // checkWorkloadFederation makes the plan-time checks that ask the cluster:
 // the SPIFFE ID template (when given) renders an ID of the cluster's trust
@@ -212,7 +150,7 @@ func checkOwnTrustDomain(template types.String, own string, tds []string, cluste
 	if template.IsNull() || template.IsUnknown() {
 		return
 	}
-	id, err := renderSPIFFEIDTemplate(template.ValueString(), own)
+	id, err := clusterspiffeid.RenderSPIFFEID(template.ValueString(), own)
 	if err == nil && id.TrustDomain().Name() != own {
 		validate.AttributeError(diags, path.Root("spiffe_id_template"), "SPIFFE ID Outside the Cluster's Trust Domain", fmt.Sprintf("The template renders %s, but cluster %q is trust domain %q: spire-controller-manager refuses to render "+
 			"such an entry. Use {{ .TrustDomain }} for the trust domain.", id, clusterName, own))
