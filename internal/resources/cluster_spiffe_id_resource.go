@@ -88,7 +88,8 @@ func (r *clusterSPIFFEIDResource) Update(ctx context.Context, req resource.Updat
 // returns no state: nothing is tainted, and the next apply applies the same
 // object again (which changes nothing on the cluster) and waits again; the
 // object is not torn down meanwhile. An update stores the new spec with
-// the problems found, which the next plan shows and the next apply waits
+// the problems found (also when the apply failed: the next refresh reads
+// the object as it is), which the next plan shows and the next apply waits
 // for again.
 func (r *clusterSPIFFEIDResource) write(ctx context.Context, planned tfsdk.Plan, prior *tfsdk.State,
 	state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
