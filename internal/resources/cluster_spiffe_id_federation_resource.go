@@ -149,7 +149,7 @@ func (r *clusterSPIFFEIDFederationResource) Read(ctx context.Context, req resour
 		return
 	}
 	resp.Diagnostics.Append(clusterSPIFFEIDFederationObjectIdentity(state).setIfMissing(ctx, clusterSPIFFEIDFederationType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
+	client := r.Data.ReadClient(ctx, state.Cluster, r.object(state.ID), &resp.Diagnostics)
 	if client == nil {
 		return
 	}

@@ -157,7 +157,7 @@ func (r *clusterSPIFFEIDResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	resp.Diagnostics.Append(clusterSPIFFEIDObjectIdentity(state).setIfMissing(ctx, clusterSPIFFEIDType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
+	client := r.Data.ReadClient(ctx, state.Cluster, r.object(state.ID), &resp.Diagnostics)
 	if client == nil {
 		return
 	}

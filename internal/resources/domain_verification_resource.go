@@ -149,7 +149,7 @@ func (r *domainVerificationResource) Read(ctx context.Context, req resource.Read
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12).
 	resp.Diagnostics.Append(domainVerificationObjectIdentity(state).setIfMissing(ctx, domainVerificationType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
+	client := r.Data.ReadClient(ctx, state.Cluster, r.object(state.ID), &resp.Diagnostics)
 	if client == nil {
 		return
 	}

@@ -229,7 +229,7 @@ func (r *istioCSRResource) Read(ctx context.Context, req resource.ReadRequest, r
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12).
 	resp.Diagnostics.Append(istioCSRObjectIdentity(state.Cluster, state.Namespace.ValueString()).setIfMissing(ctx, istioCSRType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
+	client := r.Data.ReadClient(ctx, state.Cluster, r.object(state.ID), &resp.Diagnostics)
 	if client == nil {
 		return
 	}
