@@ -122,7 +122,7 @@ func (r *clusterSPIFFEIDResource) ModifyPlan(ctx context.Context, req resource.M
 	}
 	plan.FederationProblems = types.ListValueMust(types.StringType, nil)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-	checkWorkloadFederation(ctx, r.Data, plan.Cluster, plan.FederatesWith, plan.SPIFFEIDTemplate, &resp.Diagnostics)
+	checkWorkloadFederation(ctx, r.Data, plan.Cluster, plan.FederatesWith, plan.SPIFFEIDTemplate, plan.SpireServer, &resp.Diagnostics)
 	var stateClass types.String
 	if !req.State.Raw.IsNull() {
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("class_name"), &stateClass)...)

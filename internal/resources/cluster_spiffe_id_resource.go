@@ -76,7 +76,7 @@ func (r *clusterSPIFFEIDResource) Create(ctx context.Context, req resource.Creat
 	// What the plan could only warn about (an earlier resource of this
 	// apply may have declared the federation) is refused now, before
 	// anything is written.
-	if refuseUndeclaredTrustDomains(ctx, r.Data, client, plan.Cluster, plan.TrustDomains(), &resp.Diagnostics); resp.Diagnostics.HasError() {
+	if refuseUndeclaredTrustDomains(ctx, r.Data, client, plan.Cluster, plan.SpireServer, plan.TrustDomains(), &resp.Diagnostics); resp.Diagnostics.HasError() {
 		return
 	}
 	timeout, d := plan.Timeouts.Create(ctx, defaultClusterSPIFFEIDTimeout)
@@ -107,7 +107,7 @@ func (r *clusterSPIFFEIDResource) Update(ctx context.Context, req resource.Updat
 	var prior types.Set
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("federates_with"), &prior)...)
 	if !prior.Equal(plan.FederatesWith) {
-		refuseUndeclaredTrustDomains(ctx, r.Data, client, plan.Cluster, plan.TrustDomains(), &resp.Diagnostics)
+		refuseUndeclaredTrustDomains(ctx, r.Data, client, plan.Cluster, plan.SpireServer, plan.TrustDomains(), &resp.Diagnostics)
 	}
 	if resp.Diagnostics.HasError() {
 		return
