@@ -74,18 +74,19 @@ func (c *Client) recheck(ctx context.Context) error {
 	return c.reach.err
 }
 
-// probe is one GET /version bounded by PlanReachTimeout.
+// probe is one GET /version bounded by PlanReachTimeout. Only a failure
+// of the path to the server makes the cluster unreachable (refused, reset
+// or dropped connections, no TLS handshake or answer within the bound:
+// isTransportFailure); a certificate that does not verify or a name that
+// does not resolve is configuration, which the requests themselves report
+// as errors whatever on_unreachable says.
 func (c *Client) probe(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, PlanReachTimeout)
 	defer cancel()
 	err := c.raw.Get().AbsPath("/version").Do(ctx).Error()
 	var status apierrors.APIStatus
-	if err != nil && !errors.As(err, &status) {
-		if errors.Is(err, context.Canceled) && ctx.Err() == context.Canceled {
-			// Terraform was interrupted: that says nothing about the cluster.
-			return nil
-		}
-		return &UnreachableError{Cluster: c.DisplayName(), Host: c.rest.Host, Err: err}
+	if err == nil || errors.As(err, &status) || !isTransportFailure(err) {
+		return nil
 	}
-	return nil
+	return &UnreachableError{Cluster: c.DisplayName(), Host: c.rest.Host, Err: err}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -175,5 +176,27 @@ func TestDroppedConnectionRetried(t *testing.T) {
 	}
 	if n, v := requests.Load(), versions.Load(); n != 2 || v != 2 {
 		t.Errorf("%d requests for the object and %d probes, want 2 (one refused, one retried) and 2 (first use, recheck)", n, v)
+	}
+}
+
+// TestConfigurationIsNotUnreachable: a server whose certificate does not
+// verify answered the handshake: that is the connection's configuration, not
+// a dead cluster, so Reachable lets the request go on and fail with its own
+// error (never kept as "does not answer" by on_unreachable = "warn").
+func TestConfigurationIsNotUnreachable(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(srv.Close)
+	client, err := kube.NewClient("c", &rest.Config{Host: srv.URL}, "zerotrust-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Reachable(context.Background()); err != nil {
+		t.Errorf("Reachable = %v, want nil for a certificate that does not verify", err)
+	}
+	_, err = client.Get(context.Background(), kube.SpireServer, "", "cluster")
+	if err == nil || kube.IsUnreachable(err) || !strings.Contains(err.Error(), "x509") {
+		t.Errorf("Get = %v, want the certificate error itself", err)
 	}
 }

@@ -184,7 +184,9 @@ func providerSchema() schema.Schema {
 			"handshake, no HTTP answer within the bound) is asked nothing more in that run: every later request to it " +
 			"fails at once with an error naming the cluster and its address, never after retries, so one dead cluster " +
 			"adds at most 3 seconds to a run. A cluster that answers with an error (401, 403, 5xx) is not dead: its " +
-			"requests are retried and fail as usual. What the rest of the run does is `on_unreachable`'s choice.",
+			"requests are retried and fail as usual; nor is one whose certificate does not verify or whose host name " +
+			"does not resolve, which fails the run as the configuration error it is. What the rest of the run does " +
+			"with a dead cluster is `on_unreachable`'s choice.",
 		Attributes: map[string]schema.Attribute{
 			"on_unreachable": schema.StringAttribute{
 				Optional: true,
