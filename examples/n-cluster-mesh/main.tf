@@ -37,7 +37,11 @@ variable "clusters" {
     a kubeconfig (config_path + config_context) or host + token +
     cluster_ca_certificate (PEM). bundle_endpoint_url is where peers reach the
     cluster's SPIRE bundle endpoint; needed only when the cluster has no
-    federation Route to read it from. `make demo` writes
+    federation Route to read it from. trust_domain is the cluster's trust
+    domain, read from the cluster when unset: give it (and
+    bundle_endpoint_url) so that the peers keep federating with the cluster
+    while it does not answer (see "A cluster that does not answer" below).
+    `make demo` writes
     demo/state/clusters.json, whose entries give kubeconfig, context and
     bundle_endpoint_url. leaving = true takes a cluster out of the mesh in
     one apply (its federations on both sides and its ClusterSPIFFEID are
@@ -51,6 +55,7 @@ variable "clusters" {
     token                  = optional(string)
     cluster_ca_certificate = optional(string)
     bundle_endpoint_url    = optional(string)
+    trust_domain           = optional(string)
     leaving                = optional(bool, false)
   }))
 
@@ -97,6 +102,15 @@ locals {
   members = { for name, c in var.clusters : name => c if !c.leaving }
 }
 
+# A cluster that does not answer: with the provider's on_unreachable
+# ("warn", the default) its data sources below read nothing (null values,
+# one warning naming the cluster) and its objects keep the state of the last
+# run. Its facts then come from var.clusters (trust_domain,
+# bundle_endpoint_url), so the peers' federations with it and their
+# ClusterSPIFFEIDs' federates_with stay as they are: nothing is torn down or
+# narrowed because a peer is down, and the first run that reaches it again
+# plans whatever changed meanwhile.
+
 # What a peer needs to federate with each cluster.
 data "zerotrust_spire_server" "this" {
   for_each = local.members
@@ -104,9 +118,11 @@ data "zerotrust_spire_server" "this" {
   cluster = each.key
 }
 
-# Each cluster's trust bundle, from the ConfigMap its SPIRE server keeps current.
+# Each cluster's trust bundle, from the ConfigMap its SPIRE server keeps
+# current; not read for a cluster that did not answer (its trust_domain is
+# null): the bundle is bootstrap input, which an existing federation ignores.
 data "zerotrust_trust_bundle" "this" {
-  for_each = data.zerotrust_spire_server.this
+  for_each = local.answering
 
   cluster      = each.key
   trust_domain = each.value.trust_domain
@@ -120,7 +136,7 @@ data "zerotrust_trust_bundle" "this" {
 # `spire-server bundle show` in spire-server-0), to show that the ConfigMap the
 # federations are bootstrapped from is current.
 data "zerotrust_trust_bundle" "from_spire" {
-  for_each = data.zerotrust_spire_server.this
+  for_each = local.answering
 
   cluster      = each.key
   trust_domain = each.value.trust_domain
@@ -128,6 +144,22 @@ data "zerotrust_trust_bundle" "from_spire" {
 }
 
 locals {
+  # The clusters whose SPIRE installation was read in this run.
+  answering = { for name, s in data.zerotrust_spire_server.this : name => s if s.trust_domain != null }
+  # Each cluster's trust domain: as its installation states it, else (it did
+  # not answer) as var.clusters gives it.
+  trust_domains = {
+    for name, s in data.zerotrust_spire_server.this :
+    name => s.trust_domain != null ? s.trust_domain : var.clusters[name].trust_domain
+  }
+  # The ID its bundle endpoint presents: read, else SPIRE's default for the
+  # trust domain.
+  endpoint_spiffe_ids = {
+    for name, s in data.zerotrust_spire_server.this :
+    name => s.endpoint_spiffe_id != null ? s.endpoint_spiffe_id : (
+      local.trust_domains[name] == null ? null : provider::zerotrust::spiffe_id(local.trust_domains[name], "spire", "server")
+    )
+  }
   # Where peers fetch each cluster's bundle: the federation Route's URL when
   # the cluster has one, else the one given in var.clusters.
   bundle_endpoint_urls = {
@@ -154,15 +186,15 @@ resource "zerotrust_federated_trust_domain" "peer" {
   for_each = local.pairs
 
   cluster             = each.value.cluster
-  trust_domain        = data.zerotrust_spire_server.this[each.value.peer].trust_domain
+  trust_domain        = local.trust_domains[each.value.peer]
   bundle_endpoint_url = local.bundle_endpoint_urls[each.value.peer]
   bundle_endpoint_profile = {
     type = local.federation_profiles[each.value.peer]
     # Only the https_spiffe profile authenticates the endpoint by its SPIFFE ID.
     endpoint_spiffe_id = (local.federation_profiles[each.value.peer] == "https_spiffe" ?
-    data.zerotrust_spire_server.this[each.value.peer].endpoint_spiffe_id : null)
+    local.endpoint_spiffe_ids[each.value.peer] : null)
   }
-  trust_domain_bundle = data.zerotrust_trust_bundle.this[each.value.peer].spiffe_bundle
+  trust_domain_bundle = try(data.zerotrust_trust_bundle.this[each.value.peer].spiffe_bundle, null)
 
   # Done means SPIRE holds the peer's bundle (asked through pod exec of
   # `spire-server bundle list`), not only that the object exists.
@@ -173,6 +205,10 @@ resource "zerotrust_federated_trust_domain" "peer" {
   # mechanism takes the federation over.
 
   lifecycle {
+    precondition {
+      condition     = local.trust_domains[each.value.peer] != null
+      error_message = "Cluster ${each.value.peer} did not answer and var.clusters[\"${each.value.peer}\"].trust_domain is unset: give its trust domain, so that its peers keep federating with it."
+    }
     precondition {
       condition     = local.bundle_endpoint_urls[each.value.peer] != null
       error_message = "Cluster ${each.value.peer} has no federation Route to read its bundle endpoint URL from: set var.clusters[\"${each.value.peer}\"].bundle_endpoint_url."
@@ -202,8 +238,8 @@ resource "zerotrust_cluster_spiffe_id" "workloads" {
 }
 
 output "trust_domains" {
-  description = "Each cluster's trust domain, as its SPIRE installation states it."
-  value       = { for name, s in data.zerotrust_spire_server.this : name => s.trust_domain }
+  description = "Each cluster's trust domain, as its SPIRE installation states it (or var.clusters, while it does not answer)."
+  value       = local.trust_domains
 }
 
 output "federations" {

@@ -98,7 +98,10 @@ func (d *clusterSPIFFEIDDataSource) Schema(_ context.Context, _ datasource.Schem
 			"controller reported about its last reconciliation (`status.stats`). Whether SPIRE's entries carry the " +
 			"federation is what `zerotrust_cluster_spiffe_id` waits for and `zerotrust_federation_status` reports.\n\n" +
 			"The spec's attributes are those of the resource `zerotrust_cluster_spiffe_id`, of the same types, and " +
-			"read as its import reads them.",
+			"read as its import reads them.\n\n" +
+			"When the cluster does not answer at all and its `on_unreachable` is `warn` (the provider's default), " +
+			"the read is skipped with a warning naming the cluster: every attribute it reads is null, the arguments " +
+			"keep their values. With `error`, the read fails at once naming the cluster.",
 		Attributes: attrs,
 	}
 }
@@ -111,6 +114,10 @@ func (d *clusterSPIFFEIDDataSource) Read(ctx context.Context, req datasource.Rea
 	}
 	client := d.Data.Client(m.Cluster, &resp.Diagnostics)
 	if client == nil {
+		return
+	}
+	if d.Data.SkipsRead(ctx, client, typename.ClusterSPIFFEID.Full(), &resp.Diagnostics) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 		return
 	}
 	name := m.Name.ValueString()

@@ -130,6 +130,10 @@ func (d *domainVerificationDataSource) Read(ctx context.Context, req datasource.
 	if resp.Diagnostics.HasError() || client == nil {
 		return
 	}
+	if d.Data.SkipsRead(ctx, client, typename.DomainVerification.Full(), &resp.Diagnostics) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &cfg)...)
+		return
+	}
 	domain := cfg.Domain.ValueString()
 	name := domainverification.DefaultName(domain)
 	if !cfg.Name.IsNull() {

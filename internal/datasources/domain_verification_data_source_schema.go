@@ -27,7 +27,10 @@ func domainVerificationDataSourceSchema() schema.Schema {
 			"The zone's servers are found by asking a recursive resolver for the zone's SOA and NS records (the " +
 			"provider's `dns.resolver`, or the first `nameserver` of `/etc/resolv.conf`); `nameservers` skips that. " +
 			"Queries go over UDP, again over TCP when an answer is truncated, follow CNAMEs (at most 8), and are " +
-			"retried with backoff after timeouts and SERVFAIL.",
+			"retried with backoff after timeouts and SERVFAIL.\n\n" +
+			"When the cluster does not answer at all and its `on_unreachable` is `warn` (the provider's default), " +
+			"the read is skipped with a warning naming the cluster: every attribute it reads is null, the arguments " +
+			"keep their values. With `error`, the read fails at once naming the cluster.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,

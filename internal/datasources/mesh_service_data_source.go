@@ -81,6 +81,10 @@ func (d *meshServiceDataSource) Read(ctx context.Context, req datasource.ReadReq
 	if client == nil {
 		return
 	}
+	if d.Data.SkipsRead(ctx, client, typename.MeshService.Full(), &resp.Diagnostics) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+		return
+	}
 	ns, name := m.Namespace.ValueString(), m.Name.ValueString()
 	obj, err := client.Get(ctx, kube.KumaMeshService, ns, name)
 	if kube.IsNotFound(err) {

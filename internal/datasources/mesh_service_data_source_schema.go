@@ -24,7 +24,10 @@ func meshServiceSchema() schema.Schema {
 			"certificates of its endpoints (`spec.identities`), its ports, selector and state, and what the zone " +
 			"control plane reports in its status (hostnames, VIPs, data plane proxy counts). Kuma creates a " +
 			"MeshService per Kubernetes Service and syncs it between zones with its `spec` (the identities " +
-			"included), while each zone writes its own `status`.",
+			"included), while each zone writes its own `status`.\n\n" +
+			"When the cluster does not answer at all and its `on_unreachable` is `warn` (the provider's default), " +
+			"the read is skipped with a warning naming the cluster: every attribute it reads is null, the arguments " +
+			"keep their values. With `error`, the read fails at once naming the cluster.",
 		Attributes: map[string]schema.Attribute{
 			"cluster": schema.StringAttribute{
 				Optional: true,

@@ -46,7 +46,10 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 		MarkdownDescription: "Facts about one cluster's SPIRE installation under the OpenShift Zero Trust Workload Identity " +
 			"Manager, read from its ZeroTrustWorkloadIdentityManager `cluster` (or, on older operators, the SpireServer " +
 			"`cluster`) and the SpireServer's `spec.federation`, and the operator's federation Route: what a peer needs " +
-			"to federate with this cluster, so configurations wire peers from facts instead of copied strings.",
+			"to federate with this cluster, so configurations wire peers from facts instead of copied strings.\n\n" +
+			"When the cluster does not answer at all and its `on_unreachable` is `warn` (the provider's default), " +
+			"the read is skipped with a warning naming the cluster: every attribute it reads is null, the arguments " +
+			"keep their values. With `error`, the read fails at once naming the cluster.",
 		Attributes: map[string]schema.Attribute{
 			"cluster": schema.StringAttribute{
 				Optional: true,
@@ -106,6 +109,10 @@ func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadReq
 	}
 	client := d.Data.Client(m.Cluster, &resp.Diagnostics)
 	if client == nil {
+		return
+	}
+	if d.Data.SkipsRead(ctx, client, typename.SpireServer.Full(), &resp.Diagnostics) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 		return
 	}
 	facts, err := spirefacts.Lookup(ctx, client)

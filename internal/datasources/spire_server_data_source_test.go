@@ -167,3 +167,35 @@ data "zerotrust_spire_server" "this" {
 		}},
 	})
 }
+
+// TestAccSpireServerDataSource_unreachableCluster reads a cluster whose
+// address nobody listens on: with the provider's default on_unreachable
+// ("warn") the read succeeds with the argument kept and every fact null;
+// with on_unreachable = "error" on the cluster it fails at once naming it.
+func TestAccSpireServerDataSource_unreachableCluster(t *testing.T) {
+	host := "https://" + acctest.ClosedAddress(t)
+	config := func(policy string) string {
+		return strings.Replace(acctest.ProviderConfig(t), "  clusters = {\n",
+			fmt.Sprintf("  clusters = {\n    dead = { host = %q, token = \"x\", insecure = true%s }\n", host, policy), 1) + `
+data "zerotrust_spire_server" "this" {
+  cluster = "dead"
+}
+`
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config(""),
+				ConfigStateChecks: expectOutputs(map[string]knownvalue.Check{
+					"cluster": knownvalue.StringExact("dead"), "trust_domain": knownvalue.Null(),
+					"bundle_endpoint_url": knownvalue.Null(), "namespace": knownvalue.Null(),
+				}),
+			},
+			{
+				Config:      config(`, on_unreachable = "error"`),
+				ExpectError: regexp.MustCompile(`(?s)Cluster Unreachable.*cluster "dead" at\s+` + regexp.QuoteMeta(host)),
+			},
+		},
+	})
+}

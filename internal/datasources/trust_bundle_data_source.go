@@ -170,7 +170,7 @@ func (d *trustBundleDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 
-	if client := tbSourceClient(src); client != nil && m.OnUnreachable.ValueString() == tbOnUnreachableWarn &&
+	if client := tbSourceClient(src); client != nil && tbWarnsUnreachable(d.Data, m, client) &&
 		!d.Data.Answers(ctx, client, &resp.Diagnostics) {
 		// Said once per cluster by Answers; what depends on the bundle
 		// keeps what it has (zerotrust_spire_bundle keeps its last one).
@@ -245,6 +245,15 @@ func (d *trustBundleDataSource) source(ctx context.Context, m trustBundleModel, 
 
 // tbSourceClient is the cluster client of a ConfigMap or SPIRE server
 // source; nil for an endpoint.
+// tbWarnsUnreachable: on_unreachable, or when unset the cluster's policy
+// (the provider's on_unreachable and the cluster's own).
+func tbWarnsUnreachable(data *providerdata.Data, m trustBundleModel, client *kube.Client) bool {
+	if m.OnUnreachable.IsNull() || m.OnUnreachable.IsUnknown() {
+		return data.WarnsUnreachable(client)
+	}
+	return m.OnUnreachable.ValueString() == tbOnUnreachableWarn
+}
+
 func tbSourceClient(src bundlesource.Source) *kube.Client {
 	switch s := src.(type) {
 	case bundlesource.ConfigMap:

@@ -545,13 +545,14 @@ data "zerotrust_trust_bundle" "north" {
 // TestAccTrustBundleDataSource_unreachableCluster reads from a cluster whose
 // address nobody listens on: with on_unreachable = "warn" the read succeeds
 // with every output null (a zerotrust_spire_bundle given it keeps its last
-// bundle; the warning is asserted through the CLI in examplestest), by
-// default it fails naming the cluster.
+// bundle; the warning is asserted through the CLI in examplestest); unset, it
+// follows the cluster's on_unreachable, here "error": it fails naming the
+// cluster.
 func TestAccTrustBundleDataSource_unreachableCluster(t *testing.T) {
 	host := "https://" + acctest.ClosedAddress(t)
 	config := func(onUnreachable string) string {
 		return strings.Replace(acctest.ProviderConfig(t), "  clusters = {\n",
-			fmt.Sprintf("  clusters = {\n    dead = { host = %q, token = \"x\", insecure = true }\n", host), 1) + fmt.Sprintf(`
+			fmt.Sprintf("  clusters = {\n    dead = { host = %q, token = \"x\", insecure = true, on_unreachable = \"error\" }\n", host), 1) + fmt.Sprintf(`
 data "zerotrust_trust_bundle" "dead" {
   cluster        = "dead"
   trust_domain   = "dead.zt.test"

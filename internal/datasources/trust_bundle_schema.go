@@ -51,11 +51,12 @@ func trustBundleSchema() schema.Schema {
 				Optional: true,
 				MarkdownDescription: "What a read from `config_map` or `spire_server` does when the cluster does not answer " +
 					"at all (no connection, no TLS handshake, no response within 3s): `" + tbOnUnreachableError + "` " +
-					"(default) fails, `" + tbOnUnreachableWarn + "` gives a warning naming the cluster, its address and the " +
+					"fails, `" + tbOnUnreachableWarn + "` gives a warning naming the cluster, its address and the " +
 					"error, and leaves every output null. A `zerotrust_spire_bundle` given that null bundle keeps the " +
 					"bundle it carried last, so one cluster down does not stop Terraform carrying the others' bundles. " +
-					"A cluster that answers with an error (no permission, no SPIRE pod) fails the read either way. Not " +
-					"used by `endpoint`.",
+					"A cluster that answers with an error (no permission, no SPIRE pod) fails the read either way. Unset: " +
+					"the cluster's `on_unreachable` in the provider's `clusters`, else the provider's (`warn` by default). " +
+					"Not used by `endpoint`.",
 				Validators: []validator.String{
 					stringvalidator.OneOf(tbOnUnreachableError, tbOnUnreachableWarn),
 					stringvalidator.ConflictsWith(path.MatchRoot("endpoint")),

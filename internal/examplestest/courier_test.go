@@ -27,6 +27,9 @@ type courierMesh struct {
 	spires    []*harness.Spire
 	workloads []*harness.Workload
 	dir       string
+	// podLabels, when set, is the example's workloads.pod_labels: the
+	// apply then manages a ClusterSPIFFEID per cluster.
+	podLabels map[string]string
 }
 
 // writeVars writes the example's clusters variable: each cluster's trust
@@ -42,7 +45,11 @@ func (m *courierMesh) writeVars(t *testing.T, kubeconfig map[string]string) {
 		}
 		vars[s.Cluster.Name] = map[string]string{"trust_domain": s.TrustDomain, "config_path": path, "config_context": s.Cluster.Name}
 	}
-	data, err := json.Marshal(map[string]any{"clusters": vars})
+	all := map[string]any{"clusters": vars}
+	if m.podLabels != nil {
+		all["workloads"] = map[string]any{"pod_labels": m.podLabels}
+	}
+	data, err := json.Marshal(all)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,27 +3,37 @@ package examplestest
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// clusterUnreachable points the provider's connection to north at an
-// address where nothing listens (north itself keeps running, as a cluster
-// behind a broken network path does) while east prepares a new authority.
-// The plan must go on: one warning names north and its address, north's
-// bundles and the copies of north's bundle are kept, and only west gets
-// east's new bundle. Every pair keeps handshaking. With north's connection
-// back, the next plan carries east's bundle to north too, and the plan after
-// that apply is empty.
+// clusterUnreachable sets the example's workloads (a ClusterSPIFFEID per
+// cluster federating with every peer), then points the provider's
+// connection to north at an address where nothing listens (north itself
+// keeps running, as a cluster behind a broken network path does) while east
+// prepares a new authority. The plan must go on, within the reachability
+// bound of the same plan with north answering: one warning names north and
+// its address, north's objects keep their state (one more warning, shown
+// once), north's bundles and the copies of north's bundle are kept, and only
+// west gets east's new bundle. Every pair keeps handshaking. With north's
+// connection back, the next plan carries east's bundle to north too, and the
+// plan after that apply is empty. The workloads are removed at the end.
 func (m *courierMesh) clusterUnreachable(t *testing.T) {
 	ctx := context.Background()
 	eastS, westS, northS := m.spires[east], m.spires[1], m.spires[2]
+	m.podLabels = map[string]string{"app": "courier-federated"}
+	m.writeVars(t, nil)
+	m.apply(t, "adding the workloads")
+	start := time.Now()
+	planEmpty(t, m.dir, "after the apply adding the workloads")
+	alive := time.Since(start)
+
 	dead := deadKubeconfig(t, northS.Cluster.Kubeconfig)
 	m.writeVars(t, map[string]string{northS.Cluster.Name: dead.path})
 
@@ -31,7 +41,18 @@ func (m *courierMesh) clusterUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	start = time.Now()
 	changes, out := plannedChangesAndOutput(t, m.dir)
+	took := time.Since(start)
+	t.Logf("plan with %s unreachable: %s (with it answering: %s)", northS.Cluster.Name, took.Round(time.Millisecond), alive.Round(time.Millisecond))
+	if took > alive+kube.PlanReachTimeout+5*time.Second {
+		t.Errorf("with %s unreachable the plan took %s, with it answering %s: more than the reachability bound apart",
+			northS.Cluster.Name, took, alive)
+	}
+	kept := fmt.Sprintf("Warning: Cluster %q Unreachable: State Kept Without Refresh", northS.Cluster.Name)
+	if n := strings.Count(out, kept); n != 1 {
+		t.Errorf("want %q once, got %d times:\n%s", kept, n, out)
+	}
 	want := []string{fmt.Sprintf("zerotrust_spire_bundle.peer[%q]: update", westS.Cluster.Name+"->"+eastS.Cluster.Name)}
 	if !slices.Equal(changes, want) {
 		t.Errorf("with %s unreachable, the plan after east's prepare changes %v, want %v:\n%s", northS.Cluster.Name, changes, want, out)
@@ -75,6 +96,11 @@ func (m *courierMesh) clusterUnreachable(t *testing.T) {
 	}
 	m.apply(t, "with north back")
 	planEmpty(t, m.dir, "after the apply with north back")
+	t.Cleanup(func() {
+		m.podLabels = nil
+		m.writeVars(t, nil)
+		m.apply(t, "removing the workloads")
+	})
 	waitFor(t, "north's workload to hold east's prepared authority", propagationTimeout, func(ctx context.Context) (bool, string) {
 		v, err := m.workloads[2].Show(ctx)
 		if err != nil {
@@ -96,16 +122,5 @@ var kubeconfigServer = regexp.MustCompile(`(?m)^(\s*server:\s*)\S+$`)
 func deadKubeconfig(t *testing.T, kubeconfig string) deadKubeconfigFile {
 	t.Helper()
 	server := "https://" + acctest.ClosedAddress(t)
-	data, err := os.ReadFile(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !kubeconfigServer.Match(data) {
-		t.Fatalf("%s names no server", kubeconfig)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kubeconfigServer.ReplaceAll(data, []byte("${1}"+server)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return deadKubeconfigFile{path: path, server: server}
+	return deadKubeconfigFile{path: kubeconfigAt(t, kubeconfig, server), server: server}
 }

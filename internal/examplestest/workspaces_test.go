@@ -457,7 +457,7 @@ func TestAccModuleClusterWorkspaceTerraformTest(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("terraform test exited %d", code)
 	}
-	if !strings.Contains(out, "Success! 6 passed, 0 failed.") {
+	if !strings.Contains(out, "Success! 7 passed, 0 failed.") {
 		t.Fatalf("terraform test did not report all six runs passing")
 	}
 }

@@ -61,10 +61,12 @@ type Client struct {
 	// attached holds the walk state of other packages, one value per type
 	// (see Attached).
 	attached sync.Map
-	// reach is the answer of Reachable, asked once.
+	// reach is the answer of Reachable, asked once, and replaced only by a
+	// recheck that found the cluster gone.
 	reach struct {
-		once sync.Once
-		err  error
+		mu    sync.Mutex
+		asked bool
+		err   error
 	}
 	// refusals holds the 403 answers of this client's life (one Terraform
 	// graph walk) by request (see refusedOnce): RBAC does not change because

@@ -240,6 +240,15 @@ func explain(err error, action string) (string, string) {
 				"Either stop the other tool from managing these fields, or set force_conflicts = true on this "+
 				"resource to take ownership of them.\n\n%v",
 			action, t.object, cluster, conflictList(err), err)
+	case IsUnreachable(err):
+		var u *UnreachableError
+		errors.As(err, &u)
+		return "Cluster Unreachable", fmt.Sprintf(
+			"Could not %s: cluster %q at %s did not answer (no connection, no TLS handshake, or no HTTP answer "+
+				"within %s), so the provider asked it nothing more in this run and did not retry: nothing was "+
+				"written to it. Resources on other clusters that do not depend on this one are applied as usual. Check that the API server is up "+
+				"and reachable from where Terraform runs, then apply again.\n\n%v", action, u.Cluster, u.Host,
+			PlanReachTimeout, u.Err)
 	case classify(err) == retryable:
 		return "Cluster Unavailable", fmt.Sprintf(
 			"Could not %s: cluster %q did not answer successfully, even after retries (throttled, unavailable, or "+

@@ -9,12 +9,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// PlanReachTimeout bounds the one request that tells a plan whether a
+// PlanReachTimeout bounds the one request that tells a walk whether a
 // cluster answers at all (see Reachable). A live API server answers
 // /version in milliseconds; an address where nothing listens fails at once,
 // and one that accepts connections but never answers (a firewall that
-// drops, a hung server) fails at this bound, not at the 30 s of retries a
-// request of the apply is allowed (transientBudget).
+// drops, a hung server) fails at this bound, not at the 10 s of client-go's
+// TLS handshake timeout nor the 30 s of retries a request is otherwise
+// allowed (transientBudget).
 const PlanReachTimeout = 3 * time.Second
 
 // UnreachableError says a cluster did not answer at all: no connection, no
@@ -31,23 +32,61 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
+// IsUnreachable reports whether err says its cluster did not answer at all.
+func IsUnreachable(err error) bool {
+	var u *UnreachableError
+	return errors.As(err, &u)
+}
+
 // Reachable asks the API server for /version once per client (one Terraform
 // graph walk), one attempt bounded by PlanReachTimeout, and returns an
-// *UnreachableError when no HTTP answer came back. Any answer, even a
-// refusal (401, 403) or a server error, counts as reachable: the checks that
-// follow report those themselves. It serves plan-time checks, which are a
-// courtesy the apply repeats: asking first, once, keeps a dead cluster from
-// holding every check of the plan for its own timeout and retries, and
-// gives the plan one place to say the cluster was not asked.
+// *UnreachableError when no HTTP answer came back; later, it also returns the
+// *UnreachableError of a request that found the cluster gone mid-walk
+// (recheck). Any answer, even a refusal (401, 403) or a server error, counts
+// as reachable: the requests that follow report those themselves.
+//
+// Every request of the client asks it first (do), so a dead cluster costs
+// one walk this bound once, whatever the number of resources, data sources
+// and checks on it: each of them then fails at once with the same error
+// instead of waiting out a TLS handshake and the retry budget.
 func (c *Client) Reachable(ctx context.Context) error {
-	c.reach.once.Do(func() {
-		ctx, cancel := context.WithTimeout(ctx, PlanReachTimeout)
-		defer cancel()
-		err := c.raw.Get().AbsPath("/version").Do(ctx).Error()
-		var status apierrors.APIStatus
-		if err != nil && !errors.As(err, &status) {
-			c.reach.err = &UnreachableError{Cluster: c.DisplayName(), Host: c.rest.Host, Err: err}
-		}
-	})
+	c.reach.mu.Lock()
+	defer c.reach.mu.Unlock()
+	if !c.reach.asked {
+		c.reach.asked = true
+		c.reach.err = c.probe(ctx)
+	}
 	return c.reach.err
+}
+
+// recheck is asked by a request whose attempt failed in transport (refused,
+// reset, timed out) on a client that found its cluster answering: one new
+// bounded probe decides whether the cluster is gone (then the walk
+// remembers it, and this and every later request fail at once) or only
+// dropped one connection (then the request gets its retries).
+func (c *Client) recheck(ctx context.Context) error {
+	c.reach.mu.Lock()
+	defer c.reach.mu.Unlock()
+	if c.reach.err == nil {
+		c.reach.asked = true
+		c.reach.err = c.probe(ctx)
+	}
+	return c.reach.err
+}
+
+// probe is one GET /version bounded by PlanReachTimeout. Only a failure
+// of the path to the server makes the cluster unreachable (refused, reset
+// or dropped connections, no TLS handshake or answer within the bound:
+// isTransportFailure); a certificate that does not verify or a name that
+// does not resolve is configuration, which the requests themselves report
+// as errors whatever on_unreachable says.
+func (c *Client) probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, PlanReachTimeout)
+	defer cancel()
+	err := c.raw.Get().AbsPath("/version").Do(ctx).Error()
+	var status apierrors.APIStatus
+	if err == nil || errors.As(err, &status) || !isTransportFailure(err) {
+		return nil
+	}
+	return &UnreachableError{Cluster: c.DisplayName(), Host: c.rest.Host, Err: err}
 }

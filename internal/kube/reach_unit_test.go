@@ -6,7 +6,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,5 +84,119 @@ func TestReachable(t *testing.T) {
 	}
 	if n := asked.Load(); n != 1 {
 		t.Errorf("the refusing server was asked %d times, want once per client", n)
+	}
+}
+
+// TestFailFast: a request to a cluster that does not answer fails within
+// the probe's bound with the *UnreachableError, and later requests of the
+// same client fail at once; a cluster that dies after answering is found
+// dead by the recheck of the first transport failure, not after the retry
+// budget.
+func TestFailFast(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = silent.Close() })
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = c.Close() })
+		}
+	}()
+	dying := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"major":"1","minor":"35"}`))
+	}))
+	for _, tc := range []struct {
+		name, host string
+		before     func(*kube.Client)
+	}{
+		{"never answers", "https://" + silent.Addr().String(), func(*kube.Client) {}},
+		{"dies after answering", dying.URL, func(c *kube.Client) {
+			if err := c.Reachable(context.Background()); err != nil {
+				t.Fatalf("the live server did not answer: %v", err)
+			}
+			dying.Close()
+		}},
+	} {
+		client, err := kube.NewClient("c", &rest.Config{Host: tc.host, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "zerotrust-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.before(client)
+		start := time.Now()
+		_, err = client.Get(context.Background(), kube.SpireServer, "", "cluster")
+		if took := time.Since(start); !kube.IsUnreachable(err) || took > kube.PlanReachTimeout+2*time.Second {
+			t.Errorf("%s: Get answered %v after %s, want the cluster unreachable within about %s", tc.name, err, took, kube.PlanReachTimeout)
+		}
+		start = time.Now()
+		_, err = client.Get(context.Background(), kube.SpireServer, "", "other")
+		if took := time.Since(start); !kube.IsUnreachable(err) || took > 100*time.Millisecond {
+			t.Errorf("%s: the second Get answered %v after %s, want the same answer at once", tc.name, err, took)
+		}
+	}
+}
+
+// TestDroppedConnectionRetried: a live server whose connection is refused
+// once is not dead: the recheck finds it answering, and the request is
+// retried.
+func TestDroppedConnectionRetried(t *testing.T) {
+	var versions atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/version" {
+			versions.Add(1)
+			_, _ = w.Write([]byte(`{"major":"1","minor":"35"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"apiVersion":"operator.openshift.io/v1alpha1","kind":"SpireServer","metadata":{"name":"cluster"}}`))
+	}))
+	t.Cleanup(srv.Close)
+	var requests atomic.Int32
+	cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true},
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.URL.Path != "/version" && requests.Add(1) == 1 {
+					return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}
+				}
+				return rt.RoundTrip(r)
+			})
+		}}
+	client, err := kube.NewClient("c", cfg, "zerotrust-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := client.Get(context.Background(), kube.SpireServer, "", "cluster")
+	if err != nil || obj.GetName() != "cluster" {
+		t.Fatalf("Get = %v, %v; want the object after one retry", obj, err)
+	}
+	if n, v := requests.Load(), versions.Load(); n != 2 || v != 2 {
+		t.Errorf("%d requests for the object and %d probes, want 2 (one refused, one retried) and 2 (first use, recheck)", n, v)
+	}
+}
+
+// TestConfigurationIsNotUnreachable: a server whose certificate does not
+// verify answered the handshake: that is the connection's configuration, not
+// a dead cluster, so Reachable lets the request go on and fail with its own
+// error (never kept as "does not answer" by on_unreachable = "warn").
+func TestConfigurationIsNotUnreachable(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(srv.Close)
+	client, err := kube.NewClient("c", &rest.Config{Host: srv.URL}, "zerotrust-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Reachable(context.Background()); err != nil {
+		t.Errorf("Reachable = %v, want nil for a certificate that does not verify", err)
+	}
+	_, err = client.Get(context.Background(), kube.SpireServer, "", "cluster")
+	if err == nil || kube.IsUnreachable(err) || !strings.Contains(err.Error(), "x509") {
+		t.Errorf("Get = %v, want the certificate error itself", err)
 	}
 }

@@ -121,10 +121,18 @@ func isTransportFailure(err error) bool {
 // ctx. Not for size: util/retry adds nothing measurable to the release
 // binary (bench/ANALYSIS.md). classify, the part that needs care, is shared
 // with kube.Diagnostic.
+//
+// A cluster that does not answer at all is not retried: every call asks
+// Reachable first (one bounded probe per walk) and fails at once with its
+// *UnreachableError, and a transport failure of a cluster that answered
+// before is rechecked once (recheck) before it gets the retry budget.
 func (c *Client) do(ctx context.Context, kind Kind, op func(context.Context) error) error {
+	if err := c.Reachable(ctx); err != nil {
+		return err
+	}
 	start := time.Now()
 	wait := 100 * time.Millisecond
-	crdChecked := false
+	crdChecked, rechecked := false, false
 	for {
 		err := op(ctx)
 		if err == nil {
@@ -132,6 +140,12 @@ func (c *Client) do(ctx context.Context, kind Kind, op func(context.Context) err
 		}
 		var budget time.Duration
 		class := classify(err)
+		if class == retryable && !rechecked && isTransportFailure(err) {
+			rechecked = true
+			if gone := c.recheck(ctx); gone != nil {
+				return gone
+			}
+		}
 		switch class {
 		case typeMissing:
 			if kind.Plural == "" {

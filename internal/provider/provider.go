@@ -112,6 +112,7 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 	if !defConn.IsEmpty() || defUnknown {
 		clusters.Add(kube.DefaultKey, defConn, defUnknown)
 	}
+	onUnreachable := map[string]string{kube.DefaultKey: def.OnUnreachable.ValueString()}
 	connectionUnknown := defUnknown
 
 	if cfg.Clusters.IsUnknown() {
@@ -143,6 +144,7 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 		unknown := obj.IsUnknown() || hasUnknown(obj)
 		connectionUnknown = connectionUnknown || unknown
 		clusters.Add(key, connectionFromModel(ctx, m, p, &resp.Diagnostics), unknown)
+		onUnreachable[key] = m.OnUnreachable.ValueString()
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -154,6 +156,8 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 		SpireClassName:           defaultSpireClassName,
 		MaxFederatedTrustDomains: defaultMaxFederatedTrustDomains,
 		UnreachableNotes:         resources.UnreachableNotes(),
+		OnUnreachable:            onUnreachable,
+		OnUnreachableDefault:     providerdata.StringOr(cfg.OnUnreachable, providerdata.OnUnreachableWarn),
 	}
 	if v := cfg.MaxFederatedTrustDomains; !v.IsNull() && !v.IsUnknown() {
 		data.MaxFederatedTrustDomains = int(v.ValueInt64())

@@ -7,6 +7,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 const (
@@ -44,6 +46,7 @@ type connectionModel struct {
 	TLSServerName         types.String `tfsdk:"tls_server_name"`
 	ProxyURL              types.String `tfsdk:"proxy_url"`
 	Exec                  types.Object `tfsdk:"exec"`
+	OnUnreachable         types.String `tfsdk:"on_unreachable"`
 }
 
 type execModel struct {
@@ -72,10 +75,18 @@ type providerModel struct {
 	Spire                    *spireModel   `tfsdk:"spire"`
 	MaxFederatedTrustDomains types.Int64   `tfsdk:"max_federated_trust_domains"`
 	DNS                      *dnsModel     `tfsdk:"dns"`
+	OnUnreachable            types.String  `tfsdk:"on_unreachable"`
 }
 
 func connectionAttributes(what string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
+		"on_unreachable": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "What a run does when the cluster of this connection does not answer at all: `" +
+				providerdata.OnUnreachableError + "` or `" + providerdata.OnUnreachableWarn + "`, as the provider's " +
+				"`on_unreachable`, which applies when this is unset.",
+			Validators: []validator.String{stringvalidator.OneOf(providerdata.OnUnreachableError, providerdata.OnUnreachableWarn)},
+		},
 		"config_path": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "Path to a kubeconfig file" + what + ". `~` is expanded.",
@@ -168,13 +179,32 @@ func providerSchema() schema.Schema {
 			"federation, ClusterFederatedTrustDomains with their bootstrap bundles, istio-csr, mesh trust domains " +
 			"and domain verification. One provider block can reach many clusters through `clusters`, so one " +
 			"`for_each` can fan out over every cluster and every pair of clusters.\n\n" +
-			"A plan asks each cluster it has checks for once whether it answers (`GET /version`, one attempt, at most " +
-			"3 seconds). A cluster that does not answer (nothing listening, a connection that never answers, a TLS " +
-			"failure) is named in one warning per plan, with its address, the error and the plan-time checks skipped on " +
-			"it; the plan then asks it nothing more, so a plan with one dead cluster among live ones ends within 10 " +
-			"seconds. Refreshing an object that exists on such a cluster still fails, and the apply retries each " +
-			"request for up to 30 seconds before it reports the cluster unavailable.",
+			"Each run (a plan with its refresh, an apply) asks each cluster it needs once whether it answers (`GET " +
+			"/version`, one attempt, at most 3 seconds). A cluster that does not answer (nothing listening, no TLS " +
+			"handshake, no HTTP answer within the bound) is asked nothing more in that run: every later request to it " +
+			"fails at once with an error naming the cluster and its address, never after retries, so one dead cluster " +
+			"adds at most 3 seconds to a run. A cluster that answers with an error (401, 403, 5xx) is not dead: its " +
+			"requests are retried and fail as usual; nor is one whose certificate does not verify or whose host name " +
+			"does not resolve, which fails the run as the configuration error it is. What the rest of the run does " +
+			"with a dead cluster is `on_unreachable`'s choice.",
 		Attributes: map[string]schema.Attribute{
+			"on_unreachable": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "What a run does with a cluster that does not answer at all, for every cluster whose " +
+					"own `on_unreachable` is unset. `" + providerdata.OnUnreachableWarn + "` (default) keeps going: the " +
+					"refresh of every object on that cluster keeps the state of the last run, with a warning that names " +
+					"the cluster, its address, the error and the object, and says that its drift is unknown until the " +
+					"cluster answers; data sources reading that cluster return what their descriptions say (mostly null " +
+					"outputs, with a warning); the plan skips its checks on that cluster with one warning; and the apply " +
+					"applies every change that does not touch it, while each change on it fails at once naming the " +
+					"cluster. `" + providerdata.OnUnreachableError + "` fails the refresh and every data source read on " +
+					"that cluster, so nothing is planned while any cluster is down.\n\n" +
+					"The trade-off: with `" + providerdata.OnUnreachableWarn + "`, one dead cluster among ten stops " +
+					"nothing on the nine others (the reason to manage a fleet in one run), and hides only drift on the " +
+					"dead cluster, which the warnings name; with `" + providerdata.OnUnreachableError + "`, a run either " +
+					"sees every cluster or does nothing, for pipelines that must not apply a partial view.",
+				Validators: []validator.String{stringvalidator.OneOf(providerdata.OnUnreachableError, providerdata.OnUnreachableWarn)},
+			},
 			"kubernetes": schema.SingleNestedAttribute{
 				Optional: true,
 				MarkdownDescription: "The default cluster connection, used by resources whose `cluster` is unset. " +

@@ -34,6 +34,30 @@ type Data struct {
 	// does instead on a cluster that does not answer (see Answers); the
 	// provider fills it from the resources' descriptors.
 	UnreachableNotes string
+	// OnUnreachable is each cluster's own on_unreachable by key ("" when
+	// unset), OnUnreachableDefault the provider's (see WarnsUnreachable).
+	OnUnreachable        map[string]string
+	OnUnreachableDefault string
+}
+
+// The values of on_unreachable, the words zerotrust_trust_bundle's
+// attribute of the same name uses too.
+const (
+	OnUnreachableError = "error"
+	OnUnreachableWarn  = "warn"
+)
+
+// WarnsUnreachable reports whether a run goes on, with warnings, past the
+// cluster of client when it does not answer at all: its own on_unreachable,
+// else the provider's, else "warn".
+func (d *Data) WarnsUnreachable(client *kube.Client) bool {
+	if d == nil || client == nil {
+		return false
+	}
+	if v := d.OnUnreachable[client.Name]; v != "" {
+		return v == OnUnreachableWarn
+	}
+	return d.OnUnreachableDefault != OnUnreachableError
 }
 
 // ClusterKey turns a `cluster` attribute into a registry key.
@@ -68,14 +92,20 @@ func (d *Data) Client(v types.String, diags *diag.Diagnostics) *kube.Client {
 	return c
 }
 
-// ReadClient is Client for Read: it returns nil without a diagnostic while
-// the cluster's connection is unknown (a cluster created in the same apply
-// has none during plan), so Read keeps what state says until it can ask.
-func (d *Data) ReadClient(v types.String, diags *diag.Diagnostics) *kube.Client {
+// ReadClient is Client for the Read of object (see KeepsState): it returns
+// nil, so that Read keeps what state says, while the cluster's connection is
+// unknown (a cluster created in the same apply has none during plan) and
+// while the cluster does not answer and its on_unreachable is "warn"
+// (KeepsState).
+func (d *Data) ReadClient(ctx context.Context, v types.String, object string, diags *diag.Diagnostics) *kube.Client {
 	if d.Clusters.IsUnknown(ClusterKey(v)) {
 		return nil
 	}
-	return d.Client(v, diags)
+	client := d.Client(v, diags)
+	if client == nil || d.KeepsState(ctx, client, object, diags) {
+		return nil
+	}
+	return client
 }
 
 // ResourceBase is embedded by every resource; its Configure checks the type

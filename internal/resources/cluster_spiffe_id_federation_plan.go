@@ -47,7 +47,7 @@ func (r *clusterSPIFFEIDFederationResource) ModifyPlan(ctx context.Context, req 
 			}
 		}
 	}
-	checkWorkloadFederation(ctx, r.Data, plan.Cluster, plan.FederatesWith, types.StringNull(), &resp.Diagnostics)
+	checkWorkloadFederation(ctx, r.Data, plan.Cluster, plan.FederatesWith, types.StringNull(), plan.SpireServer, &resp.Diagnostics)
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.ClusterSPIFFEID,
 		Object: func() (*unstructured.Unstructured, bool) {
 			return clusterSPIFFEIDFederationObjectFromModel(plan), true

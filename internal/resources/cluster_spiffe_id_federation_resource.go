@@ -114,7 +114,7 @@ func (r *clusterSPIFFEIDFederationResource) write(ctx context.Context, m cluster
 		return false
 	}
 	if checkDeclared {
-		if refuseUndeclaredTrustDomains(ctx, r.Data, client, m.Cluster, m.federatesWith(), diags); diags.HasError() {
+		if refuseUndeclaredTrustDomains(ctx, r.Data, client, m.Cluster, m.SpireServer, m.federatesWith(), diags); diags.HasError() {
 			return false
 		}
 	}

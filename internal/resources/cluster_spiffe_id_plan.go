@@ -50,7 +50,7 @@ func (r *clusterSPIFFEIDResource) ModifyPlan(ctx context.Context, req resource.M
 	}
 	plan.FederationProblems = types.ListValueMust(types.StringType, nil)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-	checkWorkloadFederation(ctx, r.Data, plan.Cluster, plan.FederatesWith, plan.SPIFFEIDTemplate, &resp.Diagnostics)
+	checkWorkloadFederation(ctx, r.Data, plan.Cluster, plan.FederatesWith, plan.SPIFFEIDTemplate, plan.SpireServer, &resp.Diagnostics)
 	if !plan.ClassName.Equal(state.ClassName) {
 		checkClassServed(ctx, r.Data, plan.Cluster, plan.ClassName, &resp.Diagnostics)
 	}

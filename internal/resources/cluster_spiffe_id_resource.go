@@ -116,7 +116,7 @@ func (r *clusterSPIFFEIDResource) write(ctx context.Context, planned tfsdk.Plan,
 		verb, timeout, changed = "update", m.Timeouts.Update, !was.Equal(m.FederatesWith)
 	}
 	if changed {
-		refuseUndeclaredTrustDomains(ctx, r.Data, client, m.Cluster, m.TrustDomains(), diags)
+		refuseUndeclaredTrustDomains(ctx, r.Data, client, m.Cluster, m.SpireServer, m.TrustDomains(), diags)
 	}
 	if diags.HasError() {
 		return

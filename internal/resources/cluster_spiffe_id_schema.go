@@ -59,7 +59,8 @@ func clusterSPIFFEIDSchema(ctx context.Context) schema.Schema {
 			"(asked through pod exec of `spire-server bundle list` and `entry show`, see `spire_server`). SPIRE refuses " +
 			"an entry that federates with a trust domain whose bundle it does not hold, so declare each peer's " +
 			"federation (`zerotrust_federated_trust_domain`) and make this resource depend on it; a `federates_with` " +
-			"trust domain no federation on the cluster declares is a warning at plan (an earlier resource of the same " +
+			"trust domain no federation on the cluster declares (and whose bundle the cluster's SPIRE server does not " +
+			"hold, as a `zerotrust_spire_bundle` sets it) is a warning at plan (an earlier resource of the same " +
 			"apply, such as a `kubernetes_manifest`, may create its ClusterFederatedTrustDomain) and an error at apply, " +
 			"asked again before anything is written. A refresh that finds the workloads no " +
 			"longer federating (entries without the federation, render failures) plans an update of " +

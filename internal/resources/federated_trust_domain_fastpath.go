@@ -45,7 +45,7 @@ func (r *federatedTrustDomainResource) Identity(ctx context.Context, m federated
 // said once per cluster (spireUnreachable).
 func (r *federatedTrustDomainResource) Refresh(ctx context.Context, state *federatedTrustDomainResourceModel, fast bool) (fastpath.Refresh, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	client := r.Data.ReadClient(state.Cluster, &diags)
+	client := r.Data.ReadClient(ctx, state.Cluster, r.object(state.ID), &diags)
 	if client == nil {
 		return fastpath.Refresh{}, diags
 	}

@@ -190,7 +190,8 @@ func (r *kubeResource[M]) Read(ctx context.Context, req resource.ReadRequest, re
 	// when the prior state holds none (written by Terraform < 1.12).
 	id, _ := r.identity(&state)
 	resp.Diagnostics.Append(id.setIfMissing(ctx, r.shape, resp.Identity)...)
-	client := r.Data.ReadClient(r.ref(&state).cluster, &resp.Diagnostics)
+	ref := r.ref(&state)
+	client := r.Data.ReadClient(ctx, ref.cluster, r.object(*ref.id), &resp.Diagnostics)
 	if client == nil {
 		return
 	}

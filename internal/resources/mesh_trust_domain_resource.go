@@ -112,7 +112,7 @@ func (r *meshTrustDomainResource) Read(ctx context.Context, req resource.ReadReq
 		return
 	}
 	kind, mesh, client := r.target(ctx, state, &resp.Diagnostics)
-	if client == nil {
+	if client == nil || r.Data.KeepsState(ctx, client, r.object(state.ID), &resp.Diagnostics) {
 		return
 	}
 	obj, err := client.Get(ctx, kind.kube, mesh.Namespace.ValueString(), mesh.Name.ValueString())

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // unreachablePlanBound is far above what the plan takes (the measured time
@@ -95,6 +98,134 @@ resource "zerotrust_federated_trust_domain" "live" {
 			if took > unreachablePlanBound {
 				t.Errorf("plan took %s, more than %s", took, unreachablePlanBound)
 			}
+		})
+	}
+}
+
+// TestAccUnreachable_keepsGoing manages objects on three clusters, two of
+// them on "flaky" (east's API server under another key), then points
+// flaky's connection at a dead address (nothing listening, or a listener
+// that never answers) and changes every object. With on_unreachable unset
+// ("warn"): the plan keeps flaky's objects without a refresh, in warnings
+// naming flaky that Terraform's CLI shows once, and ends within the
+// reachability bound of the live run; the apply updates west's object and
+// refuses flaky's at once, naming flaky. With flaky back, one apply carries
+// the rest and the plan after it is empty. With on_unreachable = "error"
+// for flaky, the plan fails at once naming it.
+func TestAccUnreachable_keepsGoing(t *testing.T) {
+	t.Parallel()
+	for name, address := range map[string]func(*testing.T) string{
+		"closed port":     acctest.ClosedAddress,
+		"silent listener": silentListener,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dead := "https://" + address(t)
+			east := acctest.Cluster(t, acctest.East)
+			id := acctest.UniqueName("keep")
+			live := fmt.Sprintf("flaky = { config_path = %q, config_context = %q }", east.Kubeconfig, acctest.East)
+			down := func(policy string) string {
+				return fmt.Sprintf("flaky = { host = %q, token = \"x\", insecure = true%s }", dead, policy)
+			}
+			objects := map[string]string{"a": "flaky", "b": "flaky", "c": acctest.West}
+			config := func(flaky, suffix string) string {
+				return strings.Replace(acctest.ProviderConfig(t), "  clusters = {\n", "  clusters = {\n    "+flaky+"\n", 1) +
+					fmt.Sprintf(`
+locals {
+  objects = { a = "flaky", b = "flaky", c = %q }
+}
+
+resource "zerotrust_federated_trust_domain" "o" {
+  for_each                = local.objects
+  cluster                 = each.value
+  trust_domain            = "${each.key}-%s.test"
+  bundle_endpoint_url     = "https://bundle.${each.key}.test/spiffe%s"
+  bundle_endpoint_profile = { type = "https_web" }
+}
+`, acctest.West, id, suffix)
+			}
+			url := func(cluster, object string) string {
+				if cluster == "flaky" {
+					cluster = acctest.East
+				}
+				obj, err := getCFTD(t, cluster, object+"-"+id+".test")
+				if err != nil {
+					t.Fatal(err)
+				}
+				u, _, _ := unstructured.NestedString(obj.Object, "spec", "bundleEndpointURL")
+				return u
+			}
+			w := newCLIWorkspace(t)
+			w.write(config(live, ""))
+			w.run("init")
+			w.run("apply", "-auto-approve")
+			w.write(config(live, "/v2"))
+			start := time.Now()
+			w.run("plan")
+			alive := time.Since(start)
+
+			w.write(config(down(""), "/v2"))
+			start = time.Now()
+			out := w.run("plan")
+			took := time.Since(start)
+			t.Logf("plan with flaky at %s (%s): %s; the same plan with flaky alive: %s", dead, name, took.Round(time.Millisecond), alive.Round(time.Millisecond))
+			const kept = `Warning: Cluster "flaky" Unreachable: State Kept Without Refresh`
+			if n := strings.Count(out, kept); n != 1 {
+				t.Errorf("want %q once, got %d times:\n%s", kept, n, out)
+			}
+			for _, want := range []string{
+				fmt.Sprintf(`Cluster "flaky" at %s did not answer within 3s`, dead),
+				"keeps the state of the last run: it was not refreshed",
+				"(and one more similar warning elsewhere)",
+				"3 to change",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("want %q in the plan output:\n%s", want, out)
+				}
+			}
+			if took > alive+kube.PlanReachTimeout+5*time.Second {
+				t.Errorf("the plan took %s, the same plan with flaky alive %s: more than the reachability bound apart", took, alive)
+			}
+
+			start = time.Now()
+			out, code := acctest.Terraform(t, "terraform", w.dir, w.reattach, "apply", "-auto-approve")
+			took = time.Since(start)
+			out = strings.Join(strings.Fields(out), " ")
+			t.Logf("apply with flaky dead: %s, exit %d", took.Round(time.Millisecond), code)
+			if code == 0 || strings.Count(out, "Error: Cluster Unreachable") != 2 || !strings.Contains(out, `cluster "flaky" at `+dead) {
+				t.Errorf("want the apply to refuse flaky's two changes, naming flaky; exit %d:\n%s", code, out)
+			}
+			if took > 30*time.Second {
+				t.Errorf("the apply took %s: a change on the dead cluster waited out retries", took)
+			}
+			for object, cluster := range objects {
+				want := "https://bundle." + object + ".test/spiffe"
+				if cluster != "flaky" {
+					want += "/v2"
+				}
+				if got := url(cluster, object); got != want {
+					t.Errorf("%s on %s: bundleEndpointURL %q after the apply with flaky dead, want %q", object, cluster, got, want)
+				}
+			}
+
+			w.write(config(down(` , on_unreachable = "error"`), "/v2"))
+			start = time.Now()
+			out, code = acctest.Terraform(t, "terraform", w.dir, w.reattach, "plan")
+			out = strings.Join(strings.Fields(out), " ")
+			if code == 0 || !strings.Contains(out, "Error: Cluster Unreachable") || time.Since(start) > alive+kube.PlanReachTimeout+5*time.Second {
+				t.Errorf("with on_unreachable = \"error\", want the plan to fail at once naming flaky; exit %d after %s:\n%s", code, time.Since(start), out)
+			}
+
+			w.write(config(live, "/v2"))
+			w.run("apply", "-auto-approve")
+			for object := range objects {
+				if got := url(objects[object], object); got != "https://bundle."+object+".test/spiffe/v2" {
+					t.Errorf("%s: bundleEndpointURL %q after the apply with flaky back", object, got)
+				}
+			}
+			if out := w.run("plan"); !strings.Contains(out, "No changes.") {
+				t.Errorf("the plan after the recovery apply is not empty:\n%s", out)
+			}
+			w.run("destroy", "-auto-approve")
 		})
 	}
 }

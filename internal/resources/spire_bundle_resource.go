@@ -79,7 +79,7 @@ type spireBundleResource struct {
 func (r *spireBundleResource) server(ctx context.Context, m spireBundleResourceModel, read bool, diags *diag.Diagnostics) *spireexec.Server {
 	var client *kube.Client
 	if read {
-		client = r.Data.ReadClient(m.Cluster, diags)
+		client = r.Data.ReadClient(ctx, m.Cluster, r.object(m.ID), diags)
 	} else {
 		client = r.Data.Client(m.Cluster, diags)
 	}

@@ -235,7 +235,7 @@ func (r *spireFederationResource) Read(ctx context.Context, req resource.ReadReq
 	// every way out of Read (object gone, connection not known yet), also
 	// when the prior state holds none (written by Terraform < 1.12).
 	resp.Diagnostics.Append(spireFederationObjectIdentity(state.Cluster).setIfMissing(ctx, spireFederationType.shape, resp.Identity)...)
-	client := r.Data.ReadClient(state.Cluster, &resp.Diagnostics)
+	client := r.Data.ReadClient(ctx, state.Cluster, r.object(state.ID), &resp.Diagnostics)
 	if client == nil {
 		return
 	}

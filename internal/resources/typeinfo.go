@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
@@ -163,4 +164,10 @@ func (f importIDForm) parse(id string) (objectIdentity, error) {
 		}
 	}
 	return out, nil
+}
+
+// object names one object of the type by its id in a message, as
+// `zerotrust_istio_csr "east/istio-system"`.
+func (t *typeInfo) object(id types.String) string {
+	return fmt.Sprintf("zerotrust_%s %q", t.name, id.ValueString())
 }

@@ -35,7 +35,7 @@ import (
 // ClusterFederatedTrustDomain, which this plan cannot see, so
 // refuseUndeclaredTrustDomains asks again at apply and refuses there.
 func checkWorkloadFederation(ctx context.Context, data *providerdata.Data, cluster types.String, federatesWith types.Set,
-	template types.String, diags *diag.Diagnostics) {
+	template types.String, spireServer types.Object, diags *diag.Diagnostics) {
 	tds := stringsOf(federatesWith)
 	if len(tds) != len(federatesWith.Elements()) {
 		// A set with a trust domain unknown until apply is left to the
@@ -55,7 +55,7 @@ func checkWorkloadFederation(ctx context.Context, data *providerdata.Data, clust
 			checkOwnTrustDomain(template, own, tds, client.DisplayName(), diags)
 		}
 	}
-	undeclared, err := undeclaredTrustDomains(ctx, data, client, cluster, tds, false)
+	undeclared, err := undeclaredTrustDomains(ctx, data, client, cluster, spireServer, tds, false)
 	if err != nil {
 		return // the apply asks again; its wait names what is missing
 	}
@@ -92,13 +92,18 @@ func trustDomainNotFederatedDetail(clusterName, td string) string {
 
 // undeclaredTrustDomains is those of tds that no federation of the cluster
 // declares: no ClusterFederatedTrustDomain on it (of any class) has the
-// trust domain, and no federation planned earlier in this walk
-// (plannedFederations) names it. The plan lists the cluster's objects once
+// trust domain, no federation planned earlier in this walk
+// (plannedFederations) names it, and the cluster's SPIRE server (spireServer,
+// asked once per walk) holds no bundle of it. The last is what SPIRE
+// itself requires of an entry, and how a bundle Terraform carries
+// (zerotrust_spire_bundle, no relationship) declares a trust domain in a walk
+// that does not plan it again: an apply that changes nothing but the
+// ClusterSPIFFEID. SPIRE not answering leaves the trust domains undeclared. The plan lists the cluster's objects once
 // per walk (ListOnce); the apply (fresh) lists them again, since an earlier
 // resource of the apply may have created one after that list. An error is
 // a list the cluster did not answer.
 func undeclaredTrustDomains(ctx context.Context, data *providerdata.Data, client *kube.Client, cluster types.String,
-	tds []string, fresh bool) ([]string, error) {
+	spireServer types.Object, tds []string, fresh bool) ([]string, error) {
 	if len(tds) == 0 {
 		return nil, nil
 	}
@@ -123,6 +128,16 @@ func undeclaredTrustDomains(ctx context.Context, data *providerdata.Data, client
 			undeclared = append(undeclared, td)
 		}
 	}
+	if len(undeclared) == 0 {
+		return nil, nil
+	}
+	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, spireServer)
+	if d.HasError() {
+		return undeclared, nil
+	}
+	if view, err := spireViewOf(ctx, client, server); err == nil {
+		undeclared = slices.DeleteFunc(undeclared, func(td string) bool { return view.Bundles[td] != nil })
+	}
 	return undeclared, nil
 }
 
@@ -133,8 +148,8 @@ func undeclaredTrustDomains(ctx context.Context, data *providerdata.Data, client
 // plan's words. A cluster that cannot be listed adds nothing: the apply's
 // wait then names what is missing.
 func refuseUndeclaredTrustDomains(ctx context.Context, data *providerdata.Data, client *kube.Client, cluster types.String,
-	tds []string, diags *diag.Diagnostics) {
-	undeclared, err := undeclaredTrustDomains(ctx, data, client, cluster, tds, true)
+	spireServer types.Object, tds []string, diags *diag.Diagnostics) {
+	undeclared, err := undeclaredTrustDomains(ctx, data, client, cluster, spireServer, tds, true)
 	if err != nil {
 		return
 	}

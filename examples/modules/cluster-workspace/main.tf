@@ -39,6 +39,14 @@
 # Removing a peer from var.peers drops it from the ClusterSPIFFEID, deletes its
 # ClusterFederatedTrustDomain and, with delete_bundle_on_destroy (default),
 # its bundle from this cluster's SPIRE server: that is the revocation.
+#
+# A peer whose cluster does not answer changes nothing here: its facts come
+# from its workspace's output. When this workspace's own cluster does not
+# answer (the provider's on_unreachable = "warn", the default), its objects
+# keep their state and zerotrust_spire_server reads null; the run then fails
+# on the `federation` output's precondition, naming the cause, rather than
+# publish null facts, on which the peers' next runs would replace or drop
+# their federations with this cluster.
 
 terraform {
   required_version = ">= 1.8"
@@ -56,6 +64,9 @@ data "zerotrust_spire_server" "this" {}
 # This cluster's current trust bundle, from the ConfigMap its SPIRE server
 # keeps current: the bootstrap bundle peers federate with.
 data "zerotrust_trust_bundle" "this" {
+  # Not read while the cluster does not answer (its trust domain is null).
+  count = data.zerotrust_spire_server.this.trust_domain == null ? 0 : 1
+
   trust_domain = data.zerotrust_spire_server.this.trust_domain
   config_map = {
     namespace = data.zerotrust_spire_server.this.namespace
@@ -100,7 +111,7 @@ resource "zerotrust_federated_trust_domain" "peer" {
   lifecycle {
     precondition {
       condition     = each.value.trust_domain != local.trust_domain
-      error_message = "Peer ${each.key} has this cluster's own trust domain ${local.trust_domain}: a cluster does not federate with itself."
+      error_message = "Peer ${each.key} has this cluster's own trust domain ${coalesce(local.trust_domain, "(not read)")}: a cluster does not federate with itself."
     }
   }
 }

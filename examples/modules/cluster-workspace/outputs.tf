@@ -10,7 +10,12 @@ output "federation" {
     trust_domain        = local.trust_domain
     bundle_endpoint_url = local.bundle_endpoint_url
     endpoint_spiffe_id  = local.web_profile ? null : data.zerotrust_spire_server.this.endpoint_spiffe_id
-    bundle              = local.web_profile ? null : data.zerotrust_trust_bundle.this.spiffe_bundle
+    bundle              = local.web_profile ? null : one(data.zerotrust_trust_bundle.this[*].spiffe_bundle)
+  }
+
+  precondition {
+    condition     = local.trust_domain != null
+    error_message = "This cluster did not answer (see the warning \"Cluster ... Unreachable\"), so its trust domain, endpoint and bundle are unknown: the run fails rather than publish null facts, on which the peers would replace or drop their federations with this cluster. Run again once it answers."
   }
 
   precondition {

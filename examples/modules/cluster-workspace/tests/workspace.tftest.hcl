@@ -152,3 +152,25 @@ run "one_peer_per_trust_domain" {
   }
   expect_failures = [var.peers]
 }
+
+run "a_cluster_that_does_not_answer_publishes_no_null_facts" {
+  command = plan
+  # What zerotrust_spire_server reads while the cluster does not answer
+  # (on_unreachable = "warn"): the argument, and null for every fact.
+  override_data {
+    target = data.zerotrust_spire_server.this
+    values = {
+      trust_domain        = null
+      namespace           = null
+      bundle_config_map   = null
+      federation_profile  = null
+      bundle_endpoint_url = null
+      endpoint_spiffe_id  = null
+    }
+  }
+  variables {
+    bundle_endpoint_url = "https://federation.east.example.org"
+  }
+  # The check reads the cluster after the apply: unknown in a plan.
+  expect_failures = [output.federation, check.federation_healthy]
+}

@@ -1,0 +1,166 @@
+package examplestest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
+)
+
+// TestAccExampleNClusterMeshUnreachable: examples/n-cluster-mesh with its
+// `workloads` set and every cluster's trust_domain given, on three clusters
+// whose pod workloads handshake. Then the provider's connection to north
+// points at a dead address (north keeps running, as behind a broken network
+// path), once where nothing listens and once at a listener that never
+// answers: the plan warns that north's data source was not read and its
+// objects were kept, plans nothing (no federation with north is torn down,
+// no ClusterSPIFFEID narrowed), and ends within the reachability bound of
+// the same plan with north answering; the apply succeeds and every pair
+// still handshakes. With north's connection back, one apply (it carries
+// north's facts into the outputs again), and the plan after it is empty.
+func TestAccExampleNClusterMeshUnreachable(t *testing.T) {
+	names := []string{"ureast", "urwest", "urnorth"}
+	clusters := make([]*harness.Cluster, len(names))
+	spires := make([]*harness.Spire, len(names))
+	var tds []string
+	for i, n := range names {
+		clusters[i] = acctest.OwnCluster(t, n)
+		spires[i] = acctest.Spire(t, n)
+		tds = append(tds, spires[i].TrustDomain)
+	}
+	ctx := context.Background()
+	waits := make([]func() *harness.Workload, len(names))
+	for i, s := range spires {
+		waits[i] = startMemberWorkload(t, s, tds)
+	}
+	north := clusters[2]
+	dir := filepath.Join(copyExamples(t, "n-cluster-mesh"), "n-cluster-mesh")
+	writeVars := func(northKubeconfig string) {
+		vars := map[string]any{}
+		for i, c := range clusters {
+			path := c.Kubeconfig
+			if c == north && northKubeconfig != "" {
+				path = northKubeconfig
+			}
+			vars[c.Name] = map[string]any{"config_path": path, "config_context": c.Name,
+				"bundle_endpoint_url": spires[i].BundleEndpointURL, "trust_domain": spires[i].TrustDomain}
+		}
+		data, err := json.Marshal(map[string]any{"clusters": vars, "workloads": map[string]any{"pod_labels": map[string]string{"app": joinLeaveApp}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "terraform.tfvars.json"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		writeVars("")
+		if out, code := terraform(t, dir, "destroy", "-auto-approve", "-no-color"); code != 0 {
+			t.Errorf("cleanup: terraform destroy exited %d:\n%s", code, out)
+		}
+	})
+
+	writeVars("")
+	mustTerraform(t, dir, "apply", "-auto-approve", "-no-color")
+	workloads := []*harness.Workload{waits[0](), waits[1](), waits[2]()}
+	expectEveryPair(ctx, t, workloads, "after the apply of 3 clusters")
+	start := time.Now()
+	planEmpty(t, dir, "with every cluster answering")
+	alive := time.Since(start)
+
+	for mode, server := range map[string]string{
+		"closed port":     "https://" + acctest.ClosedAddress(t),
+		"silent listener": "https://" + meshSilentAddress(t),
+	} {
+		dead := kubeconfigAt(t, north.Kubeconfig, server)
+		writeVars(dead)
+		start := time.Now()
+		changes, out := plannedChangesAndOutput(t, dir)
+		took := time.Since(start)
+		t.Logf("plan with %s at %s (%s): %s, changes %v; with it answering: %s", north.Name, server, mode,
+			took.Round(time.Millisecond), changes, alive.Round(time.Millisecond))
+		if len(changes) != 0 {
+			t.Errorf("%s: with %s unreachable the plan changes %v, want nothing", mode, north.Name, changes)
+		}
+		if took > alive+kube.PlanReachTimeout+5*time.Second {
+			t.Errorf("%s: the plan took %s, with %s answering %s: more than the reachability bound apart", mode, took, north.Name, alive)
+		}
+		for _, summary := range []string{
+			fmt.Sprintf("Warning: Cluster %q Unreachable: Data Source Not Read", north.Name),
+			fmt.Sprintf("Warning: Cluster %q Unreachable: State Kept Without Refresh", north.Name),
+		} {
+			if n := strings.Count(out, summary); n != 1 {
+				t.Errorf("%s: want %q once, got %d times:\n%s", mode, summary, n, out)
+			}
+		}
+		start = time.Now()
+		mustTerraform(t, dir, "apply", "-auto-approve", "-no-color")
+		t.Logf("apply with %s unreachable (%s): %s", north.Name, mode, time.Since(start).Round(time.Millisecond))
+		expectEveryPair(ctx, t, workloads, "after the apply with "+north.Name+" unreachable ("+mode+")")
+
+		writeVars("")
+		start = time.Now()
+		mustTerraform(t, dir, "apply", "-auto-approve", "-no-color")
+		t.Logf("apply with %s back after the %s: %s", north.Name, mode, time.Since(start).Round(time.Millisecond))
+		planEmpty(t, dir, "after the apply with "+north.Name+" back after the "+mode)
+	}
+}
+
+// kubeconfigAt is a copy of kubeconfig whose server is server.
+func kubeconfigAt(t *testing.T, kubeconfig, server string) string {
+	t.Helper()
+	data, err := os.ReadFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kubeconfigServer.Match(data) {
+		t.Fatalf("%s names no server", kubeconfig)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfigServer.ReplaceAll(data, []byte("${1}"+server)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// meshSilentAddress is a listener that accepts connections and never
+// writes to them (not even a TLS handshake) until the test ends.
+func meshSilentAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return l.Addr().String()
+}
