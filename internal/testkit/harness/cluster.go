@@ -219,7 +219,6 @@ func (c *Cluster) startEtcd(ctx context.Context, port, peerPort int) error {
 	return nil
 }
 
-
 func (c *Cluster) startAPIServer(ctx context.Context) error {
 	var err error
 	c.api, err = startProc("kube-apiserver", c.apiBin, c.apiArgs, c.APIServerLogPath(), c.detach)
