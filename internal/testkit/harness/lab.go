@@ -52,6 +52,9 @@ type Lab struct {
 	stopErr   error
 }
 
+// sharedEtcdStarts is how many clusters of a shared-etcd lab start at once.
+const sharedEtcdStarts = 4
+
 var clusterName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // Start starts all clusters in parallel and, unless opts.SkipCRDs, installs
@@ -128,10 +131,19 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 	}
 	lab.Clusters = make([]*Cluster, len(names))
 	errs := make([]error, len(names))
+	// Many apiservers bootstrapping at once on one etcd starve each other
+	// past their readiness deadline on a small machine: a shared-etcd lab
+	// starts sharedEtcdStarts at a time.
+	slots := make(chan struct{}, len(names))
+	if opts.SharedEtcd {
+		slots = make(chan struct{}, sharedEtcdStarts)
+	}
 	for i, name := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			c, err := startCluster(ctx, name, filepath.Join(lab.Dir, name), etcdBin, apiBin, opts, lab.etcd)
 			if err != nil {
 				errs[i] = err
