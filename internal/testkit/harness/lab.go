@@ -196,10 +196,11 @@ func (l *Lab) Stop() error {
 			}()
 		}
 		wg.Wait()
-		if l.etcd != nil {
-			errs = append(errs, l.etcd.stopProcs())
-		}
 		l.stopErr = errors.Join(errs...)
+		if l.etcd != nil {
+			// The shared etcd goes last, once no apiserver uses it.
+			l.stopErr = errors.Join(l.stopErr, l.etcd.stopProcs())
+		}
 		if l.removeDir && l.stopErr == nil {
 			_ = os.RemoveAll(l.Dir)
 		}
