@@ -11,7 +11,9 @@
 #   BENCH_SCALE=all        objects (N objects on 3 clusters), clusters (the
 #                          full-mesh part alone, with the courier mesh at the
 #                          smallest count), courier (the courier mesh of the
-#                          smallest count alone) or all
+#                          smallest count alone), lean (the N=1000 lean pair
+#                          alone, make bench-lean), mesh (full mesh without
+#                          SPIRE on one etcd, make bench-mesh) or all
 #   BENCH_N=100,300,1000   object counts
 #   BENCH_CLUSTERS=3,6,10  cluster counts of the full-mesh part
 #   BENCH_TRUST=true       full-mesh part: also time to trust (a workload per

@@ -1,10 +1,12 @@
-// Package fastpath serves the two RPCs a plan sends for every managed
-// instance, ReadResource and PlanResourceChange, for a resource whose count
-// makes them the provider's hot path, without the framework's per-request
-// machinery, in the one case where the answer is certain: a refresh, and a
-// plan that changes nothing. Everything else goes to the framework.
+// Package fastpath serves the RPCs a plan sends for every managed
+// instance, UpgradeResourceState (upgrade.go), ReadResource and
+// PlanResourceChange, for a resource whose count makes them the provider's
+// hot path, without the framework's per-request machinery, in the cases
+// where the answer is certain: a state of the schema's own version, a
+// refresh, and a plan that changes nothing. Everything else goes to the
+// framework.
 //
-// Why: at 1000 objects the framework's own work for these two RPCs (its
+// Why: at 1000 objects the framework's own work for these RPCs (its
 // schema walks per attribute path, value copies, semantic-equality and
 // write-only passes, defaults and plan modifiers run through reflection) was
 // most of the provider's CPU (bench/ANALYSIS.md). The upstream causes are open
@@ -53,4 +55,5 @@ import (
 type Resource interface {
 	ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool)
 	PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool)
+	UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, bool)
 }

@@ -53,10 +53,11 @@ type options struct {
 	fastPaths func(provider.Provider) map[string]fastpath.Resource
 }
 
-// WithFastPaths has every server try fast paths first for ReadResource and
-// PlanResourceChange (see internal/fastpath): the ones fastPaths returns, by
-// resource type name, for the server's provider, which answer from what that
-// server's ConfigureProvider configured; none when fastpath.Enabled says no
+// WithFastPaths has every server try fast paths first for
+// UpgradeResourceState, ReadResource and PlanResourceChange (see
+// internal/fastpath): the ones fastPaths returns, by resource type name, for
+// the server's provider, which answer from what that server's
+// ConfigureProvider configured; none when fastpath.Enabled says no
 // (switched off, or other framework versions).
 func WithFastPaths(fastPaths func(provider.Provider) map[string]fastpath.Resource) Option {
 	return func(o *options) { o.fastPaths = fastPaths }
@@ -85,8 +86,9 @@ func (s releasing) full() inner {
 
 type releasing struct {
 	tfprotov6.ProviderServer
-	// fast is tried first for ReadResource and PlanResourceChange of its
-	// resource types; the framework answers whenever it declines.
+	// fast is tried first for UpgradeResourceState, ReadResource and
+	// PlanResourceChange of its resource types; the framework answers
+	// whenever it declines.
 	fast map[string]fastpath.Resource
 }
 
@@ -238,6 +240,11 @@ func (s releasing) UpgradeResourceIdentity(ctx context.Context, req *tfprotov6.U
 }
 
 func (s releasing) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+	if fp := s.fast[req.TypeName]; fp != nil {
+		if resp, ok := fp.UpgradeResourceState(ctx, req); ok {
+			return resp, nil
+		}
+	}
 	return call(ctx, req, s.ProviderServer.UpgradeResourceState)
 }
 

@@ -50,6 +50,9 @@ type Cluster struct {
 	etcdPort  int
 	auditPath string
 	etcd, api *proc
+	// etcdShared: etcd is the lab's one etcd (Options.SharedEtcd), which
+	// this cluster's apiserver uses under its own prefix and never stops.
+	etcdShared bool
 }
 
 // RESTConfig returns a client configuration for the admin user
@@ -83,8 +86,9 @@ func (c *Cluster) EtcdLogPath() string { return filepath.Join(c.Dir, "etcd.log")
 func (c *Cluster) APIServerLogPath() string { return filepath.Join(c.Dir, "kube-apiserver.log") }
 
 // startCluster prepares dir and starts etcd and kube-apiserver, retrying with
-// new ports when one was taken between choosing and binding it.
-func startCluster(ctx context.Context, name, dir, etcdBin, apiBin string, opts Options) (*Cluster, error) {
+// new ports when one was taken between choosing and binding it. With
+// sharedEtcd (Options.SharedEtcd) only the apiserver starts, on that etcd.
+func startCluster(ctx context.Context, name, dir, etcdBin, apiBin string, opts Options, sharedEtcd *Cluster) (*Cluster, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
@@ -107,6 +111,9 @@ func startCluster(ctx context.Context, name, dir, etcdBin, apiBin string, opts O
 	}
 	if opts.AuditLog {
 		c.auditPath = c.AuditLogPath()
+	}
+	if sharedEtcd != nil {
+		c.etcd, c.etcdShared, c.EtcdURL, c.EtcdPID = sharedEtcd.etcd, true, sharedEtcd.EtcdURL, sharedEtcd.EtcdPID
 	}
 	for attempt := 1; ; attempt++ {
 		err := c.startOnce(ctx, files, opts)
@@ -132,35 +139,12 @@ func (c *Cluster) startOnce(ctx context.Context, files clusterFiles, opts Option
 	if err != nil {
 		return err
 	}
-	c.etcdPort, c.apiPort = ports[0], ports[2]
-	peerPort := ports[1]
-	c.EtcdURL = "http://127.0.0.1:" + strconv.Itoa(c.etcdPort)
+	c.apiPort = ports[2]
 	c.Host = "https://127.0.0.1:" + strconv.Itoa(c.apiPort)
-
-	dataDir := filepath.Join(c.Dir, "etcd-data")
-	if err := os.RemoveAll(dataDir); err != nil {
-		return fmt.Errorf("etcd: clearing %s: %w", dataDir, err)
-	}
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	etcdArgs := []string{
-		"--name=" + c.Name,
-		"--data-dir=" + dataDir,
-		"--listen-client-urls=" + c.EtcdURL,
-		"--advertise-client-urls=" + c.EtcdURL,
-		"--listen-peer-urls=" + peerURL,
-		"--initial-advertise-peer-urls=" + peerURL,
-		"--initial-cluster=" + c.Name + "=" + peerURL,
-		"--initial-cluster-state=new",
-		"--unsafe-no-fsync",
-		"--log-level=warn",
-	}
-	c.etcd, err = startProc("etcd", c.etcdBin, etcdArgs, c.EtcdLogPath(), c.detach)
-	if err != nil {
-		return err
-	}
-	c.EtcdPID = c.etcd.pid()
-	if err := c.waitEtcd(ctx); err != nil {
-		return err
+	if !c.etcdShared {
+		if err := c.startEtcd(ctx, ports[0], ports[1]); err != nil {
+			return err
+		}
 	}
 
 	c.apiArgs = []string{
@@ -194,8 +178,45 @@ func (c *Cluster) startOnce(ctx context.Context, files clusterFiles, opts Option
 			"--audit-log-maxbackup=1",
 		)
 	}
+	if c.etcdShared {
+		// Each apiserver of a shared etcd keeps its objects under its own prefix.
+		c.apiArgs = append(c.apiArgs, "--etcd-prefix=/registry-"+c.Name)
+	}
 	c.apiArgs = append(c.apiArgs, opts.APIServerFlags...)
 	return c.startAPIServer(ctx)
+}
+
+// startEtcd starts c's etcd on the given ports and waits until it answers.
+func (c *Cluster) startEtcd(ctx context.Context, port, peerPort int) error {
+	c.etcdPort = port
+	c.EtcdURL = "http://127.0.0.1:" + strconv.Itoa(c.etcdPort)
+	dataDir := filepath.Join(c.Dir, "etcd-data")
+	if err := os.RemoveAll(dataDir); err != nil {
+		return fmt.Errorf("etcd: clearing %s: %w", dataDir, err)
+	}
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	etcdArgs := []string{
+		"--name=" + c.Name,
+		"--data-dir=" + dataDir,
+		"--listen-client-urls=" + c.EtcdURL,
+		"--advertise-client-urls=" + c.EtcdURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=" + c.Name + "=" + peerURL,
+		"--initial-cluster-state=new",
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	}
+	var err error
+	c.etcd, err = startProc("etcd", c.etcdBin, etcdArgs, c.EtcdLogPath(), c.detach)
+	if err != nil {
+		return err
+	}
+	c.EtcdPID = c.etcd.pid()
+	if err := c.waitEtcd(ctx); err != nil {
+		return err
+	}
+	return nil
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context) error {
@@ -376,7 +397,7 @@ func (c *Cluster) stopProcs() error {
 	if c.api != nil {
 		errs = append(errs, c.api.stop(stopGrace))
 	}
-	if c.etcd != nil {
+	if c.etcd != nil && !c.etcdShared {
 		errs = append(errs, c.etcd.stop(stopGrace))
 	}
 	return errors.Join(errs...)
@@ -404,4 +425,27 @@ func writeKubeconfigWith(path string, clusters []*Cluster, token func(*Cluster) 
 		return err
 	}
 	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// startSharedEtcd starts the one etcd of a lab whose apiservers share it
+// (Options.SharedEtcd), retrying with new ports like startCluster.
+func startSharedEtcd(ctx context.Context, dir, etcdBin string, detach bool) (*Cluster, error) {
+	e := &Cluster{Name: "etcd", Dir: dir, etcdBin: etcdBin, detach: detach}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("shared etcd: %w", err)
+	}
+	for attempt := 1; ; attempt++ {
+		ports, err := freePorts(2)
+		if err == nil {
+			err = e.startEtcd(ctx, ports[0], ports[1])
+		}
+		if err == nil {
+			return e, nil
+		}
+		_ = e.stopProcs()
+		if errors.Is(err, errAddrInUse) && attempt < startAttempts && ctx.Err() == nil {
+			continue
+		}
+		return nil, fmt.Errorf("shared etcd: %w", err)
+	}
 }

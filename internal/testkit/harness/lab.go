@@ -34,17 +34,26 @@ type Options struct {
 	// APIServerFlags are appended to kube-apiserver's command line
 	// (e.g. "--max-requests-inflight=1"); a later flag overrides an earlier one.
 	APIServerFlags []string
+	// SharedEtcd runs one etcd for all clusters, each apiserver under its
+	// own --etcd-prefix: an apiserver costs about 250 MiB of RSS and an etcd
+	// of its own would add little more than its process, so many clusters
+	// (bench/'s mesh of 50) fit in one machine's memory.
+	SharedEtcd bool
 }
 
 // Lab is a set of running clusters.
 type Lab struct {
 	Clusters []*Cluster
 	Dir      string
+	etcd     *Cluster // the shared etcd (Options.SharedEtcd), else nil
 
 	removeDir bool // Dir is a temporary directory the lab created
 	stopOnce  sync.Once
 	stopErr   error
 }
+
+// sharedEtcdStarts is how many clusters of a shared-etcd lab start at once.
+const sharedEtcdStarts = 4
 
 var clusterName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
@@ -113,13 +122,29 @@ func Start(ctx context.Context, opts Options) (*Lab, error) {
 		return fail(fmt.Errorf("harness: loading CRDs: %w", crdErr))
 	}
 
+	if opts.SharedEtcd {
+		e, err := startSharedEtcd(ctx, filepath.Join(lab.Dir, "etcd"), etcdBin, opts.Detach)
+		if err != nil {
+			return fail(fmt.Errorf("harness: %w", err))
+		}
+		lab.etcd = e
+	}
 	lab.Clusters = make([]*Cluster, len(names))
 	errs := make([]error, len(names))
+	// Many apiservers bootstrapping at once on one etcd starve each other
+	// past their readiness deadline on a small machine: a shared-etcd lab
+	// starts sharedEtcdStarts at a time.
+	slots := make(chan struct{}, len(names))
+	if opts.SharedEtcd {
+		slots = make(chan struct{}, sharedEtcdStarts)
+	}
 	for i, name := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := startCluster(ctx, name, filepath.Join(lab.Dir, name), etcdBin, apiBin, opts)
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			c, err := startCluster(ctx, name, filepath.Join(lab.Dir, name), etcdBin, apiBin, opts, lab.etcd)
 			if err != nil {
 				errs[i] = err
 				return
@@ -172,6 +197,10 @@ func (l *Lab) Stop() error {
 		}
 		wg.Wait()
 		l.stopErr = errors.Join(errs...)
+		if l.etcd != nil {
+			// The shared etcd goes last, once no apiserver uses it.
+			l.stopErr = errors.Join(l.stopErr, l.etcd.stopProcs())
+		}
 		if l.removeDir && l.stopErr == nil {
 			_ = os.RemoveAll(l.Dir)
 		}
