@@ -13,7 +13,9 @@
 #                          smallest count), courier (the courier mesh of the
 #                          smallest count alone), lean (the N=1000 lean pair
 #                          alone, make bench-lean), mesh (full mesh without
-#                          SPIRE on one etcd, make bench-mesh) or all
+#                          SPIRE on one etcd, make bench-mesh), mesh-dead
+#                          (that mesh with one cluster dead against all
+#                          alive, make bench-mesh-dead) or all
 #   BENCH_N=100,300,1000   object counts
 #   BENCH_CLUSTERS=3,6,10  cluster counts of the full-mesh part
 #   BENCH_TRUST=true       full-mesh part: also time to trust (a workload per

@@ -138,13 +138,38 @@ func meshAt(ctx context.Context, env *tfEnv, opts options, n int) (MeshRow, erro
 // wideMeshConfig federates every cluster of lab with every other one, the
 // trust domains named after the clusters.
 func wideMeshConfig(p provider, lab *harness.Lab) string {
+	return wideMeshVariant(p, lab, meshVariant{})
+}
+
+// meshVariant is what the dead-cluster mesh (dead.go) changes in the wide
+// mesh's configuration; its zero value is the wide mesh.
+type meshVariant struct {
+	// Dead names the cluster whose connection points at DeadHost (an
+	// https:// URL) instead of its apiserver.
+	Dead, DeadHost string
+	// Suffix is appended to every bundle endpoint URL: a change on every
+	// object without a new one.
+	Suffix string
+}
+
+func wideMeshVariant(p provider, lab *harness.Lab, v meshVariant) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "terraform {\n  required_providers {\n    zerotrust = {\n      source  = %q\n      version = \"= %s\"\n    }\n  }\n}\n\nlocals {\n  clusters = {\n",
 		strings.TrimPrefix(p.source, "registry.terraform.io/"), p.version)
 	for _, c := range lab.Clusters {
-		fmt.Fprintf(&b, "    %s = { config_path = %q, config_context = %q }\n", c.Name, c.Kubeconfig, c.Name)
+		if c.Name == v.Dead {
+			fmt.Fprintf(&b, "    %s = { config_path = null, config_context = null, host = %q, token = \"x\", insecure = true }\n", c.Name, v.DeadHost)
+			continue
+		}
+		// The dead cluster's entry has other attributes; with them null here
+		// every entry is of one object type.
+		nulls := ""
+		if v.Dead != "" {
+			nulls = ", host = null, token = null, insecure = null"
+		}
+		fmt.Fprintf(&b, "    %s = { config_path = %q, config_context = %q%s }\n", c.Name, c.Kubeconfig, c.Name, nulls)
 	}
-	b.WriteString(`  }
+	fmt.Fprintf(&b, `  }
   pairs = {
     for pair in setproduct(keys(local.clusters), keys(local.clusters)) :
     "${pair[0]}->${pair[1]}" => { cluster = pair[0], peer = pair[1] }
@@ -161,7 +186,7 @@ resource "zerotrust_federated_trust_domain" "peer" {
 
   cluster             = each.value.cluster
   trust_domain        = "${each.value.peer}.mesh.bench.example.org"
-  bundle_endpoint_url = "https://${each.value.peer}.mesh.bench.example.org:8443"
+  bundle_endpoint_url = "https://${each.value.peer}.mesh.bench.example.org:8443%s"
   bundle_endpoint_profile = {
     type               = "https_spiffe"
     endpoint_spiffe_id = "spiffe://${each.value.peer}.mesh.bench.example.org/spire/server"
@@ -170,7 +195,7 @@ resource "zerotrust_federated_trust_domain" "peer" {
   check_spire              = false
   delete_bundle_on_destroy = false
 }
-`)
+`, v.Suffix)
 	return b.String()
 }
 
