@@ -67,7 +67,9 @@ func (m *courierMesh) writeVars(t *testing.T, kubeconfig map[string]string) {
 // peers, and one apply restores every pair (timed); one cluster that does
 // not answer while east prepares another authority: the plan warns once,
 // naming it, keeps every bundle it holds and every copy of its own, and
-// the apply carries east's bundle to the cluster that answers; destroy,
+// the apply carries east's bundle to the cluster that answers; the same
+// cluster behind a listener that never answers: the plan and apply go on
+// within the reachability bound; destroy,
 // after which every pair fails.
 func TestAccCourierFederation(t *testing.T) {
 	t.Parallel()
@@ -77,6 +79,7 @@ func TestAccCourierFederation(t *testing.T) {
 	t.Run("scheduled_rotation", func(t *testing.T) { m.scheduledRotation(t) })
 	t.Run("forced_rotation", func(t *testing.T) { m.forcedRotation(t) })
 	t.Run("cluster_unreachable", func(t *testing.T) { m.clusterUnreachable(t) })
+	t.Run("cluster_silent", func(t *testing.T) { m.clusterSilent(t) })
 	t.Run("destroy", func(t *testing.T) {
 		start := time.Now()
 		mustTerraform(t, m.dir, "destroy", "-auto-approve", "-no-color")

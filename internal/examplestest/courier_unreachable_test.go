@@ -110,6 +110,61 @@ func (m *courierMesh) clusterUnreachable(t *testing.T) {
 	})
 }
 
+// clusterSilent is clusterUnreachable's plan and apply with north's
+// connection pointed at a listener that accepts connections and never
+// answers (a firewall that drops, a hung server): no TLS handshake ever
+// completes, so each request could wait for client-go's handshake timeout.
+// The plan must stay within the reachability bound of the same plan with
+// north answering, warn once that north's objects keep their state and once
+// that its checks were skipped, and plan no change; the apply changes
+// nothing and every pair keeps handshaking. With north back the plan is
+// empty.
+func (m *courierMesh) clusterSilent(t *testing.T) {
+	ctx := context.Background()
+	northS := m.spires[2]
+	m.podLabels = map[string]string{"app": "courier-federated"}
+	m.writeVars(t, nil)
+	m.apply(t, "adding the workloads")
+	t.Cleanup(func() {
+		m.podLabels = nil
+		m.writeVars(t, nil)
+		m.apply(t, "removing the workloads")
+	})
+	start := time.Now()
+	planEmpty(t, m.dir, "after the apply adding the workloads")
+	alive := time.Since(start)
+
+	server := "https://" + meshSilentAddress(t)
+	m.writeVars(t, map[string]string{northS.Cluster.Name: kubeconfigAt(t, northS.Cluster.Kubeconfig, server)})
+	start = time.Now()
+	changes, out := plannedChangesAndOutput(t, m.dir)
+	took := time.Since(start)
+	t.Logf("plan with %s silent: %s (with it answering: %s)", northS.Cluster.Name, took.Round(time.Millisecond), alive.Round(time.Millisecond))
+	if took > alive+kube.PlanReachTimeout+5*time.Second {
+		t.Errorf("with %s silent the plan took %s, with it answering %s: more than the reachability bound apart",
+			northS.Cluster.Name, took, alive)
+	}
+	if len(changes) != 0 {
+		t.Errorf("with %s silent and nothing changed, the plan changes %v:\n%s", northS.Cluster.Name, changes, out)
+	}
+	for _, warning := range []string{
+		fmt.Sprintf("Warning: Cluster %q Unreachable: State Kept Without Refresh", northS.Cluster.Name),
+		"Warning: Cluster Unreachable: Plan-Time Checks Skipped",
+	} {
+		if n := strings.Count(out, warning); n != 1 {
+			t.Errorf("want %q once, got %d times:\n%s", warning, n, out)
+		}
+	}
+	if want := fmt.Sprintf("Cluster %q at %s did not answer", northS.Cluster.Name, server); !strings.Contains(out, want) {
+		t.Errorf("want %q in the plan output:\n%s", want, out)
+	}
+	m.apply(t, "with north silent")
+	expectEveryPair(ctx, t, m.workloads, "after the apply with north silent")
+
+	m.writeVars(t, nil)
+	planEmpty(t, m.dir, "with north back after it was silent")
+}
+
 // deadKubeconfigFile is a copy of a kubeconfig whose server is an address
 // where nothing listens.
 type deadKubeconfigFile struct {
