@@ -229,3 +229,37 @@ func ClosedAddress(t *testing.T) string {
 	}
 	return addr
 }
+
+// SilentAddress is a host:port on 127.0.0.1 that accepts connections and
+// never writes to them, not even a TLS handshake, until the test ends: a
+// cluster behind a firewall that drops, or a hung server, which a client
+// notices only by its own timeouts.
+func SilentAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return l.Addr().String()
+}

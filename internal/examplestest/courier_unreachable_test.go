@@ -134,7 +134,7 @@ func (m *courierMesh) clusterSilent(t *testing.T) {
 	planEmpty(t, m.dir, "after the apply adding the workloads")
 	alive := time.Since(start)
 
-	server := "https://" + meshSilentAddress(t)
+	server := "https://" + acctest.SilentAddress(t)
 	m.writeVars(t, map[string]string{northS.Cluster.Name: kubeconfigAt(t, northS.Cluster.Kubeconfig, server)})
 	start = time.Now()
 	changes, out := plannedChangesAndOutput(t, m.dir)

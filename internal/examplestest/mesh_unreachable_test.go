@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,7 +78,7 @@ func TestAccExampleNClusterMeshUnreachable(t *testing.T) {
 
 	for mode, server := range map[string]string{
 		"closed port":     "https://" + acctest.ClosedAddress(t),
-		"silent listener": "https://" + meshSilentAddress(t),
+		"silent listener": "https://" + acctest.SilentAddress(t),
 	} {
 		dead := kubeconfigAt(t, north.Kubeconfig, server)
 		writeVars(dead)
@@ -131,36 +129,4 @@ func kubeconfigAt(t *testing.T, kubeconfig, server string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// meshSilentAddress is a listener that accepts connections and never
-// writes to them (not even a TLS handshake) until the test ends.
-func meshSilentAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return l.Addr().String()
 }

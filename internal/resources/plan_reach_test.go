@@ -2,9 +2,7 @@ package resources_test
 
 import (
 	"fmt"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +26,7 @@ func TestAccPlan_unreachableCluster(t *testing.T) {
 	t.Parallel()
 	for name, address := range map[string]func(*testing.T) string{
 		"closed port":     acctest.ClosedAddress,
-		"silent listener": silentListener,
+		"silent listener": acctest.SilentAddress,
 	} {
 		t.Run(name, func(t *testing.T) {
 			host := "https://" + address(t)
@@ -116,7 +114,7 @@ func TestAccUnreachable_keepsGoing(t *testing.T) {
 	t.Parallel()
 	for name, address := range map[string]func(*testing.T) string{
 		"closed port":     acctest.ClosedAddress,
-		"silent listener": silentListener,
+		"silent listener": acctest.SilentAddress,
 	} {
 		t.Run(name, func(t *testing.T) {
 			dead := "https://" + address(t)
@@ -228,36 +226,4 @@ resource "zerotrust_federated_trust_domain" "o" {
 			w.run("destroy", "-auto-approve")
 		})
 	}
-}
-
-// silentListener accepts connections and never writes to them (not even a
-// TLS handshake) until the test ends.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return l.Addr().String()
 }

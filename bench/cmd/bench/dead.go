@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -166,17 +165,7 @@ func runMeshDead(ctx context.Context, env *tfEnv, opts options, machine Machine)
 	}
 	md := deadMarkdown(res)
 	fmt.Print(md)
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(opts.outDir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(opts.outDir, "dead.json"), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(opts.outDir, "DEAD.md"), []byte(md), 0o644)
+	return writePart(opts.outDir, "DEAD", res, md)
 }
 
 // deadCase times the plan and the apply of the configuration in dir, then

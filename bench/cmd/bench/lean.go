@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -117,17 +116,7 @@ func runLean(ctx context.Context, env *tfEnv, opts options, machine Machine) err
 	}
 	md := leanMarkdown(res)
 	fmt.Print(md)
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(opts.outDir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(opts.outDir, "lean.json"), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(opts.outDir, "LEAN.md"), []byte(md), 0o644)
+	return writePart(opts.outDir, "LEAN", res, md)
 }
 
 // loadSeen is the 1-minute load average as a command started and the

@@ -269,3 +269,19 @@ func alsoText(r *Results) string {
 	}
 	return fmt.Sprintf("zerotrust and both floors also ran on Terraform %s at N=%d (tables titled with that version).", strings.Join(r.AlsoTerraform, ", "), r.AlsoN)
 }
+
+// writePart writes one part's results into dir: res as <name lower
+// case>.json, the raw samples, and md as <name>.md, the table a reader opens.
+func writePart(dir, name string, res any, md string) error {
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, strings.ToLower(name)+".json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name+".md"), []byte(md), 0o644)
+}
