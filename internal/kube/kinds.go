@@ -120,6 +120,9 @@ var (
 		Group: "route.openshift.io", Version: "v1", Kind: "Route", Plural: "routes", Namespaced: true,
 		ProvidedBy: "OpenShift (the ingress router)",
 	}
+	// Ingress is read only: the SPIFFE Helm chart publishes the federation
+	// bundle endpoint through one.
+	Ingress   = Kind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress", Plural: "ingresses", Namespaced: true}
 	ConfigMap = Kind{Version: "v1", Kind: "ConfigMap", Plural: "configmaps", Namespaced: true}
 	Pod       = Kind{Version: "v1", Kind: "Pod", Plural: "pods", Namespaced: true}
 	// Namespace is read only: a ClusterSPIFFEID's namespaceSelector selects them.

@@ -8,6 +8,11 @@
 // the ZeroTrustWorkloadIdentityManager `cluster`; older ones keep them on the
 // SpireServer `cluster`. The ZeroTrustWorkloadIdentityManager wins when both
 // say something.
+//
+// A SPIRE installed by the SPIFFE project's Helm chart (spiffe/spire) has no
+// such objects: helm.go reads the same facts from the server's configuration
+// ConfigMap, and install.go gives both installs one shape, Installation, and
+// tells which one a cluster has (Detect).
 package spirefacts
 
 import (
