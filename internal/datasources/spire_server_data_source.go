@@ -2,15 +2,21 @@ package datasources
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
@@ -27,14 +33,21 @@ type spireServerDataSource struct {
 }
 
 type spireServerDataSourceModel struct {
-	Cluster           types.String `tfsdk:"cluster"`
-	TrustDomain       types.String `tfsdk:"trust_domain"`
-	ClusterName       types.String `tfsdk:"cluster_name"`
-	BundleConfigMap   types.String `tfsdk:"bundle_config_map"`
-	Namespace         types.String `tfsdk:"namespace"`
-	FederationProfile types.String `tfsdk:"federation_profile"`
-	BundleEndpointURL types.String `tfsdk:"bundle_endpoint_url"`
-	EndpointSPIFFEID  types.String `tfsdk:"endpoint_spiffe_id"`
+	Cluster            types.String `tfsdk:"cluster"`
+	Install            types.String `tfsdk:"install"`
+	BundleNamespace    types.String `tfsdk:"bundle_namespace"`
+	BundleEndpointPort types.Int64  `tfsdk:"bundle_endpoint_port"`
+	ClassName          types.String `tfsdk:"class_name"`
+	ServerPod          types.String `tfsdk:"server_pod"`
+	ServerContainer    types.String `tfsdk:"server_container"`
+	HelmRelease        types.String `tfsdk:"helm_release"`
+	TrustDomain        types.String `tfsdk:"trust_domain"`
+	ClusterName        types.String `tfsdk:"cluster_name"`
+	BundleConfigMap    types.String `tfsdk:"bundle_config_map"`
+	Namespace          types.String `tfsdk:"namespace"`
+	FederationProfile  types.String `tfsdk:"federation_profile"`
+	BundleEndpointURL  types.String `tfsdk:"bundle_endpoint_url"`
+	EndpointSPIFFEID   types.String `tfsdk:"endpoint_spiffe_id"`
 }
 
 func (d *spireServerDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -43,10 +56,13 @@ func (d *spireServerDataSource) Metadata(_ context.Context, req datasource.Metad
 
 func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Facts about one cluster's SPIRE installation under the OpenShift Zero Trust Workload Identity " +
-			"Manager, read from its ZeroTrustWorkloadIdentityManager `cluster` (or, on older operators, the SpireServer " +
-			"`cluster`) and the SpireServer's `spec.federation`, and the operator's federation Route: what a peer needs " +
-			"to federate with this cluster, so configurations wire peers from facts instead of copied strings.\n\n" +
+		MarkdownDescription: "Facts about one cluster's SPIRE installation: what a peer needs to federate with this " +
+			"cluster, so configurations wire peers from facts instead of copied strings. Two installs are read (`install`): " +
+			"the OpenShift Zero Trust Workload Identity Manager's, from its ZeroTrustWorkloadIdentityManager `cluster` (or, " +
+			"on older operators, the SpireServer `cluster`), the SpireServer's `spec.federation` and the operator's " +
+			"federation Route; and the SPIFFE project's Helm chart (`spiffe/spire` from `spiffe/helm-charts-hardened`), " +
+			"from the SPIRE server's configuration ConfigMap (key `" + spirefacts.HelmServerConfigKey + "`, named as the " +
+			"server StatefulSet), the controller manager's ConfigMap and the federation Ingress the chart creates.\n\n" +
 			"When the cluster does not answer at all and its `on_unreachable` is `warn` (the provider's default), " +
 			"the read is skipped with a warning naming the cluster: every attribute it reads is null, the arguments " +
 			"keep their values. With `error`, the read fails at once naming the cluster.",
@@ -56,22 +72,66 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				MarkdownDescription: "Key of the provider's `clusters` map naming the cluster to read. Unset means the " +
 					"provider's `kubernetes` connection.",
 			},
+			"install": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				MarkdownDescription: "Which install to read: `" + spirefacts.InstallOperator + "` (the Zero Trust Workload " +
+					"Identity Manager's objects), `" + spirefacts.InstallHelm + "` (a ConfigMap labelled " +
+					"`app.kubernetes.io/managed-by=Helm` holding `" + spirefacts.HelmServerConfigKey + "`, looked for in " +
+					"every namespace; exactly one release may have one) or `" + spirefacts.InstallAuto + "` (the operator's " +
+					"when its objects exist, else the chart's). Unset means `" + spirefacts.InstallAuto + "`; after the " +
+					"read it holds the install found. When none is found the read fails naming what it looked for where.",
+				Validators: []validator.String{stringvalidator.OneOf(spirefacts.Installs...)},
+			},
+			"bundle_namespace": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "Namespace of `bundle_config_map`: `namespace` for the operator; for the chart, the " +
+					"namespace its bundle publisher writes to (`spire-system` in the chart's recommended layout).",
+			},
+			"bundle_endpoint_port": schema.Int64Attribute{
+				Computed: true,
+				MarkdownDescription: "Port the SPIRE server's bundle endpoint listens on in its pod (the chart's " +
+					"`federation.bundleEndpoint.port`, default 8443; the SpireServer's `bundleEndpoint.port` where set). " +
+					"Null without federation or where the install does not say.",
+			},
+			"class_name": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The `className` of the install's spire-controller-manager: the provider's " +
+					"`spire.class_name` for the operator; for the chart, its controller manager's configuration " +
+					"(`controllerManager.className`, by default `<release namespace>-<release name>`). Null when unknown.",
+			},
+			"server_pod": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The SPIRE server pod `spire-server` commands run in, in `namespace`: `" +
+					spireexec.DefaultPod + "` for the operator, `<server StatefulSet>-0` for the chart.",
+			},
+			"server_container": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The SPIRE server's container in `server_pod`: `" + spireexec.DefaultContainer + "`.",
+			},
+			"helm_release": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`<namespace>/<name>` of the Helm release that installed SPIRE; null for the operator.",
+			},
 			"trust_domain": schema.StringAttribute{
 				Computed:            true,
-				MarkdownDescription: "The installation's trust domain (`spec.trustDomain`).",
+				MarkdownDescription: "The installation's trust domain (the operator's `spec.trustDomain`, the chart's `server.trust_domain`).",
 			},
 			"cluster_name": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The cluster name SPIRE agents attest with (`spec.clusterName`); null when unset.",
+				Computed: true,
+				MarkdownDescription: "The cluster name SPIRE agents attest with (the operator's `spec.clusterName`, the " +
+					"chart controller manager's `clusterName`); null when unset.",
 			},
 			"bundle_config_map": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "Name of the ConfigMap holding the trust bundle (`spec.bundleConfigMap`, default " +
-					"`" + spirefacts.DefaultBundleConfigMap + "`), in `namespace`.",
+				MarkdownDescription: "Name of the ConfigMap holding the trust bundle (the operator's `spec.bundleConfigMap`, " +
+					"default `" + spirefacts.DefaultBundleConfigMap + "`; the chart's bundle publisher's or notifier's " +
+					"ConfigMap, null when it publishes none), in `bundle_namespace`.",
 			},
 			"namespace": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "Namespace of the SPIRE server and the bundle ConfigMap: the provider's `spire.namespace`.",
+				Computed: true,
+				MarkdownDescription: "Namespace of the SPIRE server: the provider's `spire.namespace` for the operator, the " +
+					"server ConfigMap's namespace for the chart.",
 			},
 			"federation_profile": schema.StringAttribute{
 				Computed:            true,
@@ -79,7 +139,10 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			},
 			"bundle_endpoint_url": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "Where peers reach the bundle endpoint: `https://<host>` of the Route " +
+				MarkdownDescription: "Where peers reach the bundle endpoint. For the chart: `https://<host>` of the Ingress " +
+					"`<server StatefulSet>-federation` in `namespace` (its first rule's host), which the chart creates with " +
+					"`federation.ingress.enabled`; null without federation or without that Ingress. For the operator: " +
+					"`https://<host>` of the Route " +
 					"`" + spirefacts.FederationRouteName + "` that the operator creates when federation is configured with " +
 					"`managedRoute` `\"true\"` (host `federation.<trust domain>`). The operator always puts this Route in " +
 					"the namespace `" + spirefacts.RouteNamespace + "` (a constant in its code), whatever namespace it runs " +
@@ -115,40 +178,62 @@ func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadReq
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 		return
 	}
-	facts, err := spirefacts.Lookup(ctx, client)
+	install := m.Install.ValueString()
+	if install == "" {
+		install = spirefacts.InstallAuto
+	}
+	in, err := spirefacts.Detect(ctx, client, install, spirefacts.OperatorDefaults{
+		Namespace: d.Data.SpireNamespace, ClassName: d.Data.SpireClassName,
+		Pod: spireexec.DefaultPod, Container: spireexec.DefaultContainer,
+	})
 	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "read the SPIRE installation"))
+		resp.Diagnostics.Append(spireServerDiagnostic(err, client.DisplayName()))
 		return
 	}
-	if !facts.Found() {
-		resp.Diagnostics.AddError("SPIRE Installation Not Found", fmt.Sprintf(
-			"Cluster %q has neither a ZeroTrustWorkloadIdentityManager nor a SpireServer named \"cluster\" "+
-				"(operator.openshift.io/v1alpha1). Install the OpenShift Zero Trust Workload Identity Manager operator "+
-				"and create its ZeroTrustWorkloadIdentityManager \"cluster\" (with trustDomain and clusterName); when "+
-				"they are created in the same configuration, make this data source depend on them.", client.DisplayName()))
-		return
-	}
-	td, _ := facts.TrustDomain()
-	if td == "" {
-		resp.Diagnostics.AddError("Trust Domain Not Set", fmt.Sprintf(
-			"Cluster %q has a SpireServer \"cluster\" but no trust domain: newer operators keep it on the "+
-				"ZeroTrustWorkloadIdentityManager \"cluster\" (spec.trustDomain), which does not exist. Create it.",
-			client.DisplayName()))
-		return
-	}
-	url, err := facts.BundleEndpointURL(ctx, client)
-	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "read the federation Route"))
-		return
-	}
-	// Empty means unset in these CRDs.
+	// Empty means unset in these CRDs and in SPIRE's configuration.
 	optionalString := providerdata.OptionalString
-	m.TrustDomain = types.StringValue(td)
-	m.ClusterName = optionalString(facts.ClusterName())
-	m.BundleConfigMap = types.StringValue(facts.BundleConfigMap())
-	m.Namespace = types.StringValue(d.Data.SpireNamespace)
-	m.FederationProfile = optionalString(facts.FederationProfile())
-	m.BundleEndpointURL = optionalString(url)
-	m.EndpointSPIFFEID = optionalString(spirefacts.EndpointSPIFFEID(td))
+	m.Install = types.StringValue(in.Install)
+	m.TrustDomain = types.StringValue(in.TrustDomain)
+	m.ClusterName = optionalString(in.ClusterName)
+	m.BundleConfigMap = optionalString(in.BundleConfigMap)
+	m.BundleNamespace = optionalString(in.BundleNamespace)
+	m.Namespace = types.StringValue(in.ServerNamespace)
+	m.FederationProfile = optionalString(in.FederationProfile)
+	m.BundleEndpointURL = optionalString(in.BundleEndpointURL)
+	m.BundleEndpointPort = types.Int64Null()
+	if in.BundleEndpointPort != 0 {
+		m.BundleEndpointPort = types.Int64Value(in.BundleEndpointPort)
+	}
+	m.EndpointSPIFFEID = optionalString(in.EndpointSPIFFEID)
+	m.ClassName = optionalString(in.ClassName)
+	m.ServerPod = optionalString(in.ServerPod)
+	m.ServerContainer = optionalString(in.ServerContainer)
+	m.HelmRelease = types.StringNull()
+	if in.Release != "" {
+		m.HelmRelease = types.StringValue(in.ReleaseNamespace + "/" + in.Release)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// spireServerDiagnostic says what Detect's error means and what to do.
+func spireServerDiagnostic(err error, cluster string) diag.Diagnostic {
+	var notFound *spirefacts.NotFoundError
+	var noTD *spirefacts.NoTrustDomainError
+	var ambiguous *spirefacts.AmbiguousError
+	switch {
+	case errors.As(err, &notFound):
+		return diag.NewAttributeErrorDiagnostic(path.Root("install"), "SPIRE Installation Not Found", fmt.Sprintf(
+			"Cluster %q has %s. Install SPIRE (the Zero Trust Workload Identity Manager operator with its "+
+				"ZeroTrustWorkloadIdentityManager \"cluster\", with trustDomain and clusterName, or the SPIFFE Helm "+
+				"chart), or point `cluster` at the cluster that has it; when it is installed in the same configuration, "+
+				"make this data source depend on it.", cluster, strings.TrimPrefix(err.Error(), fmt.Sprintf("cluster %q has ", cluster))))
+	case errors.As(err, &noTD):
+		return diag.NewErrorDiagnostic("Trust Domain Not Set", fmt.Sprintf(
+			"Cluster %q has a SpireServer \"cluster\" but no trust domain: newer operators keep it on the "+
+				"ZeroTrustWorkloadIdentityManager \"cluster\" (spec.trustDomain), which does not exist. Create it.", cluster))
+	case errors.As(err, &ambiguous):
+		return diag.NewAttributeErrorDiagnostic(path.Root("install"), "More Than One SPIRE Installation", fmt.Sprintf(
+			"%s. This data source reads one SPIRE server per cluster; remove the releases not in use.", err))
+	}
+	return kube.Diagnostic(err, "read the SPIRE installation")
 }

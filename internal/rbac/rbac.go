@@ -44,7 +44,7 @@ var Roles = []RoleSpec{
 	{Name: Spire, Namespaced: true, BindIn: "the SPIRE namespace (provider `spire.namespace`, default " +
 		"`zero-trust-workload-identity-manager`, and any other `spire_server.namespace` or `config_map.namespace` used); " +
 		"the federation Route is always read in `zero-trust-workload-identity-manager`, so bind it there too when the " +
-		"SPIRE namespace differs"},
+		"SPIRE namespace differs; for a SPIRE installed by the SPIFFE Helm chart, its server's namespace"},
 	{Name: IstioCSR, Namespaced: true, BindIn: "each namespace of a `zerotrust_istio_csr` (`namespace`) and its `istio.namespace`"},
 	{Name: Mesh, Namespaced: true, BindIn: "each namespace of a Kyma `Istio`, Kuma `MeshTrust` or `MeshService` the configuration manages or reads"},
 }
@@ -194,6 +194,10 @@ var Rules = []Rule{
 		{dFS, "when a ClusterSPIFFEID federates (`workloads`; refused, a problem of the cluster)"}}},
 	{Cluster, "", "pods", "list", []Use{{rCSID, selectedPods}, {rCSF, "create and update (wait until the selected pods' entries federate)"},
 		{dFS, "when a ClusterSPIFFEID federates (`workloads`; refused, a problem of the cluster)"}}},
+	{Cluster, "", "configmaps", "list", []Use{
+		{dSS, "with `install = \"helm\"`, and with `auto` on a cluster without the operator's objects (finds the Helm " +
+			"chart's SPIRE server ConfigMap; refused under `auto`, the read fails as not found and names the refusal)"},
+	}},
 	{Cluster, "operator.openshift.io", "spireservers", "get", []Use{
 		{rFed, "plan, apply, refresh, import, destroy"},
 		{dSS, "always"},
@@ -272,6 +276,9 @@ var Rules = []Rule{
 	{Spire, "", "pods/exec", "create", spireExec},
 	{Spire, "", "configmaps", "get", []Use{
 		{dTB, "only with the `config_map` source (in `config_map.namespace`)"},
+	}},
+	{Spire, "networking.k8s.io", "ingresses", "get", []Use{
+		{dSS, "when it reads a Helm-installed SPIRE (`bundle_endpoint_url`, the chart's federation Ingress)"},
 	}},
 	{Spire, "route.openshift.io", "routes", "get", []Use{
 		{rFed, "apply (waits for the operator's federation Route), refresh (`bundle_endpoint_url`)"},

@@ -208,3 +208,10 @@ func TestNotFoundErrorNamesWhatWasLookedFor(t *testing.T) {
 		}
 	}
 }
+
+func TestNotFoundErrorSaysTheChartWasNotLookedFor(t *testing.T) {
+	msg := (&NotFoundError{Cluster: "east", Install: InstallAuto, HelmRefused: errors.New("configmaps is forbidden")}).Error()
+	if !strings.Contains(msg, "ZeroTrustWorkloadIdentityManager") || !strings.Contains(msg, "refused (configmaps is forbidden)") {
+		t.Errorf("NotFoundError = %q, want the operator named and the refusal", msg)
+	}
+}

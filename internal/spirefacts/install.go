@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -23,6 +24,10 @@ type NotFoundError struct {
 	Cluster string
 	// Install is what was asked for: InstallAuto, InstallOperator or InstallHelm.
 	Install string
+	// HelmRefused is the API server's refusal to list ConfigMaps, when auto
+	// found no operator and could not look for the chart: a provider bound
+	// for the operator alone need not be allowed to.
+	HelmRefused error
 }
 
 func (e *NotFoundError) Error() string {
@@ -31,7 +36,11 @@ func (e *NotFoundError) Error() string {
 		looked = append(looked, "neither a ZeroTrustWorkloadIdentityManager nor a SpireServer named \"cluster\" "+
 			"(operator.openshift.io/v1alpha1, the OpenShift Zero Trust Workload Identity Manager operator)")
 	}
-	if e.Install != InstallOperator {
+	switch {
+	case e.HelmRefused != nil:
+		looked = append(looked, fmt.Sprintf("could not look for the SPIFFE Helm chart's SPIRE server: listing "+
+			"ConfigMaps in all namespaces was refused (%v)", e.HelmRefused))
+	case e.Install != InstallOperator:
 		looked = append(looked, fmt.Sprintf("no ConfigMap labelled %s=%s with key %q in any namespace (the SPIRE "+
 			"server's configuration as the SPIFFE Helm chart spiffe/spire installs it)",
 			OperatorManagedByLabel, HelmManagedByValue, HelmServerConfigKey))
@@ -109,6 +118,9 @@ func Detect(ctx context.Context, c *kube.Client, install string, d OperatorDefau
 		}
 	}
 	objs, err := LookupHelm(ctx, c)
+	if install == InstallAuto && apierrors.IsForbidden(err) {
+		return nil, &NotFoundError{Cluster: c.DisplayName(), Install: install, HelmRefused: err}
+	}
 	if err != nil {
 		return nil, err
 	}
