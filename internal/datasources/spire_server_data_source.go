@@ -35,6 +35,7 @@ type spireServerDataSource struct {
 type spireServerDataSourceModel struct {
 	Cluster            types.String `tfsdk:"cluster"`
 	Install            types.String `tfsdk:"install"`
+	InstalledBy        types.String `tfsdk:"installed_by"`
 	BundleNamespace    types.String `tfsdk:"bundle_namespace"`
 	BundleEndpointPort types.Int64  `tfsdk:"bundle_endpoint_port"`
 	ClassName          types.String `tfsdk:"class_name"`
@@ -74,14 +75,17 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			},
 			"install": schema.StringAttribute{
 				Optional: true,
-				Computed: true,
 				MarkdownDescription: "Which install to read: `" + spirefacts.InstallOperator + "` (the Zero Trust Workload " +
 					"Identity Manager's objects), `" + spirefacts.InstallHelm + "` (a ConfigMap labelled " +
 					"`app.kubernetes.io/managed-by=Helm` holding `" + spirefacts.HelmServerConfigKey + "`, looked for in " +
 					"every namespace; exactly one release may have one) or `" + spirefacts.InstallAuto + "` (the operator's " +
-					"when its objects exist, else the chart's). Unset means `" + spirefacts.InstallAuto + "`; after the " +
-					"read it holds the install found. When none is found the read fails naming what it looked for where.",
+					"when its objects exist, else the chart's). Unset means `" + spirefacts.InstallAuto + "`; " +
+					"`installed_by` says which was found. When none is found the read fails naming what it looked for where.",
 				Validators: []validator.String{stringvalidator.OneOf(spirefacts.Installs...)},
+			},
+			"installed_by": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The install read: `" + spirefacts.InstallOperator + "` or `" + spirefacts.InstallHelm + "`.",
 			},
 			"bundle_namespace": schema.StringAttribute{
 				Computed: true,
@@ -192,7 +196,7 @@ func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadReq
 	}
 	// Empty means unset in these CRDs and in SPIRE's configuration.
 	optionalString := providerdata.OptionalString
-	m.Install = types.StringValue(in.Install)
+	m.InstalledBy = types.StringValue(in.Install)
 	m.TrustDomain = types.StringValue(in.TrustDomain)
 	m.ClusterName = optionalString(in.ClusterName)
 	m.BundleConfigMap = optionalString(in.BundleConfigMap)

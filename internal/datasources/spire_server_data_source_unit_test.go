@@ -43,8 +43,8 @@ func TestSpireServerInstallAttribute(t *testing.T) {
 	var resp datasource.SchemaResponse
 	NewSpireServerDataSource().Schema(context.Background(), datasource.SchemaRequest{}, &resp)
 	a, ok := resp.Schema.Attributes["install"].(schema.StringAttribute)
-	if !ok || !a.Optional || !a.Computed || len(a.Validators) == 0 {
-		t.Fatalf("install = %+v, want Optional, Computed and validated", resp.Schema.Attributes["install"])
+	if !ok || !a.Optional || a.Computed || len(a.Validators) == 0 {
+		t.Fatalf("install = %+v, want Optional, not Computed (a read must keep what was configured), and validated", resp.Schema.Attributes["install"])
 	}
 	for _, v := range spirefacts.Installs {
 		if !strings.Contains(a.MarkdownDescription, "`"+v+"`") {
