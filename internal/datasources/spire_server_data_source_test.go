@@ -199,3 +199,91 @@ data "zerotrust_spire_server" "this" {
 		},
 	})
 }
+
+// TestAccSpireServerDataSource_helm reads a SPIRE installed by the SPIFFE
+// Helm chart: the objects of release "spire" as the chart names them, with
+// federation and its Ingress, in a namespace of the test's own; auto finds
+// it where the operator's objects are missing, and the operator's win where
+// both are.
+func TestAccSpireServerDataSource_helm(t *testing.T) {
+	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
+		acctest.ResetSpireSingletons(t, c)
+		ns := acctest.UniqueNamespace(t, c.Name, "spire-server")
+		td := acctest.UniqueName("chart") + ".test"
+		meta := func(name string) map[string]any {
+			return map[string]any{
+				"name": name, "namespace": ns,
+				"labels":      map[string]any{"app.kubernetes.io/managed-by": "Helm"},
+				"annotations": map[string]any{"meta.helm.sh/release-name": "spire", "meta.helm.sh/release-namespace": ns},
+			}
+		}
+		acctest.ApplyAs(t, c, kube.ConfigMap, "helm", map[string]any{"metadata": meta("spire-server"), "data": map[string]any{
+			"server.conf": `{"server": {"trust_domain": "` + td + `", "federation": {"bundle_endpoint": {"port": 8443,
+			  "profile": [{"https_spiffe": {}}]}}}, "plugins": {"BundlePublisher": [{"k8s_configmap": {"plugin_data":
+			  {"clusters": [{"chart-internal": {"namespace": "spire-system", "configmap_name": "spire-bundle",
+			  "configmap_key": "bundle.spiffe"}}]}}}]}}`,
+		}})
+		acctest.ApplyAs(t, c, kube.ConfigMap, "helm", map[string]any{"metadata": meta("spire-controller-manager"), "data": map[string]any{
+			"controller-manager-config.yaml": "clusterName: chart-cluster\ntrustDomain: " + td + "\n",
+		}})
+		acctest.ApplyAs(t, c, kube.Ingress, "helm", map[string]any{"metadata": meta("spire-server-federation"), "spec": map[string]any{
+			"rules": []any{map[string]any{"host": "spire-server-federation." + td}},
+		}})
+		t.Cleanup(func() {
+			acctest.DeleteConfigMap(t, c.Name, ns, "spire-server")
+			acctest.DeleteConfigMap(t, c.Name, ns, "spire-controller-manager")
+		})
+		provider := acctest.ProviderConfigFor(t, c)
+		withInstall := func(install string) string {
+			return provider + fmt.Sprintf(`
+data "zerotrust_spire_server" "this" {
+  cluster = %q
+  install = %q
+}
+`, c.Name, install)
+		}
+		chart := map[string]knownvalue.Check{
+			"installed_by":         knownvalue.StringExact("helm"),
+			"helm_release":         knownvalue.StringExact(ns + "/spire"),
+			"trust_domain":         knownvalue.StringExact(td),
+			"cluster_name":         knownvalue.StringExact("chart-cluster"),
+			"namespace":            knownvalue.StringExact(ns),
+			"bundle_config_map":    knownvalue.StringExact("spire-bundle"),
+			"bundle_namespace":     knownvalue.StringExact("spire-system"),
+			"federation_profile":   knownvalue.StringExact("https_spiffe"),
+			"bundle_endpoint_port": knownvalue.Int64Exact(8443),
+			"bundle_endpoint_url":  knownvalue.StringExact("https://spire-server-federation." + td),
+			"endpoint_spiffe_id":   knownvalue.StringExact("spiffe://" + td + "/spire/server"),
+			"class_name":           knownvalue.StringExact(ns + "-spire"),
+			"server_pod":           knownvalue.StringExact("spire-server-0"),
+			"server_container":     knownvalue.StringExact("spire-server"),
+		}
+		return resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+			Steps: []resource.TestStep{
+				{Config: withInstall("helm"), ConfigStateChecks: expectOutputs(chart)},
+				{Config: spireServerConfig(provider, c), ConfigStateChecks: expectOutputs(chart)},
+				{
+					PreConfig: func() {
+						acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject("op-"+td, "op-cluster"))
+					},
+					Config: spireServerConfig(provider, c),
+					ConfigStateChecks: expectOutputs(map[string]knownvalue.Check{
+						"installed_by": knownvalue.StringExact("operator"),
+						"trust_domain": knownvalue.StringExact("op-" + td),
+						"helm_release": knownvalue.Null(),
+					}),
+				},
+				{
+					PreConfig:   func() { acctest.ResetSpireSingletons(t, c) },
+					Config:      withInstall("operator"),
+					ExpectError: regexp.MustCompile(`(?s)SPIRE Installation Not Found.*neither a\s+ZeroTrustWorkloadIdentityManager`),
+				},
+				{
+					Config:      withInstall("chart"),
+					ExpectError: regexp.MustCompile(`(?s)value must be one of`),
+				},
+			},
+		}
+	})
+}

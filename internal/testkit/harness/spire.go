@@ -76,6 +76,14 @@ type SpireOptions struct {
 	// records what StopFromState needs to stop them. The in-process exec
 	// endpoint would die with this process: see ExecEndpointCommand.
 	Detach bool
+	// Helm lays the server out as the SPIFFE Helm chart (spiffe/spire) does
+	// instead of as the Zero Trust Workload Identity Manager does: no
+	// ZeroTrustWorkloadIdentityManager or SpireServer, but the server's
+	// configuration ConfigMap, the controller manager's ConfigMap and the
+	// federation Ingress of release HelmSpireRelease (see applyHelmObjects).
+	// Namespace then defaults to HelmSpireNamespace and ClassName to the
+	// chart's default, HelmSpireClassName.
+	Helm bool
 	// ExecEndpointCommand, only with Detach, runs the exec endpoint as a
 	// detached process of its own, so pod exec keeps reaching the real
 	// spire-server after this process exits, as in tests: the argv of a
@@ -150,16 +158,27 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	if opts.Standalone && opts.ControllerManager {
 		return nil, errors.New("spire: a standalone server has no controller manager")
 	}
+	if opts.Standalone && opts.Helm {
+		return nil, errors.New("spire: a standalone server has no cluster objects to lay out as the Helm chart does")
+	}
 	if opts.Standalone && opts.Detach {
 		return nil, errors.New("spire: Detach is for servers of a cluster (ztlab up --spire), not standalone ones")
 	}
 	if len(opts.ExecEndpointCommand) > 0 && !opts.Detach {
 		return nil, errors.New("spire: ExecEndpointCommand is for detached servers; others serve exec in process")
 	}
-	if opts.Namespace == "" {
+	switch {
+	case opts.Namespace != "":
+	case opts.Helm:
+		opts.Namespace = HelmSpireNamespace
+	default:
 		opts.Namespace = DefaultSpireNamespace
 	}
-	if opts.ClassName == "" {
+	switch {
+	case opts.ClassName != "":
+	case opts.Helm:
+		opts.ClassName = HelmSpireClassName(opts.Namespace)
+	default:
 		opts.ClassName = DefaultSpireClassName
 	}
 	s := &Spire{
@@ -194,7 +213,11 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	}
 	if !opts.Standalone {
 		// Only now is the bundle endpoint's port known.
-		if err := s.applySpireServer(ctx); err != nil {
+		apply := s.applySpireServer
+		if opts.Helm {
+			apply = s.applyHelmObjects
+		}
+		if err := apply(ctx); err != nil {
 			return nil, fmt.Errorf("spire %s: cluster %s: %w", s.TrustDomain, c.Name, err)
 		}
 		if err := s.waitBundleConfigMap(ctx); err != nil {

@@ -51,8 +51,9 @@ const spireServerImage = "ghcr.io/spiffe/spire-server:1.15.3"
 
 // createClusterObjects makes what must exist before the server starts: the
 // namespace, the bundle ConfigMap (the k8sbundle notifier patches it and
-// fails when it is missing) and the ZeroTrustWorkloadIdentityManager
-// `cluster` object describing this installation.
+// fails when it is missing) and, unless laid out as the Helm chart does, the
+// ZeroTrustWorkloadIdentityManager `cluster` object describing this
+// installation.
 func (s *Spire) createClusterObjects(ctx context.Context) error {
 	cs, err := kubernetes.NewForConfig(s.Cluster.RESTConfig())
 	if err != nil {
@@ -65,6 +66,9 @@ func (s *Spire) createClusterObjects(ctx context.Context) error {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: s.BundleConfigMap, Namespace: s.Namespace}}
 	if _, err := cs.CoreV1().ConfigMaps(s.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating ConfigMap %s/%s: %w", s.Namespace, s.BundleConfigMap, err)
+	}
+	if s.opts.Helm {
+		return nil
 	}
 	return s.ensureZTWIM(ctx)
 }

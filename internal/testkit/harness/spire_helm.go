@@ -1,0 +1,112 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+)
+
+// What a server started with SpireOptions.Helm looks like: release
+// HelmSpireRelease of the SPIFFE Helm chart (spiffe/spire) installed in
+// HelmSpireNamespace, whose objects are named after the chart's server
+// fullname, HelmSpireServerName. The chart's default className is
+// <release namespace>-<release name>.
+const (
+	HelmSpireNamespace  = "spire-server"
+	HelmSpireRelease    = "spire"
+	HelmSpireServerName = "spire-server"
+)
+
+// HelmSpireClassName is the chart's default className for release
+// HelmSpireRelease in namespace.
+func HelmSpireClassName(namespace string) string { return namespace + "-" + HelmSpireRelease }
+
+// applyHelmObjects writes, in Helm's place, the objects the provider reads of
+// a chart install: the server's configuration ConfigMap (server.conf as JSON,
+// as the chart renders it, saying what this server really runs), the
+// controller manager's ConfigMap and, with federation, the federation
+// Ingress. Nothing routes the Ingress in a harness cluster: peers reach the
+// endpoint at Spire.BundleEndpointURL, as with the operator's layout.
+func (s *Spire) applyHelmObjects(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(s.Cluster.RESTConfig())
+	if err != nil {
+		return err
+	}
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{
+			Name: name, Namespace: s.Namespace,
+			Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"},
+			Annotations: map[string]string{
+				"meta.helm.sh/release-name": HelmSpireRelease, "meta.helm.sh/release-namespace": s.Namespace,
+			},
+		}
+	}
+	server := map[string]any{"bind_port": "8081", "trust_domain": s.TrustDomain}
+	if !s.opts.NoBundleEndpoint {
+		profile := []any{map[string]any{"https_spiffe": map[string]any{}}}
+		if s.opts.WebProfile {
+			profile = []any{map[string]any{"https_web": map[string]any{"serving_cert_file": map[string]any{}}}}
+		}
+		server["federation"] = map[string]any{"bundle_endpoint": map[string]any{
+			"address": "127.0.0.1", "port": s.bundlePort, "profile": profile,
+		}}
+	}
+	conf, err := json.MarshalIndent(map[string]any{
+		"server": server,
+		"plugins": map[string]any{"Notifier": []any{map[string]any{"k8sbundle": map[string]any{
+			"plugin_data": map[string]any{"namespace": s.Namespace, "config_map": s.BundleConfigMap},
+		}}}},
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	cmConf, err := yaml.Marshal(map[string]any{
+		"apiVersion": "spire.spiffe.io/v1alpha1", "kind": "ControllerManagerConfig",
+		"clusterName": s.Cluster.Name, "trustDomain": s.TrustDomain, "className": s.ClassName,
+	})
+	if err != nil {
+		return err
+	}
+	cms := []*corev1.ConfigMap{
+		{ObjectMeta: meta(HelmSpireServerName), Data: map[string]string{"server.conf": string(conf)}},
+		{ObjectMeta: meta(HelmSpireRelease + "-controller-manager"), Data: map[string]string{"controller-manager-config.yaml": string(cmConf)}},
+	}
+	for _, cm := range cms {
+		if err := upsertConfigMap(ctx, cs, cm); err != nil {
+			return err
+		}
+	}
+	if s.opts.NoBundleEndpoint {
+		return nil
+	}
+	ing := &networkingv1.Ingress{
+		ObjectMeta: meta(HelmSpireServerName + "-federation"),
+		Spec:       networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: HelmSpireServerName + "-federation." + s.TrustDomain}}},
+	}
+	_, err = cs.NetworkingV1().Ingresses(s.Namespace).Create(ctx, ing, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = cs.NetworkingV1().Ingresses(s.Namespace).Update(ctx, ing, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("writing Ingress %s/%s: %w", s.Namespace, ing.Name, err)
+	}
+	return nil
+}
+
+func upsertConfigMap(ctx context.Context, cs kubernetes.Interface, cm *corev1.ConfigMap) error {
+	_, err := cs.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = cs.CoreV1().ConfigMaps(cm.Namespace).Update(ctx, cm, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("writing ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+	}
+	return nil
+}
