@@ -27,6 +27,7 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 )
 
@@ -438,4 +439,38 @@ func dynamicClient(t *testing.T, c *Cluster) dynamic.Interface {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestAccSpireHelmLayout lays a server out as the SPIFFE Helm chart does and
+// reads it back as the provider does: what spirefacts finds is what runs.
+func TestAccSpireHelmLayout(t *testing.T) {
+	lab := startLab(t, Options{Names: []string{"chart"}})
+	ctx := context.Background()
+	s := startSpire(t, lab.Cluster("chart"), SpireOptions{TrustDomain: "chart.zt.test", Helm: true})
+	if s.Namespace != HelmSpireNamespace || s.ClassName != HelmSpireClassName(HelmSpireNamespace) {
+		t.Fatalf("Helm layout: namespace %q, class %q", s.Namespace, s.ClassName)
+	}
+	if _, err := dynamicClient(t, s.Cluster).Resource(ZTWIMResource).Get(ctx, "cluster", metav1.GetOptions{}); err == nil {
+		t.Fatalf("the Helm layout made a ZeroTrustWorkloadIdentityManager")
+	}
+	c, err := kube.NewClient(s.Cluster.Name, s.Cluster.RESTConfig(), "harness-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := spirefacts.Detect(ctx, c, spirefacts.InstallAuto, spirefacts.OperatorDefaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := spirefacts.Installation{
+		Install: spirefacts.InstallHelm, Release: HelmSpireRelease, ReleaseNamespace: s.Namespace,
+		TrustDomain: s.TrustDomain, ClusterName: s.Cluster.Name,
+		BundleConfigMap: s.BundleConfigMap, BundleNamespace: s.Namespace,
+		FederationProfile: "https_spiffe", BundleEndpointPort: int64(s.bundlePort),
+		BundleEndpointURL: "https://" + HelmSpireServerName + "-federation." + s.TrustDomain,
+		EndpointSPIFFEID:  s.EndpointSPIFFEID, ClassName: s.ClassName,
+		ServerNamespace: s.Namespace, ServerPod: s.PodName, ServerContainer: s.Container,
+	}
+	if *got != want {
+		t.Fatalf("spirefacts.Detect =\n%+v\nwant\n%+v", *got, want)
+	}
 }
