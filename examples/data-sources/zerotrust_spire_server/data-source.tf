@@ -2,7 +2,10 @@
 # the host of the operator's Route spire-server-federation (OpenShift), read in
 # the namespace zero-trust-workload-identity-manager where the operator always
 # puts it (not `namespace`); null where no such Route is served, before the
-# operator has created it, or with managedRoute "false".
+# operator has created it, or with managedRoute "false". A SPIRE installed by
+# the SPIFFE Helm chart is read as well (install = "auto" when unset, or
+# "helm"): its bundle_endpoint_url is the host of the chart's federation
+# Ingress.
 data "zerotrust_spire_server" "west" {
   cluster = "west"
 }
@@ -21,5 +24,5 @@ resource "zerotrust_federated_trust_domain" "west" {
 }
 
 output "west_bundle_config_map" {
-  value = "${data.zerotrust_spire_server.west.namespace}/${data.zerotrust_spire_server.west.bundle_config_map}"
+  value = "${data.zerotrust_spire_server.west.bundle_namespace}/${data.zerotrust_spire_server.west.bundle_config_map}"
 }
