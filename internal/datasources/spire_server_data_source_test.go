@@ -1,6 +1,7 @@
 package datasources_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -208,7 +211,8 @@ data "zerotrust_spire_server" "this" {
 func TestAccSpireServerDataSource_helm(t *testing.T) {
 	acctest.ExclusiveTest(t, func(c *harness.Cluster) resource.TestCase {
 		acctest.ResetSpireSingletons(t, c)
-		ns := acctest.UniqueNamespace(t, c.Name, "spire-server")
+		ns := acctest.UniqueName("spire-server")
+		acctest.ApplyAs(t, c, kube.Namespace, "helm", map[string]any{"metadata": map[string]any{"name": ns}})
 		td := acctest.UniqueName("chart") + ".test"
 		meta := func(name string) map[string]any {
 			return map[string]any{
@@ -229,9 +233,18 @@ func TestAccSpireServerDataSource_helm(t *testing.T) {
 		acctest.ApplyAs(t, c, kube.Ingress, "helm", map[string]any{"metadata": meta("spire-server-federation"), "spec": map[string]any{
 			"rules": []any{map[string]any{"host": "spire-server-federation." + td}},
 		}})
+		// Other tests borrow this cluster next and read it with install auto.
 		t.Cleanup(func() {
-			acctest.DeleteConfigMap(t, c.Name, ns, "spire-server")
-			acctest.DeleteConfigMap(t, c.Name, ns, "spire-controller-manager")
+			dyn, err := dynamic.NewForConfig(c.RESTConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"spire-server", "spire-controller-manager"} {
+				err := dyn.Resource(kube.ConfigMap.GVR()).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+				if err != nil {
+					t.Errorf("delete ConfigMap %s/%s: %v", ns, name, err)
+				}
+			}
 		})
 		provider := acctest.ProviderConfigFor(t, c)
 		withInstall := func(install string) string {
@@ -261,6 +274,10 @@ data "zerotrust_spire_server" "this" {
 		return resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 			Steps: []resource.TestStep{
+				{
+					Config:      withInstall("chart"),
+					ExpectError: regexp.MustCompile(`(?s)value must be one of`),
+				},
 				{Config: withInstall("helm"), ConfigStateChecks: expectOutputs(chart)},
 				{Config: spireServerConfig(provider, c), ConfigStateChecks: expectOutputs(chart)},
 				{
@@ -278,10 +295,6 @@ data "zerotrust_spire_server" "this" {
 					PreConfig:   func() { acctest.ResetSpireSingletons(t, c) },
 					Config:      withInstall("operator"),
 					ExpectError: regexp.MustCompile(`(?s)SPIRE Installation Not Found.*neither a\s+ZeroTrustWorkloadIdentityManager`),
-				},
-				{
-					Config:      withInstall("chart"),
-					ExpectError: regexp.MustCompile(`(?s)value must be one of`),
 				},
 			},
 		}
