@@ -19,6 +19,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
 var _ datasource.DataSourceWithConfigure = (*spireServerDataSource)(nil)
@@ -78,7 +79,7 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				MarkdownDescription: "Which install to read: `" + spirefacts.InstallOperator + "` (the Zero Trust Workload " +
 					"Identity Manager's objects), `" + spirefacts.InstallHelm + "` (a ConfigMap labelled " +
 					"`app.kubernetes.io/managed-by=Helm` holding `" + spirefacts.HelmServerConfigKey + "`, looked for in " +
-					"every namespace; exactly one release may have one) or `" + spirefacts.InstallAuto + "` (the operator's " +
+					"`namespace`; exactly one release there may have one) or `" + spirefacts.InstallAuto + "` (the operator's " +
 					"when its objects exist, else the chart's). Unset means `" + spirefacts.InstallAuto + "`; " +
 					"`installed_by` says which was found. When none is found the read fails naming what it looked for where.",
 				Validators: []validator.String{stringvalidator.OneOf(spirefacts.Installs...)},
@@ -133,9 +134,14 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 					"ConfigMap, null when it publishes none), in `bundle_namespace`.",
 			},
 			"namespace": schema.StringAttribute{
+				Optional: true,
 				Computed: true,
-				MarkdownDescription: "Namespace of the SPIRE server: the provider's `spire.namespace` for the operator, the " +
-					"server ConfigMap's namespace for the chart.",
+				MarkdownDescription: "Namespace of the SPIRE server. For the operator, unset means the provider's " +
+					"`spire.namespace`. For the chart, the namespace its server's ConfigMap is looked for in: unset means `" +
+					spirefacts.HelmDefaultNamespace + "`, where the chart's documentation installs it and where its " +
+					"recommended layout puts the server. Only this namespace is searched, so the provider needs `list` on " +
+					"`configmaps` there, not cluster-wide.",
+				Validators: []validator.String{validate.DNSLabel()},
 			},
 			"federation_profile": schema.StringAttribute{
 				Computed:            true,
@@ -186,8 +192,12 @@ func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadReq
 	if install == "" {
 		install = spirefacts.InstallAuto
 	}
-	in, err := spirefacts.Detect(ctx, client, install, spirefacts.OperatorDefaults{
-		Namespace: d.Data.SpireNamespace, ClassName: d.Data.SpireClassName,
+	operatorNamespace, helmNamespace := d.Data.SpireNamespace, spirefacts.HelmDefaultNamespace
+	if ns := m.Namespace.ValueString(); ns != "" {
+		operatorNamespace, helmNamespace = ns, ns
+	}
+	in, err := spirefacts.Detect(ctx, client, install, helmNamespace, spirefacts.OperatorDefaults{
+		Namespace: operatorNamespace, ClassName: d.Data.SpireClassName,
 		Pod: spireexec.DefaultPod, Container: spireexec.DefaultContainer,
 	})
 	if err != nil {

@@ -250,11 +250,18 @@ func TestAccSpireServerDataSource_helm(t *testing.T) {
 		withInstall := func(install string) string {
 			return provider + fmt.Sprintf(`
 data "zerotrust_spire_server" "this" {
-  cluster = %q
-  install = %q
+  cluster   = %q
+  install   = %q
+  namespace = %q
 }
-`, c.Name, install)
+`, c.Name, install, ns)
 		}
+		auto := provider + fmt.Sprintf(`
+data "zerotrust_spire_server" "this" {
+  cluster   = %q
+  namespace = %q
+}
+`, c.Name, ns)
 		chart := map[string]knownvalue.Check{
 			"installed_by":         knownvalue.StringExact("helm"),
 			"helm_release":         knownvalue.StringExact(ns + "/spire"),
@@ -279,12 +286,12 @@ data "zerotrust_spire_server" "this" {
 					ExpectError: regexp.MustCompile(`(?s)value must be one of`),
 				},
 				{Config: withInstall("helm"), ConfigStateChecks: expectOutputs(chart)},
-				{Config: spireServerConfig(provider, c), ConfigStateChecks: expectOutputs(chart)},
+				{Config: auto, ConfigStateChecks: expectOutputs(chart)},
 				{
 					PreConfig: func() {
 						acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject("op-"+td, "op-cluster"))
 					},
-					Config: spireServerConfig(provider, c),
+					Config: auto,
 					ConfigStateChecks: expectOutputs(map[string]knownvalue.Check{
 						"installed_by": knownvalue.StringExact("operator"),
 						"trust_domain": knownvalue.StringExact("op-" + td),

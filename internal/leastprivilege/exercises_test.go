@@ -144,6 +144,30 @@ resource "zerotrust_mesh_trust_domain" "fresh" {
 }
 `, kumaNS, caPEM(t, "fresh-peer.zt.test"))
 	meshFresh := e.workdir(t, meshFreshConfig)
+	// A SPIRE server laid out as the SPIFFE Helm chart does, beside the
+	// operator's, read with install = "helm" (auto would take the operator's).
+	chart := e.workdir(t, `
+data "zerotrust_spire_server" "chart" {
+  install   = "helm"
+  namespace = "`+harness.DefaultSpireNamespace+`"
+}
+`)
+	chartLayout := func(t *testing.T) {
+		meta := map[string]any{
+			"name": "spire-server", "namespace": harness.DefaultSpireNamespace,
+			"labels": map[string]any{"app.kubernetes.io/managed-by": "Helm"},
+		}
+		acctest.ApplyAs(t, e.c, kube.ConfigMap, "helm", map[string]any{"metadata": meta, "data": map[string]any{
+			"server.conf": `{"server": {"trust_domain": "chart.zt.test", "federation": {"bundle_endpoint": {"port": 8443}}}}`,
+		}})
+	}
+	chartGone := func(t *testing.T) {
+		err := acctest.Dynamic(t, clusterName).Resource(kube.ConfigMap.GVR()).Namespace(harness.DefaultSpireNamespace).
+			Delete(context.Background(), "spire-server", metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
 	// An operator-made federation Route that managed_route = false deletes.
 	staleRoute := func(t *testing.T) {
 		acctest.ApplyAs(t, e.c, kube.Route, acctest.OperatorManager, map[string]any{
@@ -211,6 +235,10 @@ resource "zerotrust_mesh_trust_domain" "fresh" {
 		{rule: key(rbac.Cluster, ss, "list"), object: "SpireServer objects", run: query("zerotrust_spire_federation")},
 		{rule: key(rbac.Cluster, ss, "patch"), object: `SpireServer "cluster"`, run: apply(d.spire, e.spireConfig(spireExtraPeer+spireExtraPeer2))},
 		{rule: key(rbac.Cluster, "zerotrustworkloadidentitymanagers.operator.openshift.io", "get"), object: `ZeroTrustWorkloadIdentityManager "cluster"`, run: plan(d.spire)},
+		// A SPIRE installed by the Helm chart (zerotrust_spire_server, install = "helm")
+		{rule: key(rbac.Spire, "configmaps", "list"), ns: spNS, object: "ConfigMap objects", run: plan(chart)},
+		{rule: key(rbac.Spire, "ingresses.networking.k8s.io", "get"), ns: spNS, object: `Ingress "` + spNS + `/spire-server-federation"`,
+			before: chartLayout, after: chartGone, run: plan(chart)},
 		// IstioCSR, cluster-wide
 		{rule: key(rbac.Cluster, csr, "list"), object: "IstioCSR objects", run: query("zerotrust_istio_csr")},
 		// Meshes, cluster-wide

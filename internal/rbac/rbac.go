@@ -194,10 +194,6 @@ var Rules = []Rule{
 		{dFS, "when a ClusterSPIFFEID federates (`workloads`; refused, a problem of the cluster)"}}},
 	{Cluster, "", "pods", "list", []Use{{rCSID, selectedPods}, {rCSF, "create and update (wait until the selected pods' entries federate)"},
 		{dFS, "when a ClusterSPIFFEID federates (`workloads`; refused, a problem of the cluster)"}}},
-	{Cluster, "", "configmaps", "list", []Use{
-		{dSS, "with `install = \"helm\"`, and with `auto` on a cluster without the operator's objects (finds the Helm " +
-			"chart's SPIRE server ConfigMap; refused under `auto`, the read fails as not found and names the refusal)"},
-	}},
 	{Cluster, "operator.openshift.io", "spireservers", "get", []Use{
 		{rFed, "plan, apply, refresh, import, destroy"},
 		{dSS, "always"},
@@ -276,6 +272,11 @@ var Rules = []Rule{
 	{Spire, "", "pods/exec", "create", spireExec},
 	{Spire, "", "configmaps", "get", []Use{
 		{dTB, "only with the `config_map` source (in `config_map.namespace`)"},
+	}},
+	{Spire, "", "configmaps", "list", []Use{
+		{dSS, "with `install = \"helm\"`, and with `auto` on a cluster without the operator's objects, in its " +
+			"`namespace` (finds the Helm chart's SPIRE server ConfigMap; refused under `auto`, the read fails as not " +
+			"found and names the refusal)"},
 	}},
 	{Spire, "networking.k8s.io", "ingresses", "get", []Use{
 		{dSS, "when it reads a Helm-installed SPIRE (`bundle_endpoint_url`, the chart's federation Ingress)"},

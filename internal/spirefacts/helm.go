@@ -36,6 +36,10 @@ const (
 	HelmServerContainer = "spire-server"
 	// HelmClassNameLabel is the label the chart puts on the ClusterSPIFFEIDs it creates.
 	HelmClassNameLabel = "spire.spiffe.io/class-name"
+	// HelmDefaultNamespace is where the chart's documentation installs it
+	// (`helm upgrade --install -n spire-server spire spire`) and where its
+	// recommended layout puts the server whatever the release's namespace.
+	HelmDefaultNamespace = "spire-server"
 	// helmDefaultBundleEndpointPort is federation.bundleEndpoint.port's default.
 	helmDefaultBundleEndpointPort = 8443
 )

@@ -195,9 +195,9 @@ func TestNotFoundErrorNamesWhatWasLookedFor(t *testing.T) {
 	for install, want := range map[string][]string{
 		InstallAuto:     {"ZeroTrustWorkloadIdentityManager", `key "server.conf"`},
 		InstallOperator: {"ZeroTrustWorkloadIdentityManager"},
-		InstallHelm:     {`key "server.conf"`, "app.kubernetes.io/managed-by=Helm"},
+		InstallHelm:     {`key "server.conf" in namespace "spire-server"`, "app.kubernetes.io/managed-by=Helm"},
 	} {
-		msg := (&NotFoundError{Cluster: "east", Install: install}).Error()
+		msg := (&NotFoundError{Cluster: "east", Install: install, HelmNamespace: "spire-server"}).Error()
 		for _, w := range want {
 			if !strings.Contains(msg, w) {
 				t.Errorf("%s: %q does not name %q", install, msg, w)

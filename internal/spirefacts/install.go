@@ -24,6 +24,8 @@ type NotFoundError struct {
 	Cluster string
 	// Install is what was asked for: InstallAuto, InstallOperator or InstallHelm.
 	Install string
+	// HelmNamespace is where the chart's server ConfigMap was looked for.
+	HelmNamespace string
 	// HelmRefused is the API server's refusal to list ConfigMaps, when auto
 	// found no operator and could not look for the chart: a provider bound
 	// for the operator alone need not be allowed to.
@@ -39,11 +41,11 @@ func (e *NotFoundError) Error() string {
 	switch {
 	case e.HelmRefused != nil:
 		looked = append(looked, fmt.Sprintf("could not look for the SPIFFE Helm chart's SPIRE server: listing "+
-			"ConfigMaps in all namespaces was refused (%v)", e.HelmRefused))
+			"ConfigMaps in namespace %q was refused (%v)", e.HelmNamespace, e.HelmRefused))
 	case e.Install != InstallOperator:
-		looked = append(looked, fmt.Sprintf("no ConfigMap labelled %s=%s with key %q in any namespace (the SPIRE "+
+		looked = append(looked, fmt.Sprintf("no ConfigMap labelled %s=%s with key %q in namespace %q (the SPIRE "+
 			"server's configuration as the SPIFFE Helm chart spiffe/spire installs it)",
-			OperatorManagedByLabel, HelmManagedByValue, HelmServerConfigKey))
+			OperatorManagedByLabel, HelmManagedByValue, HelmServerConfigKey, e.HelmNamespace))
 	}
 	return fmt.Sprintf("cluster %q has %s", e.Cluster, strings.Join(looked, ", and "))
 }
@@ -64,7 +66,7 @@ type AmbiguousError struct {
 }
 
 func (e *AmbiguousError) Error() string {
-	return fmt.Sprintf("cluster %q has %d SPIRE servers installed by Helm (%s)", e.Cluster, len(e.Servers),
+	return fmt.Sprintf("cluster %q has %d SPIRE servers installed by Helm in one namespace (%s)", e.Cluster, len(e.Servers),
 		strings.Join(e.Servers, ", "))
 }
 
@@ -97,10 +99,11 @@ func (f *Facts) Installation(cluster, bundleEndpointURL string, d OperatorDefaul
 }
 
 // Detect reads cluster c's SPIRE install of the kind asked for (Installs);
-// with InstallAuto the operator's when its objects exist, else the chart's.
+// with InstallAuto the operator's when its objects exist, else the chart's,
+// whose server is looked for in helmNamespace.
 // A cluster without it returns *NotFoundError; more than one chart release
 // *AmbiguousError.
-func Detect(ctx context.Context, c *kube.Client, install string, d OperatorDefaults) (*Installation, error) {
+func Detect(ctx context.Context, c *kube.Client, install, helmNamespace string, d OperatorDefaults) (*Installation, error) {
 	if install != InstallHelm {
 		facts, err := Lookup(ctx, c)
 		if err != nil {
@@ -117,15 +120,15 @@ func Detect(ctx context.Context, c *kube.Client, install string, d OperatorDefau
 			return nil, &NotFoundError{Cluster: c.DisplayName(), Install: install}
 		}
 	}
-	objs, err := LookupHelm(ctx, c)
+	objs, err := LookupHelm(ctx, c, helmNamespace)
 	if install == InstallAuto && apierrors.IsForbidden(err) {
-		return nil, &NotFoundError{Cluster: c.DisplayName(), Install: install, HelmRefused: err}
+		return nil, &NotFoundError{Cluster: c.DisplayName(), Install: install, HelmNamespace: helmNamespace, HelmRefused: err}
 	}
 	if err != nil {
 		return nil, err
 	}
 	if objs == nil {
-		return nil, &NotFoundError{Cluster: c.DisplayName(), Install: install}
+		return nil, &NotFoundError{Cluster: c.DisplayName(), Install: install, HelmNamespace: helmNamespace}
 	}
 	in, err := HelmInstallation(*objs)
 	if err != nil {
@@ -134,13 +137,14 @@ func Detect(ctx context.Context, c *kube.Client, install string, d OperatorDefau
 	return in, nil
 }
 
-// LookupHelm finds a chart release's SPIRE server ConfigMap in any namespace
+// LookupHelm finds a chart release's SPIRE server ConfigMap in namespace
 // and the controller manager's ConfigMap and federation Ingress beside it;
-// nil when there is none. The chart labels its objects with nothing that
+// nil when there is none. One namespace, not all: listing ConfigMaps
+// cluster-wide would need a permission far wider than reading SPIRE. The chart labels its objects with nothing that
 // says "SPIRE server" (app.kubernetes.io/name is nameOverride, "server" in
 // the umbrella chart), so the server ConfigMap is told by its key.
-func LookupHelm(ctx context.Context, c *kube.Client) (*HelmObjects, error) {
-	cms, err := c.ListSelected(ctx, kube.ConfigMap, "", OperatorManagedByLabel+"="+HelmManagedByValue)
+func LookupHelm(ctx context.Context, c *kube.Client, namespace string) (*HelmObjects, error) {
+	cms, err := c.ListSelected(ctx, kube.ConfigMap, namespace, OperatorManagedByLabel+"="+HelmManagedByValue)
 	if err != nil {
 		return nil, err
 	}

@@ -457,7 +457,7 @@ func TestAccSpireHelmLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := spirefacts.Detect(ctx, c, spirefacts.InstallAuto, spirefacts.OperatorDefaults{})
+	got, err := spirefacts.Detect(ctx, c, spirefacts.InstallAuto, s.Namespace, spirefacts.OperatorDefaults{})
 	if err != nil {
 		t.Fatal(err)
 	}
