@@ -3,7 +3,8 @@ package spirefacts
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -317,11 +318,8 @@ func ingressURL(ing *unstructured.Unstructured) string {
 	return ""
 }
 
+// sortedKeys is the keys of m in order, so what is built from a map reads
+// the same on every run.
 func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }

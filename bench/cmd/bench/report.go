@@ -3,10 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -204,13 +204,10 @@ func joinFloats(v []float64) string {
 	return strings.Join(parts, ", ")
 }
 
+// sortedKeys is the keys of m in order, so what is built from a map reads
+// the same on every run.
 func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }
 
 // scaleTable writes the table of one phase at n objects on Terraform version v.
