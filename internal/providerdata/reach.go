@@ -63,9 +63,8 @@ func (d *Data) unreachableWarning(err *kube.UnreachableError) diag.Diagnostic {
 // objects kept. The detail names the object, so that two objects of one
 // resource block (for_each) are two warnings, not one Terraform merges.
 func (d *Data) KeepsState(ctx context.Context, client *kube.Client, object string, diags *diag.Diagnostics) bool {
-	err := client.Reachable(ctx)
-	var unreachable *kube.UnreachableError
-	if !errors.As(err, &unreachable) || !d.WarnsUnreachable(client) {
+	unreachable := d.goesOnWithout(ctx, client)
+	if unreachable == nil {
 		return false
 	}
 	diags.AddWarning(fmt.Sprintf("Cluster %q Unreachable: State Kept Without Refresh", unreachable.Cluster), fmt.Sprintf(
@@ -80,6 +79,18 @@ func (d *Data) KeepsState(ctx context.Context, client *kube.Client, object strin
 	return true
 }
 
+// goesOnWithout returns the *kube.UnreachableError of client's cluster when
+// it does not answer at all and its on_unreachable lets the run go on
+// without it ("warn"), else nil: what KeepsState and SkipsRead both ask
+// before they warn.
+func (d *Data) goesOnWithout(ctx context.Context, client *kube.Client) *kube.UnreachableError {
+	var unreachable *kube.UnreachableError
+	if !errors.As(client.Reachable(ctx), &unreachable) || !d.WarnsUnreachable(client) {
+		return nil
+	}
+	return unreachable
+}
+
 // SkipsRead reports whether a data source of typeName (zerotrust_<name>)
 // skips reading client's cluster: when the cluster does not answer at all
 // and its on_unreachable is "warn". It then adds the warning; the data
@@ -87,9 +98,8 @@ func (d *Data) KeepsState(ctx context.Context, client *kube.Client, object strin
 // says so in its description), so what depends on it can keep what it has.
 // With "error", the read goes on and fails at once, naming the cluster.
 func (d *Data) SkipsRead(ctx context.Context, client *kube.Client, typeName string, diags *diag.Diagnostics) bool {
-	err := client.Reachable(ctx)
-	var unreachable *kube.UnreachableError
-	if !errors.As(err, &unreachable) || !d.WarnsUnreachable(client) {
+	unreachable := d.goesOnWithout(ctx, client)
+	if unreachable == nil {
 		return false
 	}
 	diags.AddWarning(fmt.Sprintf("Cluster %q Unreachable: Data Source Not Read", unreachable.Cluster), fmt.Sprintf(
