@@ -20,10 +20,6 @@ type clusterSPIFFEIDFederationResourceModel struct {
 	Timeouts       timeouts.Value `tfsdk:"timeouts"`
 }
 
-func (m clusterSPIFFEIDFederationResourceModel) describe(clusterName string) string {
-	return "ClusterSPIFFEID \"" + m.Name.ValueString() + "\" on cluster \"" + clusterName + "\""
-}
-
 func (m clusterSPIFFEIDFederationResourceModel) federatesWith() []string {
 	out := stringsOf(m.FederatesWith)
 	slices.Sort(out)

@@ -37,12 +37,12 @@ func (r *clusterSPIFFEIDFederationResource) ModifyPlan(ctx context.Context, req 
 						"(in this configuration or another one with the same field_manager) wrote it. Server-side apply of "+
 						"spec.federatesWith alone by the same manager would remove the other fields it wrote, such as the "+
 						"SPIFFE ID template. Set federates_with on that zerotrust_cluster_spiffe_id instead, or give this "+
-						"configuration its own provider field_manager.", plan.describe(client.DisplayName()), client.FieldManager))
+						"configuration its own provider field_manager.", clusterSPIFFEIDOn(plan.Name, client.DisplayName()), client.FieldManager))
 				return
 			}
 			if kube.IsNotFound(err) {
 				d := clusterSPIFFEIDNotFound(plan, client.DisplayName(), "The apply will not be able to set the federation "+
-					"of the "+plan.describe(client.DisplayName())+" unless something in the same apply creates it")
+					"of the "+clusterSPIFFEIDOn(plan.Name, client.DisplayName())+" unless something in the same apply creates it")
 				resp.Diagnostics.AddAttributeWarning(path.Root("name"), d.Summary(), d.Detail())
 			}
 		}

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -48,7 +48,7 @@ var clusterSPIFFEIDFederationType = &kubeType[clusterSPIFFEIDFederationResourceM
 		return nil
 	},
 	readWhat: func(m clusterSPIFFEIDFederationResourceModel, clusterName string) string {
-		return "the federation of the " + m.describe(clusterName)
+		return "the federation of the " + clusterSPIFFEIDOn(m.Name, clusterName)
 	},
 	importWhat: func(id objectIdentity) string { return "the federation of ClusterSPIFFEID " + id.Name },
 	snapshot:   true,
@@ -65,81 +65,55 @@ type clusterSPIFFEIDFederationResource struct {
 }
 
 func (r *clusterSPIFFEIDFederationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan clusterSPIFFEIDFederationResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, d := plan.Timeouts.Create(ctx, defaultClusterSPIFFEIDTimeout)
-	resp.Diagnostics.Append(d...)
-	// As zerotrust_cluster_spiffe_id: a create whose wait fails returns no
-	// state, and the next apply writes the same list again and waits again.
-	if r.write(ctx, plan, "create", true, timeout, &resp.Diagnostics) && !resp.Diagnostics.HasError() {
-		r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
-	}
+	r.write(ctx, req.Plan, nil, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
 func (r *clusterSPIFFEIDFederationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan clusterSPIFFEIDFederationResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	timeout, d := plan.Timeouts.Update(ctx, defaultClusterSPIFFEIDTimeout)
-	resp.Diagnostics.Append(d...)
-	var prior types.Set
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("federates_with"), &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	// Written but not federating yet: the state keeps what was written.
-	if r.write(ctx, plan, "update", !prior.Equal(plan.FederatesWith), timeout, &resp.Diagnostics) {
-		r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
-	}
+	r.write(ctx, req.Plan, &req.State, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-// write applies the planned federatesWith to the existing ClusterSPIFFEID
-// and waits until its workloads federate. The apply carries the object's
-// UID, which the API server treats as a precondition: an apply to a missing
-// object would create a ClusterSPIFFEID holding nothing but federatesWith.
-// With checkDeclared (a create, or an update that changes the list), it
-// first refuses, before anything is written, a trust domain no federation
-// of the cluster declares: the plan could only warn, since an earlier
-// resource of the same apply may declare it. It reports whether the list
-// was written.
-func (r *clusterSPIFFEIDFederationResource) write(ctx context.Context, m clusterSPIFFEIDFederationResourceModel, verb string,
-	checkDeclared bool, timeout time.Duration, diags *diag.Diagnostics) bool {
-	client := r.Data.Client(m.Cluster, diags)
+// write applies the planned federatesWith to the existing ClusterSPIFFEID,
+// a create's when prior is nil, and waits until its workloads federate. The
+// apply carries the object's UID, which the API server treats as a
+// precondition: an apply to a missing object would create a ClusterSPIFFEID
+// holding nothing but federatesWith. As zerotrust_cluster_spiffe_id: a
+// create whose wait fails returns no state, and the next apply writes the
+// same list again and waits again; an update that wrote the list stores it,
+// federating or not.
+func (r *clusterSPIFFEIDFederationResource) write(ctx context.Context, planned tfsdk.Plan, prior *tfsdk.State,
+	state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
+	m, client := r.applying(ctx, planned, diags)
 	if client == nil {
-		return false
+		return
 	}
-	if checkDeclared {
-		if refuseUndeclaredTrustDomains(ctx, r.Data, client, m.Cluster, m.SpireServer, m.federatesWith(), diags); diags.HasError() {
-			return false
-		}
+	verb, timeout, ok := startFederationWrite(ctx, r.Data, client, m.Cluster, m.SpireServer, m.FederatesWith, m.Timeouts, prior, diags)
+	if !ok {
+		return
 	}
-	action := verb + " the federation of the " + m.describe(client.DisplayName())
+	action := verb + " the federation of the " + clusterSPIFFEIDOn(m.Name, client.DisplayName())
 	existing, err := client.Get(ctx, kube.ClusterSPIFFEID, "", m.Name.ValueString())
 	if kube.IsNotFound(err) {
 		diags.Append(clusterSPIFFEIDNotFound(m, client.DisplayName(), "Could not "+action))
-		return false
+		return
 	}
 	if err != nil {
 		diags.Append(kube.Diagnostic(err, action))
-		return false
+		return
 	}
 	obj := clusterSPIFFEIDFederationObjectFromModel(m)
 	obj.SetUID(existing.GetUID())
 	if _, err := client.Apply(ctx, kube.ClusterSPIFFEID, obj, m.ForceConflicts.ValueBool()); err != nil {
 		if kube.IsUIDMismatch(err) {
 			diags.Append(clusterSPIFFEIDNotFound(m, client.DisplayName(), "Could not "+action+" (it was deleted meanwhile)"))
-			return false
+			return
 		}
 		diags.Append(kube.Diagnostic(err, action))
-		return false
+		return
 	}
 	waitWorkloadsFederate(ctx, r.Data, client, m.SpireServer, m.Name.ValueString(), m.federatesWith(), timeout, verb, diags)
-	return true
+	if prior != nil || !diags.HasError() {
+		r.store(ctx, &m, state, identity, diags)
+	}
 }
 
 // clusterSPIFFEIDNotFound is the error for a ClusterSPIFFEID that does not exist.
@@ -165,7 +139,7 @@ func (r *clusterSPIFFEIDFederationResource) Delete(ctx context.Context, req reso
 	if client == nil {
 		return
 	}
-	action := "remove the federation of the " + state.describe(client.DisplayName())
+	action := "remove the federation of the " + clusterSPIFFEIDOn(state.Name, client.DisplayName())
 	name := state.Name.ValueString()
 	obj, err := client.Get(ctx, kube.ClusterSPIFFEID, "", name)
 	if kube.IsNotFound(err) || kube.IsCRDNotInstalled(err) {

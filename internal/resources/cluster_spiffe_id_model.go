@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/clusterspiffeid"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 type clusterSPIFFEIDResourceModel struct {
@@ -25,17 +26,6 @@ type clusterSPIFFEIDResourceModel struct {
 	Timeouts           timeouts.Value `tfsdk:"timeouts"`
 }
 
-// describe names the object in messages: "ClusterSPIFFEID "web" on cluster "east"".
-func (m clusterSPIFFEIDResourceModel) describe(clusterName string) string {
-	return "ClusterSPIFFEID \"" + m.Name.ValueString() + "\" on cluster \"" + clusterName + "\""
-}
-
-// clusterSPIFFEIDObjectFromModel is the whole object the resource applies:
-// every spec field it manages, the unset ones left out.
-func clusterSPIFFEIDObjectFromModel(ctx context.Context, m clusterSPIFFEIDResourceModel) (*unstructured.Unstructured, diag.Diagnostics) {
-	return clusterspiffeid.ObjectFromSpec(ctx, m.Name.ValueString(), m.Spec)
-}
-
 // setClusterSPIFFEIDFromObject reads the object into m (the spec as
 // clusterspiffeid.Spec.SetFromObject reads it, keeping what m held before
 // where the object cannot tell).
@@ -46,7 +36,8 @@ func setClusterSPIFFEIDFromObject(ctx context.Context, m *clusterSPIFFEIDResourc
 }
 
 // clusterSPIFFEIDStateFromObject is the state import and list both store for obj.
-func clusterSPIFFEIDStateFromObject(ctx context.Context, cluster types.String, obj *unstructured.Unstructured) (clusterSPIFFEIDResourceModel, diag.Diagnostics) {
+func clusterSPIFFEIDStateFromObject(ctx context.Context, cluster types.String, obj *unstructured.Unstructured, _ *kube.Client,
+) (clusterSPIFFEIDResourceModel, diag.Diagnostics) {
 	m := clusterSPIFFEIDResourceModel{
 		Cluster:            cluster,
 		ForceConflicts:     types.BoolValue(false),

@@ -2,8 +2,6 @@ package resources
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -13,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/clusterspiffeid"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
@@ -43,12 +42,10 @@ var clusterSPIFFEIDType = &kubeType[clusterSPIFFEIDResourceModel]{
 	ref: func(m *clusterSPIFFEIDResourceModel) modelRef {
 		return modelRef{id: &m.ID, cluster: m.Cluster, name: m.Name}
 	},
-	fromObject: func(ctx context.Context, cluster types.String, obj *unstructured.Unstructured, _ *kube.Client) (clusterSPIFFEIDResourceModel, diag.Diagnostics) {
-		return clusterSPIFFEIDStateFromObject(ctx, cluster, obj)
-	},
-	refresh: setClusterSPIFFEIDFromObject,
+	fromObject: clusterSPIFFEIDStateFromObject,
+	refresh:    setClusterSPIFFEIDFromObject,
 	readWhat: func(m clusterSPIFFEIDResourceModel, clusterName string) string {
-		return "the " + m.describe(clusterName)
+		return "the " + clusterSPIFFEIDOn(m.Name, clusterName)
 	},
 	snapshot:  true,
 	afterRead: refreshFederationProblems,
@@ -66,10 +63,6 @@ type clusterSPIFFEIDResource struct {
 	kubeResource[clusterSPIFFEIDResourceModel]
 }
 
-// Defaults of the timeouts: long enough for SPIRE to fetch a peer's first
-// bundle (its refresh hint), then for the controller's next reconcile.
-const defaultClusterSPIFFEIDTimeout = 5 * time.Minute
-
 func (r *clusterSPIFFEIDResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	r.write(ctx, req.Plan, nil, &resp.State, resp.Identity, &resp.Diagnostics)
 }
@@ -80,58 +73,34 @@ func (r *clusterSPIFFEIDResource) Update(ctx context.Context, req resource.Updat
 
 // write applies the planned object, a create's when prior is nil, and
 // waits until its workloads federate; m.FederationProblems is what the wait
-// left. A create refuses an object this configuration did not create. What
-// the plan could only warn about (an earlier resource of this apply may
-// have declared the federation) is refused before anything is written; an
-// unchanged federates_with was accepted by an earlier apply, and a
-// federation lost since is the wait's to name. A create whose wait fails
-// returns no state: nothing is tainted, and the next apply applies the same
-// object again (which changes nothing on the cluster) and waits again; the
-// object is not torn down meanwhile. An update stores the new spec with
-// the problems found (also when the apply failed: the next refresh reads
-// the object as it is), which the next plan shows and the next apply waits
-// for again.
+// left. A create whose wait fails returns no state: nothing is tainted, and
+// the next apply applies the same object again (which changes nothing on
+// the cluster) and waits again. An update stores the new spec with the
+// problems found (also when the apply failed: the next refresh reads the
+// object as it is), which the next plan shows and the next apply waits for.
 func (r *clusterSPIFFEIDResource) write(ctx context.Context, planned tfsdk.Plan, prior *tfsdk.State,
 	state *tfsdk.State, identity *tfsdk.ResourceIdentity, diags *diag.Diagnostics) {
 	m, client := r.applying(ctx, planned, diags)
 	if client == nil {
 		return
 	}
-	verb, timeout, changed := "create", m.Timeouts.Create, true
 	if prior == nil {
-		existing, err := client.Get(ctx, kube.ClusterSPIFFEID, "", m.Name.ValueString())
-		if err != nil && !kube.IsNotFound(err) {
-			diags.Append(kube.Diagnostic(err, "create the "+m.describe(client.DisplayName())))
+		if _, ok := r.refuseForeign(ctx, client, &m, path.Root("name"),
+			"or use zerotrust_cluster_spiffe_id_federation to add only federation to it", diags); !ok {
 			return
 		}
-		if err == nil && !adoptGuard(existing, client.FieldManager, path.Root("name"), fmt.Sprintf(
-			"The %s exists already and this configuration did not create it. Import it (`terraform import` with ID %q, "+
-				"or an `import` block) to manage it, or use zerotrust_cluster_spiffe_id_federation to add only federation to it.",
-			m.describe(client.DisplayName()), resourceID(m.Cluster, m.Name.ValueString())), diags) {
-			return
-		}
-	} else {
-		var was types.Set
-		diags.Append(prior.GetAttribute(ctx, path.Root("federates_with"), &was)...)
-		verb, timeout, changed = "update", m.Timeouts.Update, !was.Equal(m.FederatesWith)
 	}
-	if changed {
-		refuseUndeclaredTrustDomains(ctx, r.Data, client, m.Cluster, m.SpireServer, m.TrustDomains(), diags)
-	}
-	if diags.HasError() {
+	verb, timeout, ok := startFederationWrite(ctx, r.Data, client, m.Cluster, m.SpireServer, m.FederatesWith, m.Timeouts, prior, diags)
+	if !ok {
 		return
 	}
-	wait, d := timeout(ctx, defaultClusterSPIFFEIDTimeout)
-	diags.Append(d...)
-	obj, d := clusterSPIFFEIDObjectFromModel(ctx, m)
+	obj, d := clusterspiffeid.ObjectFromSpec(ctx, m.Name.ValueString(), m.Spec)
 	if diags.Append(d...); !diags.HasError() {
 		if _, err := client.Apply(ctx, kube.ClusterSPIFFEID, obj, m.ForceConflicts.ValueBool()); err != nil {
-			diags.Append(kube.Diagnostic(err, verb+" the "+m.describe(client.DisplayName())))
-		} else if tds := m.TrustDomains(); len(tds) > 0 {
-			m.FederationProblems = waitWorkloadsFederate(ctx, r.Data, client, m.SpireServer, m.Name.ValueString(),
-				tds, wait, verb, diags)
+			diags.Append(kube.Diagnostic(err, verb+" the "+clusterSPIFFEIDOn(m.Name, client.DisplayName())))
 		} else {
-			m.FederationProblems = types.ListValueMust(types.StringType, nil) // nothing to federate: no SPIRE to ask
+			m.FederationProblems = waitWorkloadsFederate(ctx, r.Data, client, m.SpireServer, m.Name.ValueString(),
+				m.TrustDomains(), timeout, verb, diags)
 		}
 	}
 	if prior != nil || !diags.HasError() {
@@ -146,28 +115,24 @@ func (r *clusterSPIFFEIDResource) write(ctx context.Context, planned tfsdk.Plan,
 func refreshFederationProblems(ctx context.Context, data *providerdata.Data, client *kube.Client, m *clusterSPIFFEIDResourceModel,
 	_ *unstructured.Unstructured, _ privateSetter,
 ) diag.Diagnostics {
-	if m.FederationProblems.IsNull() || m.FederationProblems.IsUnknown() {
-		m.FederationProblems = types.ListValueMust(types.StringType, nil)
-	}
 	tds := m.TrustDomains()
-	if len(tds) == 0 {
+	if len(tds) == 0 || m.FederationProblems.IsNull() || m.FederationProblems.IsUnknown() {
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
-		return nil
 	}
 	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, m.SpireServer)
-	if d.HasError() {
+	if len(tds) == 0 || d.HasError() {
 		return nil
 	}
 	spire, err := workloadSPIRE(ctx, client, server)
+	var problems map[string][]workloadtrust.Problem
 	if err == nil {
-		var problems map[string][]workloadtrust.Problem
 		problems, err = workloadtrust.CheckWith(ctx, client, spire, []workloadtrust.Want{{Name: m.Name.ValueString(), FederatesWith: tds}})
-		if err == nil {
-			m.FederationProblems = problemList(problems[m.Name.ValueString()])
-			return nil
-		}
 	}
-	tflog.Warn(ctx, "whether the workloads federate could not be asked; keeping the prior answer", map[string]any{
-		string(typename.ClusterSPIFFEID): m.Name.ValueString(), "spire_server": server.String(), "error": err.Error()})
+	if err != nil {
+		tflog.Warn(ctx, "whether the workloads federate could not be asked; keeping the prior answer", map[string]any{
+			string(typename.ClusterSPIFFEID): m.Name.ValueString(), "spire_server": server.String(), "error": err.Error()})
+		return nil
+	}
+	m.FederationProblems = problemList(problems[m.Name.ValueString()])
 	return nil
 }

@@ -95,22 +95,10 @@ func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateReques
 	if client == nil || resp.Diagnostics.HasError() {
 		return
 	}
-	ns := plan.Namespace.ValueString()
-
 	// Taking over an IstioCSR someone else created would silently rewrite its
 	// configuration; it has to be imported instead.
-	existing, err := client.Get(ctx, kube.IstioCSR, ns, istioCSRName)
-	switch {
-	case kube.IsNotFound(err):
-		existing = nil
-	case err != nil:
-		resp.Diagnostics.Append(istioCSRDiagnostic(err, "create the IstioCSR "+ns+"/"+istioCSRName, ns))
-		return
-	}
-	if !adoptGuard(existing, client.FieldManager, path.Root("namespace"), fmt.Sprintf(
-		"Namespace %q of cluster %q already has the IstioCSR %q, not created by this provider. Import it "+
-			"(terraform import ... %s) to manage it, or delete it first.", ns, client.DisplayName(), istioCSRName,
-		resourceID(clusterValue(client.Name), ns)), &resp.Diagnostics) {
+	existing, ok := r.refuseForeign(ctx, client, &plan, path.Root("namespace"), "or delete it first", &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	// What the plan could only warn about (an earlier resource of this

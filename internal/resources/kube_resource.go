@@ -20,8 +20,8 @@ import (
 // object of one kind: the descriptor (kubeType) names the type and says how
 // its model maps to the object, and kubeResource serves from it what such
 // resources do alike (Read, ImportState, the id and cluster check of a
-// plan, the plan and client an apply starts from, the state and identity
-// it stores). A resource then writes its
+// plan, the plan and client an apply starts from, the refusal of an object
+// it did not create, the state and identity it stores). A resource then writes its
 // mapping and its behaviour (Create, Update, Delete, the rest of ModifyPlan)
 // and nothing else.
 
@@ -175,6 +175,30 @@ func (r *kubeResource[M]) applying(ctx context.Context, plan tfsdk.Plan, diags *
 		return m, nil
 	}
 	return m, r.Data.Client(r.ref(&m).cluster, diags)
+}
+
+// refuseForeign is the first step of a Create whose object may exist
+// already: one this configuration's field manager did not write is refused
+// (adoptGuard) at attribute at, with how to import it and otherwise, the
+// other way out. existing is the object found, nil when there is none; ok is
+// false once a diagnostic was added.
+func (k *kubeType[M]) refuseForeign(ctx context.Context, client *kube.Client, m *M, at path.Path, otherwise string,
+	diags *diag.Diagnostics,
+) (existing *unstructured.Unstructured, ok bool) {
+	id, _ := k.identity(m)
+	existing, err := client.Get(ctx, k.kind(*m), id.Namespace, id.Name)
+	if kube.IsNotFound(err) {
+		return nil, true
+	}
+	if err != nil {
+		diags.Append(kube.Diagnostic(err, "create "+k.readWhat(*m, client.DisplayName())))
+		return nil, false
+	}
+	name := strings.TrimPrefix(id.Namespace+"/"+id.Name, "/")
+	return existing, adoptGuard(existing, client.FieldManager, at, fmt.Sprintf(
+		"The %s %q on cluster %q exists already and this configuration did not create it. Import it "+
+			"(`terraform import` with ID %q, or an `import` block) to manage it, %s.",
+		k.kind(*m).Kind, name, client.DisplayName(), k.resourceIDOf(id), otherwise), diags)
 }
 
 // Read implements resource.Resource: the object gone removes the resource,

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -22,8 +24,43 @@ import (
 
 // What both resources that write a ClusterSPIFFEID (cluster_spiffe_id and
 // cluster_spiffe_id_federation) share about its workloads' federation: the
-// plan-time checks of federates_with, and the wait until the workloads
-// federate.
+// plan-time checks of federates_with, how an apply starts, and the wait
+// until the workloads federate.
+
+// defaultClusterSPIFFEIDTimeout is the default of both resources' timeouts:
+// long enough for SPIRE to fetch a peer's first bundle (its refresh hint),
+// then for the controller's next reconcile.
+const defaultClusterSPIFFEIDTimeout = 5 * time.Minute
+
+// clusterSPIFFEIDOn names the object in messages: ClusterSPIFFEID "web" on
+// cluster "east".
+func clusterSPIFFEIDOn(name types.String, clusterName string) string {
+	return fmt.Sprintf("ClusterSPIFFEID %q on cluster %q", name.ValueString(), clusterName)
+}
+
+// startFederationWrite is how an apply of either resource begins, a
+// create's when prior is nil: its verb and timeout, and, when
+// federates_with is new or changed, the refusal of the trust domains no
+// federation of the cluster declares, before anything is written. The plan
+// could only warn about those (an earlier resource of this apply may have
+// declared one); an unchanged list was accepted by an earlier apply, and a
+// federation lost since is the wait's to name. ok is false once a diagnostic
+// was added.
+func startFederationWrite(ctx context.Context, data *providerdata.Data, client *kube.Client, cluster types.String,
+	spireServer types.Object, federatesWith types.Set, t timeouts.Value, prior *tfsdk.State, diags *diag.Diagnostics,
+) (verb string, timeout time.Duration, ok bool) {
+	verb, timeoutOf, changed := "create", t.Create, true
+	if prior != nil {
+		var was types.Set
+		diags.Append(prior.GetAttribute(ctx, path.Root("federates_with"), &was)...)
+		verb, timeoutOf, changed = "update", t.Update, !was.Equal(federatesWith)
+	}
+	timeout, d := timeoutOf(ctx, defaultClusterSPIFFEIDTimeout)
+	if diags.Append(d...); changed && !diags.HasError() {
+		refuseUndeclaredTrustDomains(ctx, data, client, cluster, spireServer, stringsOf(federatesWith), diags)
+	}
+	return verb, timeout, !diags.HasError()
+}
 
 // checkWorkloadFederation makes the plan-time checks that ask the cluster:
 // the SPIFFE ID template (when given) renders an ID of the cluster's trust
@@ -178,10 +215,14 @@ const clusterSPIFFEIDPoll = 2 * time.Second
 
 // waitWorkloadsFederate waits, up to timeout, until the workloads of the
 // ClusterSPIFFEID name federate with tds, and returns the problems left
-// (federation_problems); an error names them. verb names the timeout.
+// (federation_problems, empty when tds is); an error names them. verb
+// names the timeout.
 func waitWorkloadsFederate(ctx context.Context, data *providerdata.Data, client *kube.Client, spireServerValue types.Object,
 	name string, tds []string, timeout time.Duration, verb string, diags *diag.Diagnostics) types.List {
 	none := types.ListValueMust(types.StringType, nil)
+	if len(tds) == 0 {
+		return none // nothing to federate: no SPIRE to ask
+	}
 	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, spireServerValue)
 	diags.Append(d...)
 	if diags.HasError() {
