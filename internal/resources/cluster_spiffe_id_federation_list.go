@@ -1,9 +1,6 @@
 package resources
 
 import (
-	"context"
-
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,13 +14,10 @@ func NewClusterSPIFFEIDFederationListResource() list.ListResource {
 			"cluster or all of them. ClusterSPIFFEIDs without federation are left out: there is nothing to adopt.",
 		map[string]listschema.Attribute{},
 		func(config clusterSPIFFEIDFederationListConfig) listConverter {
-			return func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (listedObject, bool, diag.Diagnostics) {
+			return clusterSPIFFEIDFederationType.listedWhere(func(obj *unstructured.Unstructured) bool {
 				spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-				if len(objStrings(spec, "federatesWith")) == 0 {
-					return listedObject{}, true, nil
-				}
-				return clusterSPIFFEIDFederationType.listed(ctx, t, obj, includeResource)
-			}
+				return len(objStrings(spec, "federatesWith")) > 0
+			})
 		})
 }
 

@@ -1,10 +1,8 @@
 package resources
 
 import (
-	"context"
 	"slices"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -27,13 +25,11 @@ func NewClusterSPIFFEIDListResource() list.ListResource {
 			},
 		},
 		func(config clusterSPIFFEIDListConfig) listConverter {
-			return func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (listedObject, bool, diag.Diagnostics) {
+			return clusterSPIFFEIDType.listedWhere(func(obj *unstructured.Unstructured) bool {
 				spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-				if td := config.FederatesWith; !td.IsNull() && !slices.Contains(objStrings(spec, "federatesWith"), td.ValueString()) {
-					return listedObject{}, true, nil
-				}
-				return clusterSPIFFEIDType.listed(ctx, t, obj, includeResource)
-			}
+				td := config.FederatesWith
+				return td.IsNull() || slices.Contains(objStrings(spec, "federatesWith"), td.ValueString())
+			})
 		})
 }
 

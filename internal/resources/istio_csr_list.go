@@ -1,9 +1,6 @@
 package resources
 
 import (
-	"context"
-
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -24,15 +21,12 @@ func NewIstioCSRListResource() list.ListResource {
 			Validators:          []validator.String{validate.DNSLabel()},
 		}},
 		func(config istioCSRListConfig) listConverter {
-			return func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (listedObject, bool, diag.Diagnostics) {
+			return istioCSRType.listedWhere(func(obj *unstructured.Unstructured) bool {
 				// The CRD accepts no other name; another object is nothing this
 				// resource could manage.
-				if obj.GetName() != istioCSRName ||
-					(!config.Namespace.IsNull() && obj.GetNamespace() != config.Namespace.ValueString()) {
-					return listedObject{}, true, nil
-				}
-				return istioCSRType.listed(ctx, t, obj, includeResource)
-			}
+				return obj.GetName() == istioCSRName &&
+					(config.Namespace.IsNull() || obj.GetNamespace() == config.Namespace.ValueString())
+			})
 		})
 }
 

@@ -133,6 +133,17 @@ func (k *kubeType[M]) listed(ctx context.Context, t listTarget, obj *unstructure
 	return lo, false, diags
 }
 
+// listedWhere is the list converter of the objects keep lets through (the
+// list's filters); the others are left out silently.
+func (k *kubeType[M]) listedWhere(keep func(obj *unstructured.Unstructured) bool) listConverter {
+	return func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (listedObject, bool, diag.Diagnostics) {
+		if !keep(obj) {
+			return listedObject{}, true, nil
+		}
+		return k.listed(ctx, t, obj, includeResource)
+	}
+}
+
 func (k *kubeType[M]) kind(m M) kube.Kind {
 	if k.kindOf != nil {
 		return k.kindOf(m)

@@ -1,9 +1,6 @@
 package resources
 
 import (
-	"context"
-
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -32,16 +29,13 @@ func NewMeshServiceIdentitiesListResource() list.ListResource {
 			},
 		},
 		func(config meshServiceIdentitiesListConfig) listConverter {
-			return func(ctx context.Context, t listTarget, obj *unstructured.Unstructured, includeResource bool) (listedObject, bool, diag.Diagnostics) {
+			return meshServiceIdentitiesType.listedWhere(func(obj *unstructured.Unstructured) bool {
 				if !config.Namespace.IsNull() && obj.GetNamespace() != config.Namespace.ValueString() {
-					return listedObject{}, true, nil
+					return false
 				}
 				ids := meshServiceSpiffeIDs(obj)
-				if len(ids) == 0 || (!config.TrustDomain.IsNull() && !meshServiceInTrustDomain(ids, config.TrustDomain.ValueString())) {
-					return listedObject{}, true, nil
-				}
-				return meshServiceIdentitiesType.listed(ctx, t, obj, includeResource)
-			}
+				return len(ids) > 0 && (config.TrustDomain.IsNull() || meshServiceInTrustDomain(ids, config.TrustDomain.ValueString()))
+			})
 		})
 }
 
