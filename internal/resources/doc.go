@@ -45,8 +45,9 @@
 // model holds id and object name, fromObject and refresh), from which
 // kubeResource serves Read, ImportState, a Delete of the object, the plan's
 // id and cluster check, the plan and client an apply starts from (applying),
-// the state and identity an apply stores (store) and the list results
-// (listed). The others (mesh_trust_domain, spire_bundle, spire_federation)
+// a create's refusal of an object this configuration did not create
+// (refuseForeign), the state and identity an apply stores (store) and the
+// list results (listed, listedWhere for a list's filters). The others (mesh_trust_domain, spire_bundle, spire_federation)
 // keep a <thing>ObjectIdentity, the objectIdentity of the object. No helper
 // returns the id attribute as a string: it is resourceID(cluster, key)
 // where it is set.
@@ -85,8 +86,8 @@
 // once per server and walk for every resource of the cluster: its
 // federation relationships and bundles, its entries), workload_federation.go
 // (what cluster_spiffe_id and cluster_spiffe_id_federation share: the
-// plan-time checks of federates_with, the wait until the workloads
-// federate).
+// plan-time checks of federates_with, how an apply starts, the wait until
+// the workloads federate).
 //
 // One model idiom: a model is a struct of framework value types (types.String,
 // types.List, types.Object, ...) with tfsdk tags, and a nested object is a
