@@ -38,6 +38,7 @@ var clusterSPIFFEIDType = &kubeType[clusterSPIFFEIDResourceModel]{
 		planChecks: []string{
 			"that spiffe_id_template renders an ID of the cluster's trust domain",
 			"that every federates_with trust domain is declared by a federation of the cluster",
+			"that no Helm release owns an object of the name a create would write",
 		},
 	},
 	ref: func(m *clusterSPIFFEIDResourceModel) modelRef {
@@ -104,7 +105,7 @@ func (r *clusterSPIFFEIDResource) write(ctx context.Context, planned tfsdk.Plan,
 			diags.Append(kube.Diagnostic(err, "create the "+m.describe(client.DisplayName())))
 			return
 		}
-		if err == nil && !adoptGuard(existing, client.FieldManager, path.Root("name"), fmt.Sprintf(
+		if err == nil && !adoptGuard(existing, client, path.Root("name"), fmt.Sprintf(
 			"The %s exists already and this configuration did not create it. Import it (`terraform import` with ID %q, "+
 				"or an `import` block) to manage it, or use zerotrust_cluster_spiffe_id_federation to add only federation to it.",
 			m.describe(client.DisplayName()), resourceID(m.Cluster, m.Name.ValueString())), diags) {

@@ -107,7 +107,7 @@ func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateReques
 		resp.Diagnostics.Append(istioCSRDiagnostic(err, "create the IstioCSR "+ns+"/"+istioCSRName, ns))
 		return
 	}
-	if !adoptGuard(existing, client.FieldManager, path.Root("namespace"), fmt.Sprintf(
+	if !adoptGuard(existing, client, path.Root("namespace"), fmt.Sprintf(
 		"Namespace %q of cluster %q already has the IstioCSR %q, not created by this provider. Import it "+
 			"(terraform import ... %s) to manage it, or delete it first.", ns, client.DisplayName(), istioCSRName,
 		resourceID(clusterValue(client.Name), ns)), &resp.Diagnostics) {
