@@ -34,8 +34,8 @@ const (
 type SpireOptions struct {
 	// TrustDomain of the server, e.g. "east.zt.test". Required.
 	TrustDomain string
-	// Namespace of the SPIRE server's Pod and bundle ConfigMap. Default
-	// DefaultSpireNamespace.
+	// Namespace of the SPIRE server's Pod and (except with Helm) bundle
+	// ConfigMap. Default DefaultSpireNamespace.
 	Namespace string
 	// ClassName is spire-controller-manager's className. Default
 	// DefaultSpireClassName.
@@ -91,6 +91,11 @@ type SpireOptions struct {
 	// becomes a ClusterFederatedTrustDomain as Helm makes it (named
 	// HelmObjectName(Namespace, key)).
 	HelmFederatedTrustDomains map[string]HelmFederatedTrustDomain
+	// HelmDisabledClusterSPIFFEIDs, only with Helm, are keys of
+	// HelmClusterSPIFFEIDs whose chart value `enabled` is false: Helm makes
+	// no such object. Disabling HelmDefaultClusterSPIFFEID leaves pods that
+	// no other ClusterSPIFFEID selects without an entry.
+	HelmDisabledClusterSPIFFEIDs []string
 	// ExecEndpointCommand, only with Detach, runs the exec endpoint as a
 	// detached process of its own, so pod exec keeps reaching the real
 	// spire-server after this process exits, as in tests: the argv of a
@@ -169,8 +174,8 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	if opts.Standalone && opts.Helm {
 		return nil, errors.New("spire: a standalone server has no cluster objects to lay out as the Helm chart does")
 	}
-	if len(opts.HelmFederatedTrustDomains) > 0 && !opts.Helm {
-		return nil, errors.New("spire: HelmFederatedTrustDomains are the Helm chart's values; set Helm too")
+	if (len(opts.HelmFederatedTrustDomains) > 0 || len(opts.HelmDisabledClusterSPIFFEIDs) > 0) && !opts.Helm {
+		return nil, errors.New("spire: HelmFederatedTrustDomains and HelmDisabledClusterSPIFFEIDs are the Helm chart's values; set Helm too")
 	}
 	if opts.Standalone && opts.Detach {
 		return nil, errors.New("spire: Detach is for servers of a cluster (ztlab up --spire), not standalone ones")

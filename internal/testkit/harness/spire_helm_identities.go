@@ -112,7 +112,7 @@ func (s *Spire) helmClusterSPIFFEIDSpec(key string) map[string]any {
 }
 
 // applyHelmIdentities creates, as Helm installs them, the chart's default
-// ClusterSPIFFEIDs and the ClusterFederatedTrustDomains of
+// ClusterSPIFFEIDs (but SpireOptions.HelmDisabledClusterSPIFFEIDs) and the ClusterFederatedTrustDomains of
 // SpireOptions.HelmFederatedTrustDomains. An object left by an earlier
 // server of the same release is written over.
 func (s *Spire) applyHelmIdentities(ctx context.Context) error {
@@ -122,6 +122,9 @@ func (s *Spire) applyHelmIdentities(ctx context.Context) error {
 	}
 	var objs []*unstructured.Unstructured
 	for _, key := range HelmClusterSPIFFEIDs {
+		if slices.Contains(s.opts.HelmDisabledClusterSPIFFEIDs, key) {
+			continue
+		}
 		meta := s.helmMeta(HelmObjectName(s.Namespace, key), "")
 		meta.Labels[HelmClassNameLabel] = s.ClassName
 		objs = append(objs, helmObject("ClusterSPIFFEID", meta, s.helmClusterSPIFFEIDSpec(key)))

@@ -18,6 +18,7 @@ import (
 	"github.com/spiffe/go-spiffe/v2/federation"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -450,6 +451,7 @@ func TestAccSpireHelmLayout(t *testing.T) {
 	lab := startLab(t, Options{Names: []string{"chart"}})
 	ctx := context.Background()
 	s := startSpire(t, lab.Cluster("chart"), SpireOptions{TrustDomain: "chart.zt.test", Helm: true,
+		HelmDisabledClusterSPIFFEIDs: []string{HelmTestKeysClusterSPIFFEID},
 		HelmFederatedTrustDomains: map[string]HelmFederatedTrustDomain{"peer": {
 			TrustDomain: "peer.zt.test", BundleEndpointURL: "https://127.0.0.1:1", EndpointSPIFFEID: "spiffe://peer.zt.test/spire/server",
 		}},
@@ -473,10 +475,12 @@ func TestAccSpireHelmLayout(t *testing.T) {
 		class != s.ClassName || def.GetLabels()[HelmClassNameLabel] != s.ClassName {
 		t.Fatalf("the chart's default ClusterSPIFFEID is not as Helm makes it: %v", def.Object)
 	}
-	for _, key := range HelmClusterSPIFFEIDs[1:] {
-		if obj, err := csids.Get(ctx, HelmObjectName(s.Namespace, key), metav1.GetOptions{}); err != nil || !helmOwned(obj) {
-			t.Fatalf("ClusterSPIFFEID %s: %v", key, err)
-		}
+	if obj, err := csids.Get(ctx, HelmObjectName(s.Namespace, HelmOIDCDiscoveryClusterSPIFFEID), metav1.GetOptions{}); err != nil || !helmOwned(obj) {
+		t.Fatalf("ClusterSPIFFEID %s: %v", HelmOIDCDiscoveryClusterSPIFFEID, err)
+	}
+	// Disabled in the values: Helm makes no object.
+	if _, err := csids.Get(ctx, HelmObjectName(s.Namespace, HelmTestKeysClusterSPIFFEID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("ClusterSPIFFEID %s disabled in the values: %v", HelmTestKeysClusterSPIFFEID, err)
 	}
 	ftd, err := dyn.Resource(schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}).
 		Get(ctx, "spire-server-spire-peer", metav1.GetOptions{})
