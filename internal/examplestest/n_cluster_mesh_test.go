@@ -388,7 +388,7 @@ func rotateAndWaitForConfigMap(t *testing.T, m meshMember) {
 	td := spiffeid.RequireTrustDomainFromString(m.spire.TrustDomain)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		cm, err := cs.CoreV1().ConfigMaps(m.spire.Namespace).Get(ctx, m.spire.BundleConfigMap, metav1.GetOptions{})
+		cm, err := cs.CoreV1().ConfigMaps(m.spire.BundleNamespace).Get(ctx, m.spire.BundleConfigMap, metav1.GetOptions{})
 		if err == nil {
 			if b, err := trustbundle.ParsePEM(td, []byte(cm.Data["bundle.crt"])); err == nil && len(b.X509Authorities()) == 2 {
 				return
@@ -396,7 +396,7 @@ func rotateAndWaitForConfigMap(t *testing.T, m meshMember) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: ConfigMap %s/%s did not get the rotated CA within 30s (%v)", m.cluster.Name,
-				m.spire.Namespace, m.spire.BundleConfigMap, err)
+				m.spire.BundleNamespace, m.spire.BundleConfigMap, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -28,10 +28,11 @@ var (
 // (cluster-scoped) someone else owns.
 var clusterSPIFFEIDFederationType = &kubeType[clusterSPIFFEIDFederationResourceModel]{
 	typeInfo: &typeInfo{
-		name:     typename.ClusterSPIFFEIDFederation,
-		kinds:    []kube.Kind{kube.ClusterSPIFFEID},
-		shape:    identityShape{},
-		importID: importIDForm{note: ", e.g. \"west/default\""},
+		name:         typename.ClusterSPIFFEIDFederation,
+		sharesObject: true,
+		kinds:        []kube.Kind{kube.ClusterSPIFFEID},
+		shape:        identityShape{},
+		importID:     importIDForm{note: ", e.g. \"west/default\""},
 		planChecks: []string{
 			"that the ClusterSPIFFEID exists",
 			"that every federates_with trust domain is declared by a federation of the cluster",

@@ -37,6 +37,7 @@ var clusterSPIFFEIDType = &kubeType[clusterSPIFFEIDResourceModel]{
 		planChecks: []string{
 			"that spiffe_id_template renders an ID of the cluster's trust domain",
 			"that every federates_with trust domain is declared by a federation of the cluster",
+			"that no Helm release owns an object of the name a create would write",
 		},
 	},
 	ref: func(m *clusterSPIFFEIDResourceModel) modelRef {

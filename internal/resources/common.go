@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
@@ -92,18 +93,21 @@ var (
 // manager made would silently take it over, so such an object is refused
 // with an "Object Already Exists" error at attribute at, whose detail (which
 // object it is, on which cluster, and how to import it) the caller words.
-// A nil obj (nothing there) and an object manager applied itself (a create
-// whose response never reached the state) pass. It reports whether Create
-// may go on.
+// A nil obj (nothing there) and an object client's manager applied itself (a
+// create whose response never reached the state) pass; one a Helm release
+// owns gets refuseHelmOwned's error instead. It reports whether Create may
+// go on.
 //
 // The detail ends with who did write the object: with one field_manager per
 // Terraform workspace (the guide "One workspace per cluster"), another
 // workspace's manager there says which workspace already declares it.
-func adoptGuard(obj *unstructured.Unstructured, manager string, at path.Path, detail string, diags *diag.Diagnostics) bool {
-	if obj == nil || applier(manager).wrote(obj) {
+func adoptGuard(obj *unstructured.Unstructured, client *kube.Client, at path.Path, detail string, diags *diag.Diagnostics) bool {
+	if obj == nil || applier(client.FieldManager).wrote(obj) {
 		return true
 	}
-	diags.AddAttributeError(at, "Object Already Exists", detail+" "+writtenBy(obj, manager))
+	if !refuseHelmOwned(obj, client.DisplayName(), at, diags) {
+		diags.AddAttributeError(at, "Object Already Exists", detail+" "+writtenBy(obj, client.FieldManager))
+	}
 	return false
 }
 

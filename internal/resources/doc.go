@@ -78,7 +78,9 @@
 // helpers every resource uses), identity.go (resource identity and the
 // import prologue), list.go (the list resource shell, cluster scope and
 // result streaming), ownership.go (who wrote an object or field, the
-// private-state record of held fields, releasing them), managed_fields.go
+// private-state record of held fields, releasing them), helm_owned.go
+// (objects a Helm release owns: refused to a create, an import and
+// adoption, marked in list results), managed_fields.go
 // (decoding managedFields), object_fields.go (reading fields of unstructured
 // objects, status conditions in messages), values.go (framework collections
 // and nested objects to Go values and back), plan_apply_check.go (the

@@ -151,7 +151,7 @@ func checkExistingDV(existing *unstructured.Unstructured, client *kube.Client, p
 	if plan.AdoptExisting.ValueBool() {
 		return
 	}
-	adoptGuard(existing, client.FieldManager, path.Root("adopt_existing"), fmt.Sprintf(
+	adoptGuard(existing, client, path.Root("adopt_existing"), fmt.Sprintf(
 		"A DomainVerification named %q (domain %q) already exists on cluster %q and was not created by this "+
 			"provider (in Kuadrant's ingress flow the webhook creates it). Set adopt_existing = true to adopt it: "+
 			"the provider then writes nothing to it and destroy leaves it in place. Or import it "+

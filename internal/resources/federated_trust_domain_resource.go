@@ -41,7 +41,7 @@ var federatedTrustDomainType = &kubeType[federatedTrustDomainResourceModel]{
 		name:  typename.FederatedTrustDomain,
 		kinds: []kube.Kind{kube.ClusterFederatedTrustDomain},
 		planChecks: []string{
-			"that no other ClusterFederatedTrustDomain federates with the same trust domain (duplicate check)",
+			"that no other ClusterFederatedTrustDomain federates with the same trust domain (duplicate check), nor one a Helm release owns",
 			"which SPIRE server pod a planned repair of spire_trust runs in",
 		},
 	},
@@ -194,7 +194,12 @@ func checkUniqueAmong(ctx context.Context, items []unstructured.Unstructured, cl
 		switch {
 		case othersOnly && item.GetName() != name && applier(client.FieldManager).wrote(item):
 			continue
-		case item.GetName() == name && !adoptGuard(item, client.FieldManager, path.Root("name"),
+		case (item.GetName() == name || other == td) && refuseHelmOwned(item, client.DisplayName(), path.Root("trust_domain"), diags):
+			// The release's object for this trust domain stays the one
+			// spire-controller-manager follows; a second one here would be
+			// ignored, and one under its name would fight the release.
+			return false
+		case item.GetName() == name && !adoptGuard(item, client, path.Root("name"),
 			fmt.Sprintf("A ClusterFederatedTrustDomain named %q already exists on cluster %q and was not created by "+
 				"this configuration. Import it (terraform import ... %s) or choose another name.",
 				name, client.DisplayName(), resourceID(clusterValue(client.Name), name)), diags):

@@ -348,7 +348,7 @@ resource "zerotrust_federated_trust_domain" "peer" {
   trust_domain_bundle = data.zerotrust_trust_bundle.peer.spiffe_bundle
   wait_for_bundle     = true
 }
-`, peer.Cluster.Name, peer.TrustDomain, peer.Namespace, peer.BundleConfigMap, peer.BundleEndpointURL, peer.EndpointSPIFFEID)
+`, peer.Cluster.Name, peer.TrustDomain, peer.BundleNamespace, peer.BundleConfigMap, peer.BundleEndpointURL, peer.EndpointSPIFFEID)
 }
 
 // eastHoldsAuthorities checks the X.509 authorities east's SPIRE server
@@ -521,7 +521,7 @@ func forceRotation(t *testing.T, peer *harness.Spire, oldView *spiffebundle.Bund
 	// Logged, not required: the test holds whether or not SPIRE rewrites
 	// the ConfigMap.
 	cm, err := acctest.Dynamic(t, peer.Cluster.Name).Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).
-		Namespace(peer.Namespace).Get(ctx, peer.BundleConfigMap, metav1.GetOptions{})
+		Namespace(peer.BundleNamespace).Get(ctx, peer.BundleConfigMap, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,9 +161,10 @@ func (k *kubeType[M]) store(ctx context.Context, m *M, state *tfsdk.State, ident
 }
 
 // planned is the prologue of a ModifyPlan: it reads the plan into m, checks
-// its cluster key and sets its id, and stores the plan. ok is false on a
-// destroy, before the provider is configured, or once a diagnostic was
-// added; a caller that changes m further sets the plan again.
+// its cluster key and sets its id, refuses a create of an object a Helm
+// release owns (unless the type shares objects), and stores the plan. ok is
+// false on a destroy, before the provider is configured, or once a
+// diagnostic was added; a caller that changes m further sets the plan again.
 func (k *kubeType[M]) planned(ctx context.Context, data *providerdata.Data, req resource.ModifyPlanRequest,
 	resp *resource.ModifyPlanResponse,
 ) (m M, ok bool) {
@@ -175,6 +176,9 @@ func (k *kubeType[M]) planned(ctx context.Context, data *providerdata.Data, req 
 		return m, false
 	}
 	k.setID(&m)
+	if id, known := k.identity(&m); known && req.State.Raw.IsNull() && !k.sharesObject {
+		planRefuseHelmOwned(ctx, data, k.ref(&m).cluster, k.kind(m), id.Namespace, id.Name, path.Root("name"), &resp.Diagnostics)
+	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 	return m, !resp.Diagnostics.HasError()
 }
@@ -206,7 +210,7 @@ func (k *kubeType[M]) refuseForeign(ctx context.Context, client *kube.Client, m 
 		return nil, false
 	}
 	name := strings.TrimPrefix(id.Namespace+"/"+id.Name, "/")
-	return existing, adoptGuard(existing, client.FieldManager, at, fmt.Sprintf(
+	return existing, adoptGuard(existing, client, at, fmt.Sprintf(
 		"The %s %q on cluster %q exists already and this configuration did not create it. Import it "+
 			"(`terraform import` with ID %q, or an `import` block) to manage it, %s.",
 		k.kind(*m).Kind, name, client.DisplayName(), k.resourceIDOf(id), otherwise), diags)
@@ -294,6 +298,9 @@ func (r *kubeResource[M]) ImportState(ctx context.Context, req resource.ImportSt
 	cluster := clusterValue(id.Cluster)
 	client, obj := importedObject(ctx, r.Data, cluster, r.kinds[0], id.Namespace, id.Name, what, &resp.Diagnostics)
 	if obj == nil {
+		return
+	}
+	if !r.sharesObject && refuseHelmOwned(obj, client.DisplayName(), path.Empty(), &resp.Diagnostics) {
 		return
 	}
 	state, d := r.fromObject(ctx, cluster, obj, client)

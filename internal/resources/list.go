@@ -171,7 +171,11 @@ func streamObjects(ctx context.Context, req list.ListRequest, stream *list.ListR
 				continue
 			}
 			for i := range objs {
-				if !out.send(convert(ctx, t, &objs[i], req.IncludeResource)) {
+				lo, skip, d := convert(ctx, t, &objs[i], req.IncludeResource)
+				// Who owns a Helm release's object shows in every list,
+				// as the refusal of its import names it.
+				lo.display += helmDisplaySuffix(&objs[i])
+				if !out.send(lo, skip, d) {
 					return false
 				}
 			}

@@ -25,10 +25,11 @@ var (
 // meshServiceIdentitiesType: MeshServices are namespaced.
 var meshServiceIdentitiesType = &kubeType[meshServiceIdentitiesResourceModel]{
 	typeInfo: &typeInfo{
-		name:     typename.MeshServiceIdentities,
-		kinds:    []kube.Kind{kube.KumaMeshService},
-		shape:    identityShape{namespaced: true},
-		importID: importIDForm{namespaced: true, note: ", e.g. \"west/shop/cart\""},
+		name:         typename.MeshServiceIdentities,
+		sharesObject: true,
+		kinds:        []kube.Kind{kube.KumaMeshService},
+		shape:        identityShape{namespaced: true},
+		importID:     importIDForm{namespaced: true, note: ", e.g. \"west/shop/cart\""},
 		planChecks: []string{
 			"that the MeshService exists",
 		},

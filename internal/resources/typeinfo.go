@@ -35,6 +35,10 @@ type typeInfo struct {
 	// objects on a cluster that does not answer, when that is more than
 	// skipping planChecks (UnreachableNotes).
 	whenUnreachable string
+	// sharesObject: the resource manages a part of an object someone else
+	// owns (and leaves it behind), so an object a Helm release owns is no
+	// reason to refuse its create or import (helm_owned.go).
+	sharesObject bool
 }
 
 // info returns the descriptor a resource embeds.

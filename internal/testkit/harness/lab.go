@@ -247,6 +247,9 @@ type SpireState struct {
 	EndpointSPIFFEID  string `json:"endpoint_spiffe_id"`
 	Namespace         string `json:"namespace"`
 	BundleConfigMap   string `json:"bundle_config_map"`
+	// BundleNamespace holds BundleConfigMap: Namespace, or the chart's
+	// system namespace for a server laid out as the Helm chart does.
+	BundleNamespace string `json:"bundle_namespace,omitempty"`
 	// SocketPath is the server API (admin) socket, in SocketDir, a directory
 	// of its own that StopFromState removes.
 	SocketPath           string `json:"socket_path"`

@@ -34,8 +34,8 @@ const (
 type SpireOptions struct {
 	// TrustDomain of the server, e.g. "east.zt.test". Required.
 	TrustDomain string
-	// Namespace of the SPIRE server's Pod and bundle ConfigMap. Default
-	// DefaultSpireNamespace.
+	// Namespace of the SPIRE server's Pod and (except with Helm) bundle
+	// ConfigMap. Default DefaultSpireNamespace.
 	Namespace string
 	// ClassName is spire-controller-manager's className. Default
 	// DefaultSpireClassName.
@@ -82,8 +82,20 @@ type SpireOptions struct {
 	// configuration ConfigMap, the controller manager's ConfigMap and the
 	// federation Ingress of release HelmSpireRelease (see applyHelmObjects).
 	// Namespace then defaults to HelmSpireNamespace and ClassName to the
-	// chart's default, HelmSpireClassName.
+	// chart's default, HelmSpireClassName; the bundle ConfigMap is in
+	// HelmSpireBundleNamespace, and the chart's default ClusterSPIFFEIDs
+	// exist as Helm made them (HelmClusterSPIFFEIDs).
 	Helm bool
+	// HelmFederatedTrustDomains, only with Helm, are the chart's
+	// controllerManager.identities.clusterFederatedTrustDomains: each key
+	// becomes a ClusterFederatedTrustDomain as Helm makes it (named
+	// HelmObjectName(Namespace, key)).
+	HelmFederatedTrustDomains map[string]HelmFederatedTrustDomain
+	// HelmDisabledClusterSPIFFEIDs, only with Helm, are keys of
+	// HelmClusterSPIFFEIDs whose chart value `enabled` is false: Helm makes
+	// no such object. Disabling HelmDefaultClusterSPIFFEID leaves pods that
+	// no other ClusterSPIFFEID selects without an entry.
+	HelmDisabledClusterSPIFFEIDs []string
 	// ExecEndpointCommand, only with Detach, runs the exec endpoint as a
 	// detached process of its own, so pod exec keeps reaching the real
 	// spire-server after this process exits, as in tests: the argv of a
@@ -119,10 +131,11 @@ type Spire struct {
 	// Namespace is set.
 	Namespace, PodName, Container string
 	NodeName                      string
-	// BundleConfigMap in Namespace holds "bundle.crt" (PEM), kept current by
-	// SPIRE's k8sbundle notifier. Empty when standalone.
-	BundleConfigMap string
-	ClassName       string
+	// BundleConfigMap in BundleNamespace holds "bundle.crt" (PEM), kept
+	// current by SPIRE's k8sbundle notifier. Empty when standalone.
+	// BundleNamespace is Namespace, or HelmSpireBundleNamespace with Helm.
+	BundleConfigMap, BundleNamespace string
+	ClassName                        string
 
 	mu         sync.Mutex
 	opts       SpireOptions
@@ -161,6 +174,9 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	if opts.Standalone && opts.Helm {
 		return nil, errors.New("spire: a standalone server has no cluster objects to lay out as the Helm chart does")
 	}
+	if (len(opts.HelmFederatedTrustDomains) > 0 || len(opts.HelmDisabledClusterSPIFFEIDs) > 0) && !opts.Helm {
+		return nil, errors.New("spire: HelmFederatedTrustDomains and HelmDisabledClusterSPIFFEIDs are the Helm chart's values; set Helm too")
+	}
 	if opts.Standalone && opts.Detach {
 		return nil, errors.New("spire: Detach is for servers of a cluster (ztlab up --spire), not standalone ones")
 	}
@@ -187,7 +203,10 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	}
 	if !opts.Standalone {
 		s.Namespace, s.PodName, s.Container = opts.Namespace, SpirePodName, SpireContainerName
-		s.BundleConfigMap = SpireBundleConfigMap
+		s.BundleConfigMap, s.BundleNamespace = SpireBundleConfigMap, opts.Namespace
+		if opts.Helm {
+			s.BundleNamespace = HelmSpireBundleNamespace
+		}
 		s.NodeName = "spire-" + opts.Namespace
 	}
 	ok := false
@@ -387,7 +406,7 @@ func (s *Spire) serverConfig() string {
 			s.Cluster.Name, s.Namespace+":"+SpireAgentServiceAccount, s.Cluster.Kubeconfig)
 		fmt.Fprintf(&b, "  Notifier \"k8sbundle\" {\n    plugin_data {\n      namespace = %q\n      config_map = %q\n"+
 			"      config_map_key = \"bundle.crt\"\n      kube_config_file_path = %q\n    }\n  }\n",
-			s.Namespace, s.BundleConfigMap, s.Cluster.Kubeconfig)
+			s.BundleNamespace, s.BundleConfigMap, s.Cluster.Kubeconfig)
 	}
 	b.WriteString("}\n\nhealth_checks {\n  listener_enabled = true\n  bind_address = \"127.0.0.1\"\n")
 	fmt.Fprintf(&b, "  bind_port = \"%d\"\n  live_path = \"/live\"\n  ready_path = \"/ready\"\n}\n", s.healthPort)

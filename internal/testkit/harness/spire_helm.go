@@ -22,6 +22,12 @@ const (
 	HelmSpireNamespace  = "spire-server"
 	HelmSpireRelease    = "spire"
 	HelmSpireServerName = "spire-server"
+	// HelmSpireBundleNamespace is where the chart, with
+	// global.spire.recommendations, publishes the bundle ConfigMap: its
+	// system namespace (global.spire.namespaces.system.name).
+	HelmSpireBundleNamespace = "spire-system"
+	// HelmFieldManager is the field manager Helm's writes are recorded under.
+	HelmFieldManager = "helm"
 )
 
 // HelmSpireClassName is the chart's default className for release
@@ -30,24 +36,20 @@ func HelmSpireClassName(namespace string) string { return namespace + "-" + Helm
 
 // applyHelmObjects writes, in Helm's place, the objects the provider reads of
 // a chart install: the server's configuration ConfigMap (server.conf as JSON,
-// as the chart renders it, saying what this server really runs), the
-// controller manager's ConfigMap and, with federation, the federation
-// Ingress. Nothing routes the Ingress in a harness cluster: peers reach the
+// as the chart renders it, saying what this server really runs: the chart's
+// values notifier.k8sBundle.enabled=true, bundlePublisher.k8sConfigMap.enabled=false,
+// which publish the PEM bundle.crt into the system namespace as the
+// default BundlePublisher publishes bundle.spiffe there), the
+// controller manager's ConfigMap, the chart's ClusterSPIFFEIDs and
+// ClusterFederatedTrustDomains (applyHelmIdentities) and, with federation,
+// the federation Ingress. Nothing routes the Ingress in a harness cluster: peers reach the
 // endpoint at Spire.BundleEndpointURL, as with the operator's layout.
 func (s *Spire) applyHelmObjects(ctx context.Context) error {
 	cs, err := kubernetes.NewForConfig(s.Cluster.RESTConfig())
 	if err != nil {
 		return err
 	}
-	meta := func(name string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{
-			Name: name, Namespace: s.Namespace,
-			Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"},
-			Annotations: map[string]string{
-				"meta.helm.sh/release-name": HelmSpireRelease, "meta.helm.sh/release-namespace": s.Namespace,
-			},
-		}
-	}
+	meta := func(name string) metav1.ObjectMeta { return s.helmMeta(name, s.Namespace) }
 	server := map[string]any{"bind_port": "8081", "trust_domain": s.TrustDomain}
 	if !s.opts.NoBundleEndpoint {
 		profile := []any{map[string]any{"https_spiffe": map[string]any{}}}
@@ -61,7 +63,7 @@ func (s *Spire) applyHelmObjects(ctx context.Context) error {
 	conf, err := json.MarshalIndent(map[string]any{
 		"server": server,
 		"plugins": map[string]any{"Notifier": []any{map[string]any{"k8sbundle": map[string]any{
-			"plugin_data": map[string]any{"namespace": s.Namespace, "config_map": s.BundleConfigMap},
+			"plugin_data": map[string]any{"namespace": s.BundleNamespace, "config_map": s.BundleConfigMap},
 		}}}},
 	}, "", "  ")
 	if err != nil {
@@ -82,6 +84,9 @@ func (s *Spire) applyHelmObjects(ctx context.Context) error {
 		if err := upsertConfigMap(ctx, cs, cm); err != nil {
 			return err
 		}
+	}
+	if err := s.applyHelmIdentities(ctx); err != nil {
+		return err
 	}
 	if s.opts.NoBundleEndpoint {
 		return nil

@@ -18,8 +18,10 @@ import (
 	"github.com/spiffe/go-spiffe/v2/federation"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -442,15 +444,53 @@ func dynamicClient(t *testing.T, c *Cluster) dynamic.Interface {
 }
 
 // TestAccSpireHelmLayout lays a server out as the SPIFFE Helm chart does and
-// reads it back as the provider does: what spirefacts finds is what runs.
+// reads it back as the provider does: what spirefacts finds is what runs,
+// the bundle is in the chart's system namespace, and the chart's
+// ClusterSPIFFEIDs and ClusterFederatedTrustDomains carry Helm's marks.
 func TestAccSpireHelmLayout(t *testing.T) {
 	lab := startLab(t, Options{Names: []string{"chart"}})
 	ctx := context.Background()
-	s := startSpire(t, lab.Cluster("chart"), SpireOptions{TrustDomain: "chart.zt.test", Helm: true})
-	if s.Namespace != HelmSpireNamespace || s.ClassName != HelmSpireClassName(HelmSpireNamespace) {
-		t.Fatalf("Helm layout: namespace %q, class %q", s.Namespace, s.ClassName)
+	s := startSpire(t, lab.Cluster("chart"), SpireOptions{TrustDomain: "chart.zt.test", Helm: true,
+		HelmDisabledClusterSPIFFEIDs: []string{HelmTestKeysClusterSPIFFEID},
+		HelmFederatedTrustDomains: map[string]HelmFederatedTrustDomain{"peer": {
+			TrustDomain: "peer.zt.test", BundleEndpointURL: "https://127.0.0.1:1", EndpointSPIFFEID: "spiffe://peer.zt.test/spire/server",
+		}},
+	})
+	if s.Namespace != HelmSpireNamespace || s.ClassName != HelmSpireClassName(HelmSpireNamespace) || s.BundleNamespace != HelmSpireBundleNamespace {
+		t.Fatalf("Helm layout: namespace %q, class %q, bundle namespace %q", s.Namespace, s.ClassName, s.BundleNamespace)
 	}
-	if _, err := dynamicClient(t, s.Cluster).Resource(ZTWIMResource).Get(ctx, "cluster", metav1.GetOptions{}); err == nil {
+	dyn := dynamicClient(t, s.Cluster)
+	helmOwned := func(obj *unstructured.Unstructured) bool {
+		return obj.GetLabels()["app.kubernetes.io/managed-by"] == "Helm" &&
+			obj.GetAnnotations()["meta.helm.sh/release-name"] == HelmSpireRelease &&
+			obj.GetAnnotations()["meta.helm.sh/release-namespace"] == s.Namespace
+	}
+	csids := dyn.Resource(schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterspiffeids"})
+	def, err := csids.Get(ctx, "spire-server-spire-default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fallback, _, _ := unstructured.NestedBool(def.Object, "spec", "fallback")
+	if class, _, _ := unstructured.NestedString(def.Object, "spec", "className"); !helmOwned(def) || !fallback ||
+		class != s.ClassName || def.GetLabels()[HelmClassNameLabel] != s.ClassName {
+		t.Fatalf("the chart's default ClusterSPIFFEID is not as Helm makes it: %v", def.Object)
+	}
+	if obj, err := csids.Get(ctx, HelmObjectName(s.Namespace, HelmOIDCDiscoveryClusterSPIFFEID), metav1.GetOptions{}); err != nil || !helmOwned(obj) {
+		t.Fatalf("ClusterSPIFFEID %s: %v", HelmOIDCDiscoveryClusterSPIFFEID, err)
+	}
+	// Disabled in the values: Helm makes no object.
+	if _, err := csids.Get(ctx, HelmObjectName(s.Namespace, HelmTestKeysClusterSPIFFEID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("ClusterSPIFFEID %s disabled in the values: %v", HelmTestKeysClusterSPIFFEID, err)
+	}
+	ftd, err := dyn.Resource(schema.GroupVersionResource{Group: "spire.spiffe.io", Version: "v1alpha1", Resource: "clusterfederatedtrustdomains"}).
+		Get(ctx, "spire-server-spire-peer", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td, _, _ := unstructured.NestedString(ftd.Object, "spec", "trustDomain"); !helmOwned(ftd) || td != "peer.zt.test" {
+		t.Fatalf("the chart's ClusterFederatedTrustDomain is not as Helm makes it: %v", ftd.Object)
+	}
+	if _, err := dyn.Resource(ZTWIMResource).Get(ctx, "cluster", metav1.GetOptions{}); err == nil {
 		t.Fatalf("the Helm layout made a ZeroTrustWorkloadIdentityManager")
 	}
 	c, err := kube.NewClient(s.Cluster.Name, s.Cluster.RESTConfig(), "harness-test")
@@ -464,7 +504,7 @@ func TestAccSpireHelmLayout(t *testing.T) {
 	want := spirefacts.Installation{
 		Install: spirefacts.InstallHelm, Release: HelmSpireRelease, ReleaseNamespace: s.Namespace,
 		TrustDomain: s.TrustDomain, ClusterName: s.Cluster.Name,
-		BundleConfigMap: s.BundleConfigMap, BundleNamespace: s.Namespace,
+		BundleConfigMap: s.BundleConfigMap, BundleNamespace: HelmSpireBundleNamespace,
 		FederationProfile: "https_spiffe", BundleEndpointPort: int64(s.bundlePort),
 		BundleEndpointURL: "https://" + HelmSpireServerName + "-federation." + s.TrustDomain,
 		EndpointSPIFFEID:  s.EndpointSPIFFEID, ClassName: s.ClassName,
