@@ -247,7 +247,7 @@ func (r *spireFederationResource) warnPeersWithoutBundle(ctx context.Context, pl
 		// SPIRE out, which then fetches the bundles at its first refresh.
 		return
 	}
-	server, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, types.ObjectNull(nil))
+	server, d := spireserverattr.ServerFrom(ctx, client, r.Data, types.ObjectNull(nil))
 	if d.HasError() {
 		return
 	}
