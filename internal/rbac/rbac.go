@@ -41,10 +41,11 @@ type RoleSpec struct {
 // Roles lists the manifest's ClusterRoles in manifest order.
 var Roles = []RoleSpec{
 	{Name: Cluster, BindIn: "cluster-wide (ClusterRoleBinding): cluster-scoped kinds, and lists across all namespaces"},
-	{Name: Spire, Namespaced: true, BindIn: "the SPIRE namespace (provider `spire.namespace`, default " +
-		"`zero-trust-workload-identity-manager`, and any other `spire_server.namespace` or `config_map.namespace` used); " +
+	{Name: Spire, Namespaced: true, BindIn: "the SPIRE namespace (each cluster's `spire.namespace`, default " +
+		"`zero-trust-workload-identity-manager`, or `spire-server` with `spire.install = \"helm\"`, and any other `spire_server.namespace` or `config_map.namespace` used); " +
 		"the federation Route is always read in `zero-trust-workload-identity-manager`, so bind it there too when the " +
-		"SPIRE namespace differs; for a SPIRE installed by the SPIFFE Helm chart, its server's namespace"},
+		"SPIRE namespace differs; for a SPIRE installed by the SPIFFE Helm chart, its server's namespace and its " +
+		"`spire.bundle_namespace` (default `spire-system`), where `zerotrust_trust_bundle` reads the bundle ConfigMap"},
 	{Name: IstioCSR, Namespaced: true, BindIn: "each namespace of a `zerotrust_istio_csr` (`namespace`) and its `istio.namespace`"},
 	{Name: Mesh, Namespaced: true, BindIn: "each namespace of a Kyma `Istio`, Kuma `MeshTrust` or `MeshService` the configuration manages or reads"},
 }
