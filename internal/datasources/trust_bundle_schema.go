@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
@@ -104,13 +105,14 @@ func trustBundleSchema() schema.Schema {
 					"notifier, or the operator). `config_map = {}` reads the defaults.",
 				Attributes: map[string]schema.Attribute{
 					"namespace": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Namespace of the ConfigMap. Defaults to the provider's `spire.namespace`.",
-						Validators:          []validator.String{validate.DNSLabel()},
+						Optional: true,
+						MarkdownDescription: "Namespace of the ConfigMap. Defaults to the cluster's `spire.bundle_namespace` (its own `spire`, else " +
+							"the provider's): the SPIRE namespace for the operator, `spire-system` for the Helm chart.",
+						Validators: []validator.String{validate.DNSLabel()},
 					},
 					"name": schema.StringAttribute{
 						Optional:            true,
-						MarkdownDescription: "Name of the ConfigMap. Defaults to `" + tbDefaultConfigMap + "`.",
+						MarkdownDescription: "Name of the ConfigMap. Defaults to `" + providerdata.SpireBundleConfigMap + "`, the name both installs use.",
 						Validators:          []validator.String{validate.K8sName()},
 					},
 					"key": schema.StringAttribute{
@@ -123,9 +125,10 @@ func trustBundleSchema() schema.Schema {
 					"check_spire": schema.BoolAttribute{
 						Optional: true,
 						MarkdownDescription: "Compare the ConfigMap with the bundle the SPIRE server itself holds (pod exec of " +
-							"`spire-server bundle show -format spiffe` in `" + spireexec.DefaultPod + "`, container `" +
-							spireexec.DefaultContainer + "`, in the ConfigMap's namespace; the credentials need `get` on " +
-							"`pods` and `get` and `create` on `pods/exec` there). Defaults to `true`. SPIRE rewrites the ConfigMap " +
+							"`spire-server bundle show -format spiffe` in the cluster's SPIRE server pod and container (its " +
+							"`spire` settings: `spire-server-0`, container `spire-server`, for the operator), in the cluster's " +
+							"`spire.namespace` when the ConfigMap is in its `spire.bundle_namespace`, else in the ConfigMap's " +
+							"namespace; the credentials need `get` on `pods` and `get` and `create` on `pods/exec` there). Defaults to `true`. SPIRE rewrites the ConfigMap " +
 							"when it prepares an authority but not when it revokes one, so a ConfigMap can carry a revoked " +
 							"authority for as long as nothing else changes the bundle. Authorities the ConfigMap holds and SPIRE " +
 							"does not are left out of every output, with a warning naming them and why they were there: SPIRE " +

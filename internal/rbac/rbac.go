@@ -41,10 +41,11 @@ type RoleSpec struct {
 // Roles lists the manifest's ClusterRoles in manifest order.
 var Roles = []RoleSpec{
 	{Name: Cluster, BindIn: "cluster-wide (ClusterRoleBinding): cluster-scoped kinds, and lists across all namespaces"},
-	{Name: Spire, Namespaced: true, BindIn: "the SPIRE namespace (provider `spire.namespace`, default " +
-		"`zero-trust-workload-identity-manager`, and any other `spire_server.namespace` or `config_map.namespace` used); " +
+	{Name: Spire, Namespaced: true, BindIn: "the SPIRE namespace (each cluster's `spire.namespace`, default " +
+		"`zero-trust-workload-identity-manager`, or `spire-server` with `spire.install = \"helm\"`, and any other `spire_server.namespace` or `config_map.namespace` used); " +
 		"the federation Route is always read in `zero-trust-workload-identity-manager`, so bind it there too when the " +
-		"SPIRE namespace differs; for a SPIRE installed by the SPIFFE Helm chart, its server's namespace"},
+		"SPIRE namespace differs; for a SPIRE installed by the SPIFFE Helm chart, its server's namespace and its " +
+		"`spire.bundle_namespace` (default `spire-system`), where `zerotrust_trust_bundle` reads the bundle ConfigMap"},
 	{Name: IstioCSR, Namespaced: true, BindIn: "each namespace of a `zerotrust_istio_csr` (`namespace`) and its `istio.namespace`"},
 	{Name: Mesh, Namespaced: true, BindIn: "each namespace of a Kyma `Istio`, Kuma `MeshTrust` or `MeshService` the configuration manages or reads"},
 }
@@ -177,7 +178,8 @@ var Rules = []Rule{
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "list", []Use{
 		{lCSID, "always"},
 		{lCSF, "always"},
-		{rCSID, "plan of a new object or a new `class_name` that is not the provider's `spire.class_name` (whether a controller serves it; refused, no warning)"},
+		{rCSID, "plan of a new object or a new `class_name` that is not the cluster's `spire.class_name` (whether a controller serves it; refused, no warning)"},
+		{rFTD, "plan of a new object or a new `class_name` that is not the cluster's `spire.class_name` (whether a controller serves it; refused, no warning)"},
 		{dFS, "always (`workloads`; refused, a problem of the cluster)"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "create", []Use{

@@ -120,7 +120,7 @@ func refreshFederationProblems(ctx context.Context, data *providerdata.Data, cli
 	if len(tds) == 0 || m.FederationProblems.IsNull() || m.FederationProblems.IsUnknown() {
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
 	}
-	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, m.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, data, m.SpireServer)
 	if len(tds) == 0 || d.HasError() {
 		return nil
 	}

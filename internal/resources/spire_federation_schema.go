@@ -74,6 +74,10 @@ func spireFederationSchema() schema.Schema {
 			"endpoint in place with a warning, and forgets the resource. A profile change is refused at plan.\n\n" +
 			"`federates_with` becomes static SPIRE server configuration. `zerotrust_federated_trust_domain` " +
 			"(ClusterFederatedTrustDomain) is the dynamic alternative, which needs no SPIRE server restart.\n\n" +
+			"On a cluster whose `spire.install` is `helm` (the provider's `spire`, or the cluster's own) the plan " +
+			"refuses this resource: the SPIFFE Helm chart has no SpireServer, its values set the bundle endpoint " +
+			"(spire-server `federation.enabled`, published by `federation.ingress.enabled` or a Service), and its " +
+			"federation relationships are `zerotrust_federated_trust_domain` objects.\n\n" +
 			"Attributes whose CRD field has a default (`profile`, `refresh_hint`, `managed_route`, `tos_accepted`, " +
 			"`file_sync_interval`) plan that default when unset, but are sent only when configured: the API server " +
 			"fills in the rest, so importing a SpireServer someone else set up plans no change and writes nothing.\n\n" +
@@ -105,7 +109,7 @@ func spireFederationSchema() schema.Schema {
 			"cluster: the configuration the operator renders keeps every peer throughout. To give up on a failed " +
 			"create instead, import the resource and destroy it.\n\n" +
 			"**Peers SPIRE holds no bundle of.** A plan of an existing resource asks the cluster's SPIRE server " +
-			"(`spire-server bundle list` in its pod in the provider's `spire.namespace`, once per cluster and " +
+			"(`spire-server bundle list` in its pod, from the cluster's `spire` settings, once per cluster and " +
 			"Terraform operation, shared with `zerotrust_federated_trust_domain`'s `spire_trust`) whether it holds the " +
 			"bundle of each `federates_with` entry applied more than a minute ago, and warns, naming the trust domain " +
 			"and the cluster, for each one it does not hold: a relationship in the server configuration has no " +

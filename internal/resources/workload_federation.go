@@ -168,7 +168,7 @@ func undeclaredTrustDomains(ctx context.Context, data *providerdata.Data, client
 	if len(undeclared) == 0 {
 		return nil, nil
 	}
-	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, spireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, data, spireServer)
 	if d.HasError() {
 		return undeclared, nil
 	}
@@ -223,7 +223,7 @@ func waitWorkloadsFederate(ctx context.Context, data *providerdata.Data, client 
 	if len(tds) == 0 {
 		return none // nothing to federate: no SPIRE to ask
 	}
-	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, spireServerValue)
+	server, d := spireserverattr.ServerFrom(ctx, client, data, spireServerValue)
 	diags.Append(d...)
 	if diags.HasError() {
 		return none
