@@ -1,10 +1,12 @@
 // Package fastpath serves the RPCs a plan sends for every managed
-// instance, UpgradeResourceState (upgrade.go), ReadResource and
-// PlanResourceChange, for a resource whose count makes them the provider's
-// hot path, without the framework's per-request machinery, in the cases
-// where the answer is certain: a state of the schema's own version, a
-// refresh, and a plan that changes nothing. Everything else goes to the
-// framework.
+// instance, ValidateResourceConfig (validate.go), UpgradeResourceState
+// (upgrade.go), ReadResource and PlanResourceChange, for a resource whose
+// count makes them the provider's hot path, without the framework's
+// per-request machinery, in the cases where the answer is certain: a
+// configuration its schema's own validators and the resource's
+// ValidateConfig find nothing to say about, a state of the schema's own
+// version, a refresh, and a plan that changes nothing. Everything else goes
+// to the framework.
 //
 // Why: at 1000 objects the framework's own work for these RPCs (its
 // schema walks per attribute path, value copies, semantic-equality and
@@ -33,8 +35,8 @@
 // modifier that would change a value, the resource's plan logic changing
 // nothing and saying nothing), and says "not mine" (false) for anything
 // else, before any side effect that the framework's answer would repeat
-// differently. Shortcut checks the schema once and refuses schemas with
-// features it does not model. The resources' tests compare both answers on
+// differently. Shortcut and Validation check the schema once and refuse
+// schemas with features they do not model. The resources' tests compare both answers on
 // a real API server.
 //
 // Leashes, as for any answer that goes around the framework: Enabled
@@ -53,6 +55,7 @@ import (
 // Resource is a fast path for one resource type. Each method returns false
 // when the framework must answer; then its response is ignored.
 type Resource interface {
+	ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, bool)
 	ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool)
 	PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool)
 	UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, bool)

@@ -20,18 +20,20 @@ import (
 // Update and the other requests stay the framework's and the resource's
 // own: they are not run per instance of every plan.
 type For[M any] struct {
-	codec    *Codec[M]
-	shortcut *Shortcut
-	identity tftypes.Type
+	codec      *Codec[M]
+	shortcut   *Shortcut
+	validation *Validation
+	identity   tftypes.Type
 }
 
 // New reads a resource type's schema and identity schema once. It panics
 // when M does not match the schema (see NewCodec).
 func New[M any](ctx context.Context, s schema.Schema, identity identityschema.Schema) *For[M] {
 	return &For[M]{
-		codec:    NewCodec[M](ctx, s.Type()),
-		shortcut: NewShortcut(ctx, s),
-		identity: identity.Type().TerraformType(ctx),
+		codec:      NewCodec[M](ctx, s.Type()),
+		shortcut:   NewShortcut(ctx, s),
+		validation: NewValidation(ctx, s),
+		identity:   identity.Type().TerraformType(ctx),
 	}
 }
 
@@ -165,14 +167,32 @@ func (f *For[M]) ValidateConfig(ctx context.Context, req resource.ValidateConfig
 // provider is not configured or defers (then the framework answers
 // everything), and leaves every other case to the framework: an object gone
 // or unreadable, a diagnostic, a plan that changes anything, framework keys
-// in private state.
-func (f *For[M]) Resource(hooks func() Hooks[M]) Resource {
-	return served[M]{For: f, hooks: hooks}
+// in private state. It answers a configuration check that finds nothing to
+// say (Validation) with a new instance newResource returns, configured with
+// the provider data it returns with it (nil before the provider is
+// configured), as the framework's ValidateResourceConfig does.
+func (f *For[M]) Resource(hooks func() Hooks[M], newResource func() (resource.Resource, any)) Resource {
+	return served[M]{For: f, hooks: hooks, newResource: newResource}
 }
 
 type served[M any] struct {
 	*For[M]
-	hooks func() Hooks[M]
+	hooks       func() Hooks[M]
+	newResource func() (resource.Resource, any)
+}
+
+// ValidateResourceConfig answers the first RPC a plan sends for every
+// resource block, when Validation finds nothing to say: the framework's
+// answer then holds no diagnostics.
+func (s served[M]) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, bool) {
+	if s.newResource == nil {
+		return nil, false
+	}
+	r, providerData := s.newResource()
+	if !s.validation.Valid(ctx, req, r, providerData) {
+		return nil, false
+	}
+	return &tfprotov6.ValidateResourceConfigResponse{}, true
 }
 
 func (s served[M]) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool) {

@@ -111,7 +111,7 @@ func TestForReadResource(t *testing.T) {
 		"state with an unknown": {&forHooks{refresh: found}, &tfprotov6.ReadResourceRequest{CurrentState: v.dv(v.state, v.obj(tftypes.UnknownValue))}, false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			resp, ok := f.Resource(func() Hooks[forModel] { return tc.hooks }).ReadResource(ctx, tc.req)
+			resp, ok := f.Resource(func() Hooks[forModel] { return tc.hooks }, nil).ReadResource(ctx, tc.req)
 			if ok != tc.answer {
 				t.Fatalf("answered = %v, want %v", ok, tc.answer)
 			}
@@ -138,7 +138,7 @@ func TestForReadResource(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := f.Resource(func() Hooks[forModel] { return nil }).ReadResource(ctx,
+	if _, ok := f.Resource(func() Hooks[forModel] { return nil }, nil).ReadResource(ctx,
 		&tfprotov6.ReadResourceRequest{CurrentState: v.dv(v.state, v.obj("no"))}); ok {
 		t.Error("answered without hooks (provider not configured)")
 	}
@@ -171,7 +171,7 @@ func TestForPlanResourceChange(t *testing.T) {
 		"the hook says something": {&forHooks{diags: diag.Diagnostics{diag.NewWarningDiagnostic("w", "w")}}, req(nil), false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			resp, ok := f.Resource(func() Hooks[forModel] { return tc.hooks }).PlanResourceChange(ctx, tc.req)
+			resp, ok := f.Resource(func() Hooks[forModel] { return tc.hooks }, nil).PlanResourceChange(ctx, tc.req)
 			if ok != tc.answer {
 				t.Fatalf("answered = %v, want %v", ok, tc.answer)
 			}

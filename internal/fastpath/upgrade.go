@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // UpgradeResourceState answers the third RPC a plan sends for every managed
@@ -22,9 +21,10 @@ func (s served[M]) UpgradeResourceState(_ context.Context, req *tfprotov6.Upgrad
 	if s.shortcut.Why != "" || req.RawState == nil || req.Version != s.shortcut.schema.Version {
 		return nil, false
 	}
-	raw, err := req.RawState.UnmarshalWithOpts(s.shortcut.Type, tfprotov6.UnmarshalOpts{
-		ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
-	})
+	if req.RawState.JSON == nil { // a flatmap state, which the framework refuses
+		return nil, false
+	}
+	raw, err := stateFromJSON(req.RawState.JSON, s.shortcut.Type)
 	if err != nil {
 		return nil, false
 	}

@@ -54,7 +54,8 @@ type options struct {
 }
 
 // WithFastPaths has every server try fast paths first for
-// UpgradeResourceState, ReadResource and PlanResourceChange (see
+// ValidateResourceConfig, UpgradeResourceState, ReadResource and
+// PlanResourceChange (see
 // internal/fastpath): the ones fastPaths returns, by resource type name, for
 // the server's provider, which answer from what that server's
 // ConfigureProvider configured; none when fastpath.Enabled says no
@@ -86,9 +87,9 @@ func (s releasing) full() inner {
 
 type releasing struct {
 	tfprotov6.ProviderServer
-	// fast is tried first for UpgradeResourceState, ReadResource and
-	// PlanResourceChange of its resource types; the framework answers
-	// whenever it declines.
+	// fast is tried first for ValidateResourceConfig, UpgradeResourceState,
+	// ReadResource and PlanResourceChange of its resource types; the
+	// framework answers whenever it declines.
 	fast map[string]fastpath.Resource
 }
 
@@ -261,6 +262,11 @@ func (s releasing) ValidateProviderConfig(ctx context.Context, req *tfprotov6.Va
 }
 
 func (s releasing) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	if fp := s.fast[req.TypeName]; fp != nil {
+		if resp, ok := fp.ValidateResourceConfig(ctx, req); ok {
+			return resp, nil
+		}
+	}
 	return call(ctx, req, s.ProviderServer.ValidateResourceConfig)
 }
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
@@ -26,6 +27,11 @@ func NewFederatedTrustDomainFastPath(data func() *providerdata.Data) fastpath.Re
 		r := &federatedTrustDomainResource{kubeResource[federatedTrustDomainResourceModel]{kubeType: federatedTrustDomainType}}
 		r.Data = data()
 		return r.hooks()
+	}, func() (resource.Resource, any) {
+		if d := data(); d != nil {
+			return NewFederatedTrustDomainResource(), d
+		}
+		return NewFederatedTrustDomainResource(), nil
 	})
 }
 

@@ -140,6 +140,49 @@ func (s comparingServer) PlanResourceChange(ctx context.Context, req *tfprotov6.
 	return fast, nil
 }
 
+func (s comparingServer) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	fp := s.fast[req.TypeName]
+	if fp == nil {
+		return s.ProviderServer.ValidateResourceConfig(ctx, req)
+	}
+	fast, ok := fp.ValidateResourceConfig(ctx, req)
+	if !ok {
+		s.c.count("validate/framework")
+		return s.ProviderServer.ValidateResourceConfig(ctx, req)
+	}
+	s.c.count("validate/fast")
+	want, err := s.ProviderServer.ValidateResourceConfig(ctx, req)
+	if err != nil {
+		s.c.t.Errorf("framework ValidateResourceConfig: %v", err)
+		return fast, nil
+	}
+	s.c.sameDiagnostics("ValidateResourceConfig "+req.TypeName, want.Diagnostics)
+	return fast, nil
+}
+
+func (s comparingServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+	fp := s.fast[req.TypeName]
+	if fp == nil {
+		return s.ProviderServer.UpgradeResourceState(ctx, req)
+	}
+	fast, ok := fp.UpgradeResourceState(ctx, req)
+	if !ok {
+		s.c.count("upgrade/framework")
+		return s.ProviderServer.UpgradeResourceState(ctx, req)
+	}
+	s.c.count("upgrade/fast")
+	want, err := s.ProviderServer.UpgradeResourceState(ctx, req)
+	if err != nil {
+		s.c.t.Errorf("framework UpgradeResourceState: %v", err)
+		return fast, nil
+	}
+	stateType, _ := s.types()
+	where := "UpgradeResourceState " + req.TypeName
+	s.c.sameDiagnostics(where, want.Diagnostics)
+	s.c.sameValue(where+" upgraded state", stateType, fast.UpgradedState, want.UpgradedState)
+	return fast, nil
+}
+
 // withoutOnceWarnings drops the warning the framework's Read says once per
 // cluster when SPIRE cannot be asked ("SPIRE Not Asked"): the first Read to
 // reach the framework says it, and this comparer's own framework calls, made
@@ -274,9 +317,9 @@ resource "zerotrust_federated_trust_domain" "adopted" {
 	return cfg
 }
 
-// TestAccFederatedTrustDomainFastPath_sameAnswers: every refresh and
-// unchanged plan the fast path answers (internal/fastpath) is answered by
-// the framework too and must be the same, through creation, plans after
+// TestAccFederatedTrustDomainFastPath_sameAnswers: every configuration
+// check, state upgrade, refresh and unchanged plan the fast path answers
+// (internal/fastpath) is answered by the framework too and must be the same, through creation, plans after
 // apply, drift (a changed and a deleted object: the fast path refreshes the
 // changed one, the framework plans the update and the re-creation), and an
 // import of an object another manager made with its own class (the
@@ -344,6 +387,10 @@ func TestAccFederatedTrustDomainFastPath_sameAnswers(t *testing.T) {
 	// run none here) goes to the framework, which says so once.
 	if afterApply["read/fast"] < 14-2 || afterApply["plan/fast"] < 14 {
 		t.Errorf("the fast path answered %v by the end of the first step, want >= 12 reads and 14 plans", afterApply)
+	}
+	// Every configuration here is valid, and every state of the schema's version.
+	if got["validate/framework"] > 0 || got["validate/fast"] < 14 || got["upgrade/framework"] > 0 || got["upgrade/fast"] < 14 {
+		t.Errorf("answers %v: want every configuration check and state upgrade from the fast path", got)
 	}
 	// Creation plans, drift plans and the first read after import are the framework's.
 	if got["plan/framework"] < 14+2 || got["read/framework"] < 1 {
