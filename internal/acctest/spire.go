@@ -72,6 +72,21 @@ var spires lazy[*harness.Spire]
 // stop or rotate it in a parallel test; start a harness.StartSpire of your own.
 func Spire(t *testing.T, clusterName string) *harness.Spire {
 	t.Helper()
+	return startedSpire(t, clusterName, false)
+}
+
+// HelmSpire is Spire laid out as the SPIFFE Helm chart does
+// (harness.SpireOptions.Helm): server in harness.HelmSpireNamespace, bundle
+// in harness.HelmSpireBundleNamespace, class the chart's default. A cluster
+// has one SPIRE: asking Spire and HelmSpire of the same cluster fails the
+// test.
+func HelmSpire(t *testing.T, clusterName string) *harness.Spire {
+	t.Helper()
+	return startedSpire(t, clusterName, true)
+}
+
+func startedSpire(t *testing.T, clusterName string, helm bool) *harness.Spire {
+	t.Helper()
 	c := Cluster(t, clusterName)
 	owner := ownerOf(clusterName)
 	s, err := spires.get(clusterName, func() (*harness.Spire, error) {
@@ -80,6 +95,7 @@ func Spire(t *testing.T, clusterName string) *harness.Spire {
 		s, err := harness.StartSpire(ctx, c, harness.SpireOptions{
 			TrustDomain:       clusterName + ".zt.test",
 			ControllerManager: true,
+			Helm:              helm,
 		})
 		if err != nil {
 			return nil, err
@@ -99,6 +115,9 @@ func Spire(t *testing.T, clusterName string) *harness.Spire {
 	})
 	if err != nil {
 		t.Fatalf("acctest: cannot start SPIRE for cluster %s: %v", clusterName, err)
+	}
+	if (s.Namespace == harness.HelmSpireNamespace) != helm {
+		t.Fatalf("acctest: cluster %s runs SPIRE laid out in namespace %s, not as asked (Helm chart layout: %v)", clusterName, s.Namespace, helm)
 	}
 	return s
 }

@@ -119,10 +119,13 @@ type Spire struct {
 	// Namespace is set.
 	Namespace, PodName, Container string
 	NodeName                      string
-	// BundleConfigMap in Namespace holds "bundle.crt" (PEM), kept current by
-	// SPIRE's k8sbundle notifier. Empty when standalone.
-	BundleConfigMap string
-	ClassName       string
+	// BundleConfigMap in BundleNamespace holds "bundle.crt" (PEM), kept
+	// current by SPIRE's k8sbundle notifier. BundleNamespace is Namespace in
+	// the operator's layout and HelmSpireBundleNamespace in the chart's,
+	// whose recommended layout publishes the bundle where the agents run.
+	// Both empty when standalone.
+	BundleConfigMap, BundleNamespace string
+	ClassName                        string
 
 	mu         sync.Mutex
 	opts       SpireOptions
@@ -187,7 +190,10 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	}
 	if !opts.Standalone {
 		s.Namespace, s.PodName, s.Container = opts.Namespace, SpirePodName, SpireContainerName
-		s.BundleConfigMap = SpireBundleConfigMap
+		s.BundleConfigMap, s.BundleNamespace = SpireBundleConfigMap, opts.Namespace
+		if opts.Helm {
+			s.BundleNamespace = HelmSpireBundleNamespace
+		}
 		s.NodeName = "spire-" + opts.Namespace
 	}
 	ok := false
@@ -387,7 +393,7 @@ func (s *Spire) serverConfig() string {
 			s.Cluster.Name, s.Namespace+":"+SpireAgentServiceAccount, s.Cluster.Kubeconfig)
 		fmt.Fprintf(&b, "  Notifier \"k8sbundle\" {\n    plugin_data {\n      namespace = %q\n      config_map = %q\n"+
 			"      config_map_key = \"bundle.crt\"\n      kube_config_file_path = %q\n    }\n  }\n",
-			s.Namespace, s.BundleConfigMap, s.Cluster.Kubeconfig)
+			s.BundleNamespace, s.BundleConfigMap, s.Cluster.Kubeconfig)
 	}
 	b.WriteString("}\n\nhealth_checks {\n  listener_enabled = true\n  bind_address = \"127.0.0.1\"\n")
 	fmt.Fprintf(&b, "  bind_port = \"%d\"\n  live_path = \"/live\"\n  ready_path = \"/ready\"\n}\n", s.healthPort)

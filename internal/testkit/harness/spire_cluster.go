@@ -59,13 +59,15 @@ func (s *Spire) createClusterObjects(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.Namespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s: %w", s.Namespace, err)
+	for _, name := range []string{s.Namespace, s.BundleNamespace} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: s.BundleConfigMap, Namespace: s.Namespace}}
-	if _, err := cs.CoreV1().ConfigMaps(s.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating ConfigMap %s/%s: %w", s.Namespace, s.BundleConfigMap, err)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: s.BundleConfigMap, Namespace: s.BundleNamespace}}
+	if _, err := cs.CoreV1().ConfigMaps(s.BundleNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ConfigMap %s/%s: %w", s.BundleNamespace, s.BundleConfigMap, err)
 	}
 	if s.opts.Helm {
 		return nil
@@ -155,7 +157,7 @@ func (s *Spire) waitBundleConfigMap(ctx context.Context) error {
 	defer cancel()
 	var last string
 	for {
-		cm, err := cs.CoreV1().ConfigMaps(s.Namespace).Get(ctx, s.BundleConfigMap, metav1.GetOptions{})
+		cm, err := cs.CoreV1().ConfigMaps(s.BundleNamespace).Get(ctx, s.BundleConfigMap, metav1.GetOptions{})
 		switch {
 		case err != nil:
 			last = err.Error()
@@ -167,7 +169,7 @@ func (s *Spire) waitBundleConfigMap(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("the k8sbundle notifier did not write ConfigMap %s/%s (%s); last lines of %s:\n%s",
-				s.Namespace, s.BundleConfigMap, last, s.LogPath(), fileTail(s.LogPath(), 25))
+				s.BundleNamespace, s.BundleConfigMap, last, s.LogPath(), fileTail(s.LogPath(), 25))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

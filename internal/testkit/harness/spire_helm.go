@@ -17,11 +17,14 @@ import (
 // HelmSpireRelease of the SPIFFE Helm chart (spiffe/spire) installed in
 // HelmSpireNamespace, whose objects are named after the chart's server
 // fullname, HelmSpireServerName. The chart's default className is
-// <release namespace>-<release name>.
+// <release namespace>-<release name>. With global.spire.recommendations the
+// chart's notifier publishes the bundle in the agents' namespace,
+// HelmSpireBundleNamespace, not the server's.
 const (
-	HelmSpireNamespace  = "spire-server"
-	HelmSpireRelease    = "spire"
-	HelmSpireServerName = "spire-server"
+	HelmSpireNamespace       = "spire-server"
+	HelmSpireBundleNamespace = "spire-system"
+	HelmSpireRelease         = "spire"
+	HelmSpireServerName      = "spire-server"
 )
 
 // HelmSpireClassName is the chart's default className for release
@@ -61,7 +64,7 @@ func (s *Spire) applyHelmObjects(ctx context.Context) error {
 	conf, err := json.MarshalIndent(map[string]any{
 		"server": server,
 		"plugins": map[string]any{"Notifier": []any{map[string]any{"k8sbundle": map[string]any{
-			"plugin_data": map[string]any{"namespace": s.Namespace, "config_map": s.BundleConfigMap},
+			"plugin_data": map[string]any{"namespace": s.BundleNamespace, "config_map": s.BundleConfigMap},
 		}}}},
 	}, "", "  ")
 	if err != nil {

@@ -447,8 +447,8 @@ func TestAccSpireHelmLayout(t *testing.T) {
 	lab := startLab(t, Options{Names: []string{"chart"}})
 	ctx := context.Background()
 	s := startSpire(t, lab.Cluster("chart"), SpireOptions{TrustDomain: "chart.zt.test", Helm: true})
-	if s.Namespace != HelmSpireNamespace || s.ClassName != HelmSpireClassName(HelmSpireNamespace) {
-		t.Fatalf("Helm layout: namespace %q, class %q", s.Namespace, s.ClassName)
+	if s.Namespace != HelmSpireNamespace || s.ClassName != HelmSpireClassName(HelmSpireNamespace) || s.BundleNamespace != HelmSpireBundleNamespace {
+		t.Fatalf("Helm layout: namespace %q, class %q, bundle namespace %q", s.Namespace, s.ClassName, s.BundleNamespace)
 	}
 	if _, err := dynamicClient(t, s.Cluster).Resource(ZTWIMResource).Get(ctx, "cluster", metav1.GetOptions{}); err == nil {
 		t.Fatalf("the Helm layout made a ZeroTrustWorkloadIdentityManager")
@@ -464,7 +464,7 @@ func TestAccSpireHelmLayout(t *testing.T) {
 	want := spirefacts.Installation{
 		Install: spirefacts.InstallHelm, Release: HelmSpireRelease, ReleaseNamespace: s.Namespace,
 		TrustDomain: s.TrustDomain, ClusterName: s.Cluster.Name,
-		BundleConfigMap: s.BundleConfigMap, BundleNamespace: s.Namespace,
+		BundleConfigMap: s.BundleConfigMap, BundleNamespace: HelmSpireBundleNamespace,
 		FederationProfile: "https_spiffe", BundleEndpointPort: int64(s.bundlePort),
 		BundleEndpointURL: "https://" + HelmSpireServerName + "-federation." + s.TrustDomain,
 		EndpointSPIFFEID:  s.EndpointSPIFFEID, ClassName: s.ClassName,
