@@ -20,12 +20,15 @@ import (
 // ClusterRoleBinding); the others are ClusterRoles granted per namespace by a
 // RoleBinding (a ClusterRole bound by a RoleBinding grants only in that
 // namespace), so pod exec and the operator-owned objects it deletes are never
-// granted cluster-wide.
+// granted cluster-wide. SpireBundle is apart from Spire because the SPIFFE
+// Helm chart's recommended layout publishes the trust bundle in the agents'
+// namespace, where the provider reads one ConfigMap and execs into nothing.
 const (
-	Cluster  = "zerotrust"
-	Spire    = "zerotrust-spire"
-	IstioCSR = "zerotrust-istio-csr"
-	Mesh     = "zerotrust-mesh"
+	Cluster     = "zerotrust"
+	Spire       = "zerotrust-spire"
+	SpireBundle = "zerotrust-spire-bundle"
+	IstioCSR    = "zerotrust-istio-csr"
+	Mesh        = "zerotrust-mesh"
 )
 
 // RoleSpec describes one ClusterRole of the manifest.
@@ -44,7 +47,11 @@ var Roles = []RoleSpec{
 	{Name: Spire, Namespaced: true, BindIn: "the SPIRE namespace (provider `spire.namespace`, default " +
 		"`zero-trust-workload-identity-manager`, and any other `spire_server.namespace` or `config_map.namespace` used); " +
 		"the federation Route is always read in `zero-trust-workload-identity-manager`, so bind it there too when the " +
-		"SPIRE namespace differs; for a SPIRE installed by the SPIFFE Helm chart, its server's namespace"},
+		"SPIRE namespace differs; for a SPIRE installed by the SPIFFE Helm chart, its server's namespace (`spire-server` " +
+		"in the chart's recommended layout, the provider's default for `spire.install = \"helm\"`)"},
+	{Name: SpireBundle, Namespaced: true, BindIn: "the namespace SPIRE publishes its trust bundle ConfigMap to, where it " +
+		"is not the server's: `spire-system` in the SPIFFE Helm chart's recommended layout (`zerotrust_spire_server`'s " +
+		"`bundle_namespace`); not needed for the operator, which publishes it beside the server"},
 	{Name: IstioCSR, Namespaced: true, BindIn: "each namespace of a `zerotrust_istio_csr` (`namespace`) and its `istio.namespace`"},
 	{Name: Mesh, Namespaced: true, BindIn: "each namespace of a Kyma `Istio`, Kuma `MeshTrust` or `MeshService` the configuration manages or reads"},
 }
@@ -272,6 +279,10 @@ var Rules = []Rule{
 	{Spire, "", "pods/exec", "create", spireExec},
 	{Spire, "", "configmaps", "get", []Use{
 		{dTB, "only with the `config_map` source (in `config_map.namespace`)"},
+	}},
+	// The bundle namespace apart from the server's.
+	{SpireBundle, "", "configmaps", "get", []Use{
+		{dTB, "only with the `config_map` source whose `namespace` is a bundle namespace apart from the SPIRE server's (the chart's `spire-system`)"},
 	}},
 	{Spire, "", "configmaps", "list", []Use{
 		{dSS, "with `install = \"helm\"`, and with `auto` on a cluster without the operator's objects, in its " +
