@@ -121,3 +121,28 @@ func startedSpire(t *testing.T, clusterName string, helm bool) *harness.Spire {
 	}
 	return s
 }
+
+// HelmSpire returns an OwnCluster named name with a SPIRE server laid out
+// as the SPIFFE Helm chart installs it (harness.SpireOptions.Helm: release
+// spire in namespace spire-server, class spire-server-spire), trust domain
+// "<name>.zt.test", and spire-controller-manager; both stop when t has
+// finished.
+func HelmSpire(t *testing.T, name string) *harness.Spire {
+	t.Helper()
+	c := OwnCluster(t, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := harness.StartSpire(ctx, c, harness.SpireOptions{
+		TrustDomain: name + ".zt.test", Helm: true, ControllerManager: true,
+	})
+	if err != nil {
+		t.Fatalf("acctest: cannot start the chart's SPIRE for cluster %s: %v", name, err)
+	}
+	// Registered after the cluster's stop, so it runs first.
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("acctest: %v", err)
+		}
+	})
+	return s
+}

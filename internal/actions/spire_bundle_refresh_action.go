@@ -99,7 +99,7 @@ func (a *spireBundleRefreshAction) Invoke(ctx context.Context, req action.Invoke
 	}
 	timeout := providerdata.DurationOr(cfg.Timeout, refreshDefaultTimeout, path.Root("timeout"), &resp.Diagnostics)
 	client := a.Data.Client(cfg.Cluster, &resp.Diagnostics)
-	server, d := spireserverattr.ServerFrom(ctx, client, a.Data.SpireNamespace, cfg.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, a.Data, cfg.SpireServer)
 	resp.Diagnostics.Append(d...)
 	if resp.Diagnostics.HasError() || client == nil {
 		return

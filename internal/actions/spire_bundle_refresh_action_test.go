@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
@@ -59,7 +58,7 @@ resource "zerotrust_federated_trust_domain" "west" {
     }
   }
 }
-`, east.Namespace, spireexec.DefaultPod, west.TrustDomain, west.BundleEndpointURL, west.EndpointSPIFFEID, string(bundle))
+`, east.Namespace, east.PodName, west.TrustDomain, west.BundleEndpointURL, west.EndpointSPIFFEID, string(bundle))
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
@@ -101,7 +100,7 @@ func TestAccSpireBundleRefreshAction_noRelationship(t *testing.T) {
     spire_server = { namespace = %q }
     timeout      = "10m"`, td, east.Namespace)),
 				ExpectError: regexp.MustCompile(`(?s)No Federation Relationship.*` +
-					wrapped(fmt.Sprintf(`SPIRE server pod %s/%s`, east.Namespace, spireexec.DefaultPod)) +
+					wrapped(fmt.Sprintf(`SPIRE server pod %s/%s`, east.Namespace, east.PodName)) +
 					`.*` + wrapped(`on cluster "east"`) + `.*` +
 					wrapped(fmt.Sprintf(`there is no federation relationship with trust domain "spiffe://%s"`, td))),
 			},

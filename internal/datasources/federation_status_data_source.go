@@ -66,7 +66,7 @@ func (d *federationStatusDataSource) Read(ctx context.Context, req datasource.Re
 func (d *federationStatusDataSource) clusters(cluster types.String, server spireserverattr.Model, diags *diag.Diagnostics) []fsCluster {
 	var out []fsCluster
 	for _, t := range d.Data.Targets(cluster, "checked", diags) {
-		out = append(out, fsCluster{Key: t.Key, Client: t.Client, Spire: server.Server(t.Client, d.Data.SpireNamespace)})
+		out = append(out, fsCluster{Key: t.Key, Client: t.Client, Spire: server.Server(t.Client, d.Data.SpireOf(t.Client))})
 	}
 	return out
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
@@ -101,18 +100,18 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			},
 			"class_name": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "The `className` of the install's spire-controller-manager: the provider's " +
+				MarkdownDescription: "The `className` of the install's spire-controller-manager: the cluster's " +
 					"`spire.class_name` for the operator; for the chart, its controller manager's configuration " +
 					"(`controllerManager.className`, by default `<release namespace>-<release name>`). Null when unknown.",
 			},
 			"server_pod": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "The SPIRE server pod `spire-server` commands run in, in `namespace`: `" +
-					spireexec.DefaultPod + "` for the operator, `<server StatefulSet>-0` for the chart.",
+				MarkdownDescription: "The SPIRE server pod `spire-server` commands run in, in `namespace`: the cluster's " +
+					"configured pod for the operator (`spire-server-0` by default), `<server StatefulSet>-0` for the chart.",
 			},
 			"server_container": schema.StringAttribute{
 				Computed:            true,
-				MarkdownDescription: "The SPIRE server's container in `server_pod`: `" + spireexec.DefaultContainer + "`.",
+				MarkdownDescription: "The SPIRE server's container in `server_pod`: `" + providerdata.SpireServerContainer + "`.",
 			},
 			"helm_release": schema.StringAttribute{
 				Computed:            true,
@@ -136,8 +135,10 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"namespace": schema.StringAttribute{
 				Optional: true,
 				Computed: true,
-				MarkdownDescription: "Namespace of the SPIRE server. For the operator, unset means the provider's " +
-					"`spire.namespace`. For the chart, the namespace its server's ConfigMap is looked for in: unset means `" +
+				MarkdownDescription: "Namespace of the SPIRE server. For the operator, unset means the cluster's " +
+					"`spire.namespace` when its `spire.install` is `operator` (the cluster's own `spire`, else the provider's), " +
+					"else `" + providerdata.OperatorSpireNamespace + "`. For the chart, the namespace its server's ConfigMap " +
+					"is looked for in: unset means the cluster's `spire.namespace` when its `spire.install` is `helm`, else `" +
 					spirefacts.HelmDefaultNamespace + "`, where the chart's documentation installs it and where its " +
 					"recommended layout puts the server. Only this namespace is searched, so the provider needs `list` on " +
 					"`configmaps` there, not cluster-wide.",
@@ -192,13 +193,21 @@ func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadReq
 	if install == "" {
 		install = spirefacts.InstallAuto
 	}
-	operatorNamespace, helmNamespace := d.Data.SpireNamespace, spirefacts.HelmDefaultNamespace
-	if ns := m.Namespace.ValueString(); ns != "" {
-		operatorNamespace, helmNamespace = ns, ns
+	// The cluster's configured install gives its own defaults; the other
+	// install, which auto may find instead, keeps its defaults.
+	operator := providerdata.ResolveSpire(providerdata.SpireSettings{Install: types.StringValue(providerdata.SpireInstallOperator)})
+	helm := providerdata.ResolveSpire(providerdata.SpireSettings{Install: types.StringValue(providerdata.SpireInstallHelm)})
+	if spire := d.Data.SpireOf(client); spire.IsHelm() {
+		helm = spire
+	} else {
+		operator = spire
 	}
-	in, err := spirefacts.Detect(ctx, client, install, helmNamespace, spirefacts.OperatorDefaults{
-		Namespace: operatorNamespace, ClassName: d.Data.SpireClassName,
-		Pod: spireexec.DefaultPod, Container: spireexec.DefaultContainer,
+	if ns := m.Namespace.ValueString(); ns != "" {
+		operator.Namespace, helm.Namespace = ns, ns
+	}
+	in, err := spirefacts.Detect(ctx, client, install, helm.Namespace, spirefacts.OperatorDefaults{
+		Namespace: operator.Namespace, ClassName: operator.ClassName,
+		Pod: operator.Pod, Container: operator.Container,
 	})
 	if err != nil {
 		resp.Diagnostics.Append(spireServerDiagnostic(err, client.DisplayName()))

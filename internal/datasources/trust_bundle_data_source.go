@@ -184,7 +184,7 @@ func (d *trustBundleDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 	if cm, ok := src.(bundlesource.ConfigMap); ok && tbCheckSpire(ctx, m, &resp.Diagnostics) {
-		tbLeaveOutRevoked(ctx, cm, td, b, &resp.Diagnostics)
+		tbLeaveOutRevoked(ctx, cm, d.Data.SpireOf(cm.Client), td, b, &resp.Diagnostics)
 	}
 	warnings, err := trustbundle.Check(td, b, time.Now())
 	if err != nil {
@@ -224,15 +224,16 @@ func (d *trustBundleDataSource) source(ctx context.Context, m trustBundleModel, 
 		if diags.HasError() {
 			return nil, path.Root("config_map")
 		}
+		spire := d.Data.SpireOf(client)
 		return bundlesource.ConfigMap{
 			Client:    client,
-			Namespace: providerdata.StringOr(c.Namespace, d.Data.SpireNamespace),
-			Name:      providerdata.StringOr(c.Name, tbDefaultConfigMap),
+			Namespace: providerdata.StringOr(c.Namespace, spire.BundleNamespace),
+			Name:      providerdata.StringOr(c.Name, spire.BundleConfigMap),
 			Key:       c.Key.ValueString(),
 		}, path.Root("config_map")
 	case !m.SpireServer.IsNull():
 		client := d.Data.Client(m.Cluster, diags)
-		server, sd := spireserverattr.ServerFrom(ctx, client, d.Data.SpireNamespace, m.SpireServer)
+		server, sd := spireserverattr.ServerFrom(ctx, client, d.Data, m.SpireServer)
 		diags.Append(sd...)
 		if diags.HasError() {
 			return nil, path.Root("spire_server")
@@ -341,9 +342,19 @@ const tbSpireCheckTimeout = 15 * time.Second
 // bundle (a peer's bootstrap bundle, the repair of a lost one), where no
 // later refresh may remove it. The warning says why each is there
 // (tbDroppedWarnings): SPIRE revoked it, or someone else put it there.
-func tbLeaveOutRevoked(ctx context.Context, cm bundlesource.ConfigMap, td spiffeid.TrustDomain, b *spiffebundle.Bundle, diags *diag.Diagnostics) {
+//
+// The SPIRE server asked is the cluster's (spire) when cm is its bundle
+// ConfigMap's namespace, as with the chart, whose server publishes to
+// another namespace than its own; else the pod of the same name in cm's
+// namespace, where the operator runs both.
+func tbLeaveOutRevoked(ctx context.Context, cm bundlesource.ConfigMap, spire providerdata.Spire, td spiffeid.TrustDomain,
+	b *spiffebundle.Bundle, diags *diag.Diagnostics) {
 	at := path.Root("config_map").AtName("check_spire")
-	pod := spireexec.NewServer(cm.Client, cm.Namespace, "", "")
+	namespace := cm.Namespace
+	if namespace == spire.BundleNamespace {
+		namespace = spire.Namespace
+	}
+	pod := spireexec.NewServer(cm.Client, namespace, spire.Pod, spire.Container)
 	server := bundlesource.SpireServer(pod)
 	ctx, cancel := context.WithTimeout(ctx, tbSpireCheckTimeout)
 	defer cancel()

@@ -123,9 +123,10 @@ func trustBundleSchema() schema.Schema {
 					"check_spire": schema.BoolAttribute{
 						Optional: true,
 						MarkdownDescription: "Compare the ConfigMap with the bundle the SPIRE server itself holds (pod exec of " +
-							"`spire-server bundle show -format spiffe` in `" + spireexec.DefaultPod + "`, container `" +
-							spireexec.DefaultContainer + "`, in the ConfigMap's namespace; the credentials need `get` on " +
-							"`pods` and `get` and `create` on `pods/exec` there). Defaults to `true`. SPIRE rewrites the ConfigMap " +
+							"`spire-server bundle show -format spiffe` in the cluster's SPIRE server pod and container (its " +
+							"`spire` settings: `spire-server-0`, container `spire-server`, for the operator), in the cluster's " +
+							"`spire.namespace` when the ConfigMap is in its `spire.bundle_namespace`, else in the ConfigMap's " +
+							"namespace; the credentials need `get` on `pods` and `get` and `create` on `pods/exec` there). Defaults to `true`. SPIRE rewrites the ConfigMap " +
 							"when it prepares an authority but not when it revokes one, so a ConfigMap can carry a revoked " +
 							"authority for as long as nothing else changes the bundle. Authorities the ConfigMap holds and SPIRE " +
 							"does not are left out of every output, with a warning naming them and why they were there: SPIRE " +

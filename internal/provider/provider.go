@@ -113,6 +113,8 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 		clusters.Add(kube.DefaultKey, defConn, defUnknown)
 	}
 	onUnreachable := map[string]string{kube.DefaultKey: def.OnUnreachable.ValueString()}
+	clusterSpire := map[string]providerdata.Spire{}
+	addSpire(ctx, clusterSpire, kube.DefaultKey, def.Spire, &resp.Diagnostics)
 	connectionUnknown := defUnknown
 
 	if cfg.Clusters.IsUnknown() {
@@ -145,6 +147,7 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 		connectionUnknown = connectionUnknown || unknown
 		clusters.Add(key, connectionFromModel(ctx, m, p, &resp.Diagnostics), unknown)
 		onUnreachable[key] = m.OnUnreachable.ValueString()
+		addSpire(ctx, clusterSpire, key, m.Spire, &resp.Diagnostics)
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -152,8 +155,8 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 
 	data := &providerdata.Data{
 		Clusters:                 clusters,
-		SpireNamespace:           defaultSpireNamespace,
-		SpireClassName:           defaultSpireClassName,
+		Spire:                    providerdata.ResolveSpire(providerdata.SpireSettings{}),
+		ClusterSpire:             clusterSpire,
 		MaxFederatedTrustDomains: defaultMaxFederatedTrustDomains,
 		UnreachableNotes:         resources.UnreachableNotes(),
 		OnUnreachable:            onUnreachable,
@@ -177,10 +180,7 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 	}
 	data.DNSTimeout = d
 	if cfg.Spire != nil {
-		data.SpireNamespace = providerdata.StringOr(cfg.Spire.Namespace, defaultSpireNamespace)
-		if !cfg.Spire.ClassName.IsNull() && !cfg.Spire.ClassName.IsUnknown() {
-			data.SpireClassName = cfg.Spire.ClassName.ValueString()
-		}
+		data.Spire = providerdata.ResolveSpire(*cfg.Spire)
 	}
 	resp.ResourceData = data
 	resp.DataSourceData = data
@@ -226,6 +226,17 @@ func (p *zerotrustProvider) Functions(context.Context) []func() function.Functio
 		NewParseSpiffeIDFunction,
 		NewTrustDomainFunction,
 	}
+}
+
+// addSpire records a connection's own `spire` under its key; a connection
+// without one takes the provider's (Data.SpireOf).
+func addSpire(ctx context.Context, into map[string]providerdata.Spire, key string, v types.Object, diags *diag.Diagnostics) {
+	if v.IsNull() || v.IsUnknown() {
+		return
+	}
+	var s providerdata.SpireSettings
+	diags.Append(v.As(ctx, &s, basetypes.ObjectAsOptions{})...)
+	into[key] = providerdata.ResolveSpire(s)
 }
 
 func connectionFromModel(ctx context.Context, m connectionModel, p path.Path, diags *diag.Diagnostics) kube.Connection {

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
 const (
@@ -18,10 +19,8 @@ const (
 	// flight, and API servers protect themselves (API Priority and Fairness).
 	// What the old 50/100 cost a large plan is measured in bench/ANALYSIS.md
 	// ("No client-side throttle").
-	defaultQPS            = 1000
-	defaultBurst          = 2000
-	defaultSpireNamespace = "zero-trust-workload-identity-manager"
-	defaultSpireClassName = "zero-trust-workload-identity-manager-spire"
+	defaultQPS   = 1000
+	defaultBurst = 2000
 	// defaultMaxFederatedTrustDomains is the operator's own limit on
 	// federatesWith (validation.go validateFederationConfig), which is also
 	// the released CRD's maxItems; it is the most the attribute accepts.
@@ -47,6 +46,7 @@ type connectionModel struct {
 	ProxyURL              types.String `tfsdk:"proxy_url"`
 	Exec                  types.Object `tfsdk:"exec"`
 	OnUnreachable         types.String `tfsdk:"on_unreachable"`
+	Spire                 types.Object `tfsdk:"spire"`
 }
 
 type execModel struct {
@@ -56,30 +56,33 @@ type execModel struct {
 	Env        types.Map    `tfsdk:"env"`
 }
 
-type spireModel struct {
-	Namespace types.String `tfsdk:"namespace"`
-	ClassName types.String `tfsdk:"class_name"`
-}
-
 type dnsModel struct {
 	Resolver types.String `tfsdk:"resolver"`
 	Timeout  types.String `tfsdk:"timeout"`
 }
 
 type providerModel struct {
-	Kubernetes               types.Object  `tfsdk:"kubernetes"`
-	Clusters                 types.Map     `tfsdk:"clusters"`
-	FieldManager             types.String  `tfsdk:"field_manager"`
-	QPS                      types.Float64 `tfsdk:"qps"`
-	Burst                    types.Int64   `tfsdk:"burst"`
-	Spire                    *spireModel   `tfsdk:"spire"`
-	MaxFederatedTrustDomains types.Int64   `tfsdk:"max_federated_trust_domains"`
-	DNS                      *dnsModel     `tfsdk:"dns"`
-	OnUnreachable            types.String  `tfsdk:"on_unreachable"`
+	Kubernetes               types.Object                `tfsdk:"kubernetes"`
+	Clusters                 types.Map                   `tfsdk:"clusters"`
+	FieldManager             types.String                `tfsdk:"field_manager"`
+	QPS                      types.Float64               `tfsdk:"qps"`
+	Burst                    types.Int64                 `tfsdk:"burst"`
+	Spire                    *providerdata.SpireSettings `tfsdk:"spire"`
+	MaxFederatedTrustDomains types.Int64                 `tfsdk:"max_federated_trust_domains"`
+	DNS                      *dnsModel                   `tfsdk:"dns"`
+	OnUnreachable            types.String                `tfsdk:"on_unreachable"`
 }
 
 func connectionAttributes(what string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
+		"spire": schema.SingleNestedAttribute{
+			Optional: true,
+			MarkdownDescription: "Where SPIRE runs" + what + ", as the provider's `spire`, which it replaces" + what +
+				" when set: its unset attributes take the defaults of its own `install`, not the provider's values. " +
+				"A fleet that mixes installs sets it on the clusters whose SPIRE differs, e.g. `spire = { install = \"" +
+				providerdata.SpireInstallHelm + "\" }` on an EKS cluster beside OpenShift clusters.",
+			Attributes: spireAttributes(),
+		},
 		"on_unreachable": schema.StringAttribute{
 			Optional: true,
 			MarkdownDescription: "What a run does when the cluster of this connection does not answer at all: `" +
@@ -268,23 +271,61 @@ func providerSchema() schema.Schema {
 				},
 			},
 			"spire": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Where SPIRE runs in the clusters, used as defaults by the SPIRE resources.",
-				Attributes: map[string]schema.Attribute{
-					"namespace": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "Namespace of the SPIRE server (the operator's `OPERATOR_NAMESPACE`). Defaults to `" +
-							defaultSpireNamespace + "`. The operator's federation Route is read in `" + defaultSpireNamespace +
-							"` whatever this says: the operator always puts it there.",
-					},
-					"class_name": schema.StringAttribute{
-						Optional: true,
-						MarkdownDescription: "Default `class_name` of ClusterFederatedTrustDomains: spire-controller-manager " +
-							"with a `className` ignores objects of other classes. Defaults to `" + defaultSpireClassName +
-							"` (the OpenShift operator's class); `\"\"` sets no class.",
-					},
-				},
+				Optional: true,
+				MarkdownDescription: "Where SPIRE runs in the clusters, used as defaults by every resource, data source " +
+					"and action that talks to SPIRE, on every cluster whose own `spire` is unset.",
+				Attributes: spireAttributes(),
 			},
+		},
+	}
+}
+
+// spireAttributes are the attributes of a `spire` object, the provider's
+// and each connection's: ResolveSpire turns them into one cluster's SPIRE.
+func spireAttributes() map[string]schema.Attribute {
+	op, helm := "`"+providerdata.SpireInstallOperator+"`", "`"+providerdata.SpireInstallHelm+"`"
+	return map[string]schema.Attribute{
+		"install": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "How SPIRE was installed, which sets the defaults of the other attributes: " + op +
+				" (default), the OpenShift Zero Trust Workload Identity Manager operator, or " + helm + ", the SPIFFE " +
+				"project's hardened Helm chart `spire` with `global.spire.recommendations` (as on EKS, GKE or AKS). " +
+				"The SPIRE server pod is `spire-server-0` for " + op + " and `<helm_release>-server-0` for " + helm +
+				" (`<helm_release>-0` when the release name contains `server`), container `spire-server` for both. " +
+				"`zerotrust_spire_federation`, which edits the operator's SpireServer, is refused on a " + helm +
+				" cluster.",
+			Validators: []validator.String{stringvalidator.OneOf(providerdata.SpireInstalls...)},
+		},
+		"namespace": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Namespace of the SPIRE server. Defaults to `" + providerdata.OperatorSpireNamespace +
+				"` (the operator's `OPERATOR_NAMESPACE`) for " + op + " and `" + providerdata.HelmSpireNamespace +
+				"` for " + helm + ". The operator's federation Route is read in `" + providerdata.OperatorSpireNamespace +
+				"` whatever this says: the operator always puts it there.",
+			Validators: []validator.String{validate.DNSLabel()},
+		},
+		"class_name": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "spire-controller-manager's `className`, the default `class_name` of " +
+				"ClusterFederatedTrustDomains and ClusterSPIFFEIDs: a controller manager with a class ignores objects " +
+				"of other classes. Defaults to `" + providerdata.OperatorSpireClassName + "` (the operator's class) for " +
+				op + " and `<namespace>-<helm_release>` (the chart's `<release namespace>-<release name>`, `" +
+				providerdata.HelmSpireNamespace + "-" + providerdata.HelmSpireRelease + "` with the defaults) for " +
+				helm + "; `\"\"` sets no class.",
+		},
+		"helm_release": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Name of the chart's Helm release, which names the server's objects; only " + helm +
+				" reads it. Defaults to `" + providerdata.HelmSpireRelease + "`.",
+			Validators: []validator.String{validate.DNSLabel(), stringvalidator.LengthAtMost(53)},
+		},
+		"bundle_namespace": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Namespace of the ConfigMap `" + providerdata.SpireBundleConfigMap + "` that SPIRE " +
+				"publishes its trust bundle to, where `zerotrust_trust_bundle` reads it by default. Defaults to " +
+				"`namespace` for " + op + " and `" + providerdata.HelmSpireBundleNS + "` (the chart's agents' namespace) " +
+				"for " + helm + ".",
+			Validators: []validator.String{validate.DNSLabel()},
 		},
 	}
 }

@@ -21,10 +21,11 @@ import (
 
 // Data is the configured provider.
 type Data struct {
-	Clusters       *kube.Clusters
-	SpireNamespace string
-	// SpireClassName is the default class_name of ClusterFederatedTrustDomains; "" sets none.
-	SpireClassName string
+	Clusters *kube.Clusters
+	// Spire is the provider's `spire` resolved, ClusterSpire each cluster's
+	// own `spire` by key where one is set (see SpireOf).
+	Spire        Spire
+	ClusterSpire map[string]Spire
 	// MaxFederatedTrustDomains bounds federates_with of zerotrust_spire_federation.
 	MaxFederatedTrustDomains int
 	// DNSResolver is a host:port, or "" for the first nameserver of /etc/resolv.conf.

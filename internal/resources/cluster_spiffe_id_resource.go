@@ -154,7 +154,7 @@ func refreshFederationProblems(ctx context.Context, data *providerdata.Data, cli
 		m.FederationProblems = types.ListValueMust(types.StringType, nil)
 		return nil
 	}
-	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, m.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, data, m.SpireServer)
 	if d.HasError() {
 		return nil
 	}

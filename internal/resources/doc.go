@@ -86,7 +86,9 @@
 // federation relationships and bundles, its entries), workload_federation.go
 // (what cluster_spiffe_id and cluster_spiffe_id_federation share: the
 // plan-time checks of federates_with, the wait until the workloads
-// federate).
+// federate), spire_class.go (what cluster_spiffe_id and
+// federated_trust_domain share: the plan-time check that a controller serves
+// a class_name other than the cluster's).
 //
 // One model idiom: a model is a struct of framework value types (types.String,
 // types.List, types.Object, ...) with tfsdk tags, and a nested object is a

@@ -91,14 +91,17 @@ func (r *federatedTrustDomainResource) Plan(ctx context.Context, plan *federated
 		written, d := classNameWritten(ctx, private)
 		diags.Append(d...)
 		if creating || written {
-			plan.ClassName = optionalString(r.Data.SpireClassName)
+			plan.ClassName = optionalString(r.Data.SpireAt(plan.Cluster).ClassName)
 		} else {
 			plan.ClassName = state.ClassName
 		}
 	}
 	r.setID(plan)
+	if creating || !plan.ClassName.Equal(state.ClassName) {
+		checkClassServed(ctx, r.Data, "ClusterFederatedTrustDomain", plan.Cluster, plan.ClassName, &diags)
+	}
 	client := planClient(ctx, r.Data, plan.Cluster, &diags)
-	diags.Append(planSpireTrust(ctx, client, r.Data.SpireNamespace, plan, config, state)...)
+	diags.Append(planSpireTrust(ctx, client, r.Data, plan, config, state)...)
 	if creating && client != nil {
 		r.planCheckUnique(ctx, client, *plan, &diags)
 	}

@@ -329,7 +329,7 @@ func (r *federatedTrustDomainResource) spireWithin(ctx context.Context, client *
 ) (server spireexec.Server, _ context.Context, cancel context.CancelFunc, ok bool) {
 	timeout, d := timeoutOf(ctx, defaultFederationTimeout)
 	diags.Append(d...)
-	server, d = spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	server, d = spireserverattr.ServerFrom(ctx, client, r.Data, m.SpireServer)
 	diags.Append(d...)
 	if diags.HasError() {
 		return server, ctx, func() {}, false
@@ -346,7 +346,7 @@ func (r *federatedTrustDomainResource) spireWithin(ctx context.Context, client *
 // the relationship, which it did without; so the update gives it to SPIRE.
 func (r *federatedTrustDomainResource) firstBundleSeeds(ctx context.Context, plan federatedTrustDomainResourceModel, found types.String) bool {
 	return !spireTrustBroken(found) && !plan.TrustDomainBundle.IsNull() && !plan.TrustDomainBundle.IsUnknown() &&
-		plan.CheckSpire.ValueBool() && plan.ClassName.ValueString() == r.Data.SpireClassName &&
+		plan.CheckSpire.ValueBool() && plan.ClassName.ValueString() == r.Data.SpireAt(plan.Cluster).ClassName &&
 		httpsSPIFFE(ctx, plan.BundleEndpointProfile)
 }
 
@@ -357,7 +357,7 @@ func (r *federatedTrustDomainResource) firstBundleSeeds(ctx context.Context, pla
 // alone. What SPIRE holds is asked once per walk (spireViewOf), however many
 // federations of the cluster get their first bundle in it.
 func (r *federatedTrustDomainResource) seedFirstBundle(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
-	server, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, r.Data, m.SpireServer)
 	if d.HasError() {
 		return
 	}

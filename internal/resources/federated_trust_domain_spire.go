@@ -103,16 +103,16 @@ func (u *spireUnreachable) addTo(client *kube.Client, diags *diag.Diagnostics) {
 
 // checkSpireTrust sets state.SpireTrust from what the SPIRE server holds for
 // the object's trust domain; obj is the object as just read.
-// Objects of another class than the provider's spire.class_name are left
+// Objects of another class than the cluster's spire.class_name are left
 // alone (null): another spire-controller-manager, and so another SPIRE
 // server, acts on them, if any does.
 func checkSpireTrust(ctx context.Context, client *kube.Client, data *providerdata.Data, state *federatedTrustDomainResourceModel,
 	obj *unstructured.Unstructured) (*spireUnreachable, diag.Diagnostics) {
-	if !state.CheckSpire.ValueBool() || state.ClassName.ValueString() != data.SpireClassName {
+	if !state.CheckSpire.ValueBool() || state.ClassName.ValueString() != data.SpireOf(client).ClassName {
 		state.SpireTrust = types.StringNull()
 		return nil, nil
 	}
-	server, diags := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, state.SpireServer)
+	server, diags := spireserverattr.ServerFrom(ctx, client, data, state.SpireServer)
 	if diags.HasError() {
 		return nil, diags
 	}
@@ -228,7 +228,7 @@ func spireLagKey(s spireexec.Server, td string) string {
 // tells), the repair when the prior state says SPIRE lost the federation,
 // else the prior value. A repair that needs a bundle the configuration does
 // not give is refused here, with what to set.
-func planSpireTrust(ctx context.Context, client *kube.Client, spireNamespace string, plan *federatedTrustDomainResourceModel,
+func planSpireTrust(ctx context.Context, client *kube.Client, data *providerdata.Data, plan *federatedTrustDomainResourceModel,
 	config federatedTrustDomainResourceModel, state *federatedTrustDomainResourceModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	switch {
@@ -241,7 +241,7 @@ func planSpireTrust(ctx context.Context, client *kube.Client, spireNamespace str
 	case !spireTrustBroken(state.SpireTrust):
 		plan.SpireTrust = state.SpireTrust
 		if state.SpireTrust.ValueString() == spireTrustFederated {
-			diags.Append(planSpireLag(ctx, client, spireNamespace, *plan)...)
+			diags.Append(planSpireLag(ctx, client, data, *plan)...)
 		}
 	case state.SpireTrust.ValueString() == spireTrustNoBundle && !httpsSPIFFE(ctx, plan.BundleEndpointProfile):
 		// SPIRE fetches an https_web bundle at its next refresh by itself,
@@ -254,22 +254,22 @@ func planSpireTrust(ctx context.Context, client *kube.Client, spireNamespace str
 				plan.TrustDomain.ValueString(), plan.Name.ValueString(), plan.BundleEndpointURL.ValueString()))
 	default:
 		plan.SpireTrust = types.StringValue(spireTrustFederated)
-		diags.Append(planSpireRepair(ctx, client, spireNamespace, *plan, config, state.SpireTrust.ValueString())...)
+		diags.Append(planSpireRepair(ctx, client, data, *plan, config, state.SpireTrust.ValueString())...)
 	}
 	return diags
 }
 
 // planSpireRepair says what the apply will repair, or why it cannot.
-func planSpireRepair(ctx context.Context, client *kube.Client, spireNamespace string, plan, config federatedTrustDomainResourceModel, found string) diag.Diagnostics {
+func planSpireRepair(ctx context.Context, client *kube.Client, data *providerdata.Data, plan, config federatedTrustDomainResourceModel, found string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	td, name := plan.TrustDomain.ValueString(), plan.Name.ValueString()
 	where := "the SPIRE server"
 	if client != nil {
-		if server, d := spireserverattr.ServerFrom(ctx, client, spireNamespace, plan.SpireServer); !d.HasError() {
+		if server, d := spireserverattr.ServerFrom(ctx, client, data, plan.SpireServer); !d.HasError() {
 			where = server.String()
 		}
 	}
-	lag, _ := plannedLag(ctx, client, spireNamespace, plan)
+	lag, _ := plannedLag(ctx, client, data, plan)
 	needsBundle := found != spireTrustNoRelationship && found != spireTrustRevokedBundle && httpsSPIFFE(ctx, plan.BundleEndpointProfile)
 	if needsBundle && config.TrustDomainBundle.IsNull() {
 		diags.AddAttributeError(path.Root("trust_domain_bundle"), "SPIRE Needs the Peer Bundle Again",
@@ -298,11 +298,11 @@ func planSpireRepair(ctx context.Context, client *kube.Client, spireNamespace st
 
 // plannedLag is the endpointLag the refresh of this walk found for plan's
 // trust domain, if any.
-func plannedLag(ctx context.Context, client *kube.Client, spireNamespace string, plan federatedTrustDomainResourceModel) (endpointLag, bool) {
+func plannedLag(ctx context.Context, client *kube.Client, data *providerdata.Data, plan federatedTrustDomainResourceModel) (endpointLag, bool) {
 	if client == nil {
 		return endpointLag{}, false
 	}
-	server, d := spireserverattr.ServerFrom(ctx, client, spireNamespace, plan.SpireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, data, plan.SpireServer)
 	if d.HasError() {
 		return endpointLag{}, false
 	}
@@ -324,9 +324,9 @@ func nextPoll(lag endpointLag) string {
 // not a change (judgeEndpointLag), but workloads of the peer that already
 // present SVIDs of such an authority (activated and tainted in a hurry)
 // fail with this cluster until then.
-func planSpireLag(ctx context.Context, client *kube.Client, spireNamespace string, plan federatedTrustDomainResourceModel) diag.Diagnostics {
+func planSpireLag(ctx context.Context, client *kube.Client, data *providerdata.Data, plan federatedTrustDomainResourceModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	lag, ok := plannedLag(ctx, client, spireNamespace, plan)
+	lag, ok := plannedLag(ctx, client, data, plan)
 	if !ok || len(lag.Missing) == 0 {
 		return diags
 	}

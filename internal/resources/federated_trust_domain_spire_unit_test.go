@@ -99,7 +99,7 @@ func TestPlanSpireTrust(t *testing.T) {
 				s := spireTrustModel(t, tc.profile, tc.found, bundle)
 				state = &s
 			}
-			diags := planSpireTrust(ctx, nil, "spire", &plan, cfg, state)
+			diags := planSpireTrust(ctx, nil, nil, &plan, cfg, state)
 			if !plan.SpireTrust.Equal(tc.want) {
 				t.Errorf("spire_trust planned %s, want %s", plan.SpireTrust, tc.want)
 			}

@@ -35,7 +35,7 @@ func NewSpireBundleListResource() list.ListResource {
 				return false
 			}
 			cluster := clusterValue(t.key)
-			server, d := spireserverattr.ServerFrom(ctx, t.client, data.SpireNamespace, types.ObjectNull(spireBundleObjectAttrTypes("spire_server")))
+			server, d := spireserverattr.ServerFrom(ctx, t.client, data, types.ObjectNull(spireBundleObjectAttrTypes("spire_server")))
 			view, err := server.View(ctx)
 			if err != nil {
 				d.AddError("SPIRE Bundles Not Listed", "Asking the "+server.String()+": "+err.Error())

@@ -83,7 +83,7 @@ func (r *spireBundleResource) ModifyPlan(ctx context.Context, req resource.Modif
 		if !relationship {
 			// The refresh of this walk asked already (spireViewOf is shared);
 			// a SPIRE that does not answer was a warning there.
-			if server, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, plan.SpireServer); !d.HasError() {
+			if server, d := spireserverattr.ServerFrom(ctx, client, r.Data, plan.SpireServer); !d.HasError() {
 				if view, err := spireViewOf(ctx, client, server); err == nil {
 					_, relationship = view.Relationships[td]
 				}

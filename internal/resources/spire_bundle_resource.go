@@ -86,7 +86,7 @@ func (r *spireBundleResource) server(ctx context.Context, m spireBundleResourceM
 	if client == nil {
 		return nil
 	}
-	s, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, m.SpireServer)
+	s, d := spireserverattr.ServerFrom(ctx, client, r.Data, m.SpireServer)
 	diags.Append(d...)
 	if d.HasError() {
 		return nil

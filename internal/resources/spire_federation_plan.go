@@ -27,6 +27,29 @@ import (
 // exceed 50 entries"), hard-coded in its code whatever its CRD allows.
 const operatorPeerLimit = 50
 
+// refuseHelmFederation refuses the resource on a cluster whose spire.install
+// is "helm": it edits the operator's SpireServer, which the chart does not
+// install, and nothing else would hold what it says. It runs at plan, and
+// again before the apply writes anything, for a cluster key that was
+// unknown at plan.
+func refuseHelmFederation(data *providerdata.Data, cluster types.String, diags *diag.Diagnostics) bool {
+	if data == nil || cluster.IsUnknown() || !data.SpireAt(cluster).IsHelm() {
+		return false
+	}
+	where := "the `kubernetes` connection"
+	if !cluster.IsNull() {
+		where = fmt.Sprintf("cluster %q", cluster.ValueString())
+	}
+	diags.AddAttributeError(path.Root("cluster"), "SPIRE Installed by the Helm Chart",
+		fmt.Sprintf("The SPIRE of %s comes from the SPIFFE Helm chart (its spire.install is %q), which has no "+
+			"SpireServer for this resource to edit. The chart's values set its bundle endpoint: spire-server "+
+			"`federation.enabled` (with `federation.ingress.enabled` or a Service of your own to publish it). Its federation "+
+			"relationships are zerotrust_federated_trust_domain objects, one per peer. Remove this resource, or set "+
+			"the cluster's spire.install to %q if the Zero Trust Workload Identity Manager operator installed its SPIRE.",
+			where, providerdata.SpireInstallHelm, providerdata.SpireInstallOperator))
+	return true
+}
+
 // ValidateConfig applies the CRD's cross-field rules and the rules the
 // operator's controller checks while it reconciles (validation.go
 // validateFederationConfig), so they fail at plan, with no cluster needed:
@@ -129,7 +152,8 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 		state = &spireFederationResourceModel{}
 		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
 	}
-	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) ||
+		refuseHelmFederation(r.Data, plan.Cluster, &resp.Diagnostics) {
 		return
 	}
 	if !plan.FederatesWith.IsNull() && !plan.FederatesWith.IsUnknown() && !plan.Cluster.IsUnknown() {
@@ -247,7 +271,7 @@ func (r *spireFederationResource) warnPeersWithoutBundle(ctx context.Context, pl
 		// SPIRE out, which then fetches the bundles at its first refresh.
 		return
 	}
-	server, d := spireserverattr.ServerFrom(ctx, client, r.Data.SpireNamespace, types.ObjectNull(nil))
+	server, d := spireserverattr.ServerFrom(ctx, client, r.Data, types.ObjectNull(nil))
 	if d.HasError() {
 		return
 	}

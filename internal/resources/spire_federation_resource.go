@@ -119,7 +119,7 @@ func (r *spireFederationResource) write(ctx context.Context, planned tfsdk.Plan,
 	var plan, cfg spireFederationResourceModel
 	diags.Append(planned.Get(ctx, &plan)...)
 	diags.Append(config.Get(ctx, &cfg)...)
-	if diags.HasError() {
+	if diags.HasError() || refuseHelmFederation(r.Data, plan.Cluster, diags) {
 		return
 	}
 	action, timeout, d := "update spec.federation of the SpireServer cluster", time.Duration(0), diag.Diagnostics(nil)

@@ -685,7 +685,7 @@ func TestAccSpireFederation_destroyWarning(t *testing.T) {
 	}
 	var configured fwresource.ConfigureResponse
 	r.Configure(ctx, fwresource.ConfigureRequest{ProviderData: &providerdata.Data{
-		Clusters: clusters, SpireNamespace: "zero-trust-workload-identity-manager", MaxFederatedTrustDomains: 50,
+		Clusters: clusters, Spire: providerdata.ResolveSpire(providerdata.SpireSettings{}), MaxFederatedTrustDomains: 50,
 	}}, &configured)
 	var sch fwresource.SchemaResponse
 	r.Schema(ctx, fwresource.SchemaRequest{}, &sch)

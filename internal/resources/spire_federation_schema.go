@@ -74,6 +74,10 @@ func spireFederationSchema() schema.Schema {
 			"endpoint in place with a warning, and forgets the resource. A profile change is refused at plan.\n\n" +
 			"`federates_with` becomes static SPIRE server configuration. `zerotrust_federated_trust_domain` " +
 			"(ClusterFederatedTrustDomain) is the dynamic alternative, which needs no SPIRE server restart.\n\n" +
+			"On a cluster whose `spire.install` is `helm` (the provider's `spire`, or the cluster's own) the plan " +
+			"refuses this resource: the SPIFFE Helm chart has no SpireServer, its values set the bundle endpoint " +
+			"(spire-server `federation.enabled`, published by `federation.ingress.enabled` or a Service), and its " +
+			"federation relationships are `zerotrust_federated_trust_domain` objects.\n\n" +
 			"Attributes whose CRD field has a default (`profile`, `refresh_hint`, `managed_route`, `tos_accepted`, " +
 			"`file_sync_interval`) plan that default when unset, but are sent only when configured: the API server " +
 			"fills in the rest, so importing a SpireServer someone else set up plans no change and writes nothing.\n\n" +

@@ -91,8 +91,8 @@ func (w *walkWarnings) has(summary string) bool {
 func deadClusters() *providerdata.Data {
 	clusters := kube.NewClusters(kube.Settings{FieldManager: "zerotrust", QPS: 50, Burst: 100})
 	clusters.Add("dead", kube.Connection{Host: "https://127.0.0.1:1", Token: "x", Insecure: true}, false)
-	return &providerdata.Data{Clusters: clusters, SpireNamespace: "zero-trust-workload-identity-manager",
-		SpireClassName: "zero-trust-workload-identity-manager-spire", MaxFederatedTrustDomains: 50}
+	return &providerdata.Data{Clusters: clusters, Spire: providerdata.ResolveSpire(providerdata.SpireSettings{}),
+		MaxFederatedTrustDomains: 50}
 }
 
 // lifecycleResource is what the tests call on a resource.

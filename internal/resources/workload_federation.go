@@ -131,7 +131,7 @@ func undeclaredTrustDomains(ctx context.Context, data *providerdata.Data, client
 	if len(undeclared) == 0 {
 		return nil, nil
 	}
-	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, spireServer)
+	server, d := spireserverattr.ServerFrom(ctx, client, data, spireServer)
 	if d.HasError() {
 		return undeclared, nil
 	}
@@ -182,7 +182,7 @@ const clusterSPIFFEIDPoll = 2 * time.Second
 func waitWorkloadsFederate(ctx context.Context, data *providerdata.Data, client *kube.Client, spireServerValue types.Object,
 	name string, tds []string, timeout time.Duration, verb string, diags *diag.Diagnostics) types.List {
 	none := types.ListValueMust(types.StringType, nil)
-	server, d := spireserverattr.ServerFrom(ctx, client, data.SpireNamespace, spireServerValue)
+	server, d := spireserverattr.ServerFrom(ctx, client, data, spireServerValue)
 	diags.Append(d...)
 	if diags.HasError() {
 		return none

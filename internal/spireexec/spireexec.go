@@ -25,15 +25,7 @@ import (
 // to end later than this (bench/ANALYSIS.md, "Scale in clusters").
 const PollInterval = time.Second
 
-// The SPIRE server pod and container `spire-server` commands run in unless
-// configured otherwise: the StatefulSet's first pod.
-const (
-	DefaultPod       = "spire-server-0"
-	DefaultContainer = "spire-server"
-)
-
-// Server is a SPIRE server pod. Build it with NewServer, so that a pod or
-// container left unset means the same pod for every caller.
+// Server is a SPIRE server pod. Build it with NewServer.
 type Server struct {
 	Client                    *kube.Client
 	Namespace, Pod, Container string
@@ -42,15 +34,11 @@ type Server struct {
 	OnRetry func(err error)
 }
 
-// NewServer is the SPIRE server pod on client's cluster in namespace; pod
-// and container "" are DefaultPod and DefaultContainer.
+// NewServer is the SPIRE server pod on client's cluster in namespace. It
+// knows no defaults: which pod and container a cluster's SPIRE runs in
+// depends on how it was installed, which the provider's configuration says
+// (providerdata.Spire), so callers pass what it resolved.
 func NewServer(client *kube.Client, namespace, pod, container string) Server {
-	if pod == "" {
-		pod = DefaultPod
-	}
-	if container == "" {
-		container = DefaultContainer
-	}
 	return Server{Client: client, Namespace: namespace, Pod: pod, Container: container}
 }
 

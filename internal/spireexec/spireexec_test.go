@@ -125,23 +125,20 @@ func TestPoll(t *testing.T) {
 	})
 }
 
-// TestNewServerDefaults: an unset pod or container is the StatefulSet's
-// first pod and its spire-server container, and Key tells servers of one
-// cluster apart by namespace, pod and container alike, so walk state never
-// shares one server's answer with another.
-func TestNewServerDefaults(t *testing.T) {
-	s := NewServer(nil, "spire", "", "")
-	if s.Pod != DefaultPod || s.Container != DefaultContainer {
-		t.Fatalf("NewServer(nil, spire, \"\", \"\") = %s/%s, want %s/%s", s.Pod, s.Container, DefaultPod, DefaultContainer)
-	}
+// TestServerKey: Key tells servers of one cluster apart by namespace, pod
+// and container alike, so walk state never shares one server's answer with
+// another.
+func TestServerKey(t *testing.T) {
+	s := NewServer(nil, "spire", "spire-server-0", "spire-server")
 	keys := map[string]Server{}
-	for _, other := range []Server{s, NewServer(nil, "spire2", "", ""), NewServer(nil, "spire", "spire-server-1", ""), NewServer(nil, "spire", "", "other")} {
+	for _, other := range []Server{s, NewServer(nil, "spire2", "spire-server-0", "spire-server"),
+		NewServer(nil, "spire", "spire-server-1", "spire-server"), NewServer(nil, "spire", "spire-server-0", "other")} {
 		if prev, ok := keys[other.Key()]; ok {
 			t.Errorf("%+v and %+v share the key %q", prev, other, other.Key())
 		}
 		keys[other.Key()] = other
 	}
-	if NewServer(nil, "spire", DefaultPod, DefaultContainer).Key() != s.Key() {
-		t.Error("a pod named with its defaults has another key than the one left unset")
+	if NewServer(nil, "spire", "spire-server-0", "spire-server").Key() != s.Key() {
+		t.Error("the same pod has two keys")
 	}
 }

@@ -26,12 +26,12 @@ type Model struct {
 	Container types.String `tfsdk:"container"`
 }
 
-// Server is the pod m names on client's cluster: an unset namespace is
-// namespace (the provider's spire.namespace), an unset pod or container
-// spireexec's default.
-func (m Model) Server(client *kube.Client, namespace string) spireexec.Server {
-	return spireexec.NewServer(client, providerdata.StringOr(m.Namespace, namespace),
-		providerdata.StringOr(m.Pod, ""), providerdata.StringOr(m.Container, ""))
+// Server is the pod m names on client's cluster: what m leaves unset is
+// spire's, the cluster's SPIRE as the provider resolved it
+// (providerdata.Data.SpireOf), so an unset field means the install's pod.
+func (m Model) Server(client *kube.Client, spire providerdata.Spire) spireexec.Server {
+	return spireexec.NewServer(client, providerdata.StringOr(m.Namespace, spire.Namespace),
+		providerdata.StringOr(m.Pod, spire.Pod), providerdata.StringOr(m.Container, spire.Container))
 }
 
 // ModelFrom reads a spire_server value; null or unknown is every
@@ -46,8 +46,8 @@ func ModelFrom(ctx context.Context, value types.Object) (Model, diag.Diagnostics
 }
 
 // ServerFrom is the pod a spire_server value names on client's cluster
-// (ModelFrom, then Server).
-func ServerFrom(ctx context.Context, client *kube.Client, namespace string, value types.Object) (spireexec.Server, diag.Diagnostics) {
+// (ModelFrom, then Server with the cluster's SPIRE from data).
+func ServerFrom(ctx context.Context, client *kube.Client, data *providerdata.Data, value types.Object) (spireexec.Server, diag.Diagnostics) {
 	m, diags := ModelFrom(ctx, value)
-	return m.Server(client, namespace), diags
+	return m.Server(client, data.SpireOf(client)), diags
 }

@@ -7,12 +7,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
 // TestServerFromDefaults: what a spire_server value leaves unset (or the
-// whole value, null or unknown) is the provider's SPIRE namespace and the
-// usual pod and container, the same for every caller.
+// whole value, null or unknown) is the cluster's SPIRE as the provider
+// resolved it, here the chart's release `edge`, the same for every caller.
 func TestServerFromDefaults(t *testing.T) {
 	objectType, ok := ResourceAttribute("").GetType().(types.ObjectType)
 	if !ok {
@@ -26,12 +26,15 @@ func TestServerFromDefaults(t *testing.T) {
 		value                     types.Object
 		namespace, pod, container string
 	}{
-		"null":    {types.ObjectNull(attrTypes), "spire", spireexec.DefaultPod, spireexec.DefaultContainer},
-		"unknown": {types.ObjectUnknown(attrTypes), "spire", spireexec.DefaultPod, spireexec.DefaultContainer},
-		"partial": {partial, "spire", "spire-server-1", spireexec.DefaultContainer},
+		"null":    {types.ObjectNull(attrTypes), "spire-server", "edge-server-0", "spire-server"},
+		"unknown": {types.ObjectUnknown(attrTypes), "spire-server", "edge-server-0", "spire-server"},
+		"partial": {partial, "spire-server", "spire-server-1", "spire-server"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s, diags := ServerFrom(context.Background(), nil, "spire", tc.value)
+			data := &providerdata.Data{Spire: providerdata.ResolveSpire(providerdata.SpireSettings{
+				Install: types.StringValue(providerdata.SpireInstallHelm), HelmRelease: types.StringValue("edge"),
+			})}
+			s, diags := ServerFrom(context.Background(), nil, data, tc.value)
 			if diags.HasError() {
 				t.Fatalf("diagnostics: %v", diags)
 			}

@@ -6,7 +6,7 @@ import (
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -17,9 +17,12 @@ var serverFields = []struct {
 	name, description string
 	validator         validator.String
 }{
-	{"namespace", "Namespace of the SPIRE server pod. Defaults to the provider's `spire.namespace`.", validate.DNSLabel()},
-	{"pod", "Name of the SPIRE server pod. Defaults to `" + spireexec.DefaultPod + "`.", validate.K8sName()},
-	{"container", "Container running `spire-server`. Defaults to `" + spireexec.DefaultContainer + "`.", validate.DNSLabel()},
+	{"namespace", "Namespace of the SPIRE server pod. Defaults to the cluster's `spire.namespace` (its own " +
+		"`spire` object's, else the provider's).", validate.DNSLabel()},
+	{"pod", "Name of the SPIRE server pod. Defaults to the cluster's SPIRE server pod: `spire-server-0` when its " +
+		"`spire.install` is `operator`, `<helm_release>-server-0` when it is `helm`.", validate.K8sName()},
+	{"container", "Container running `spire-server`. Defaults to `" + providerdata.SpireServerContainer +
+		"`, the container of both installs.", validate.DNSLabel()},
 }
 
 // ResourceAttribute is a resource's `spire_server` block; description says

@@ -1,0 +1,109 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
+)
+
+// helmClusterProvider is a provider block whose cluster chart's SPIRE comes
+// from the Helm chart (its own `spire`), beside clusters of the operator's
+// install: a mixed fleet.
+func helmClusterProvider(chart *harness.Cluster, others ...*harness.Cluster) string {
+	b := fmt.Sprintf("provider \"zerotrust\" {\n  clusters = {\n    %s = {\n      config_path = %q\n      config_context = %q\n"+
+		"      spire = { install = \"helm\" }\n    }\n", chart.Name, chart.Kubeconfig, chart.Name)
+	for _, c := range others {
+		b += fmt.Sprintf("    %s = { config_path = %q, config_context = %q }\n", c.Name, c.Kubeconfig, c.Name)
+	}
+	return b + "  }\n}\n"
+}
+
+// TestAccFederatedTrustDomain_helmCluster federates a SPIRE the Helm chart
+// laid out (namespace spire-server, class spire-server-spire) with west's,
+// and reads its bundle through pod exec, with no SPIRE setting on any
+// resource: the cluster's `spire = { install = "helm" }` gives the class
+// the object gets and the pod SPIRE is asked in. With the operator's
+// defaults the controller manager would ignore the object and the pod would
+// not exist.
+func TestAccFederatedTrustDomain_helmCluster(t *testing.T) {
+	t.Parallel()
+	chart := acctest.HelmSpire(t, "chart")
+	west := acctest.Spire(t, acctest.West)
+	bundle, err := west.BundleShow(context.Background(), "spiffe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ftd, tb = "zerotrust_federated_trust_domain.west", "data.zerotrust_trust_bundle.chart"
+	config := helmClusterProvider(chart.Cluster, acctest.Cluster(t, acctest.West)) + fmt.Sprintf(`
+resource "zerotrust_federated_trust_domain" "west" {
+  cluster             = "chart"
+  trust_domain        = %q
+  bundle_endpoint_url = %q
+  bundle_endpoint_profile = {
+    type               = "https_spiffe"
+    endpoint_spiffe_id = %q
+  }
+  trust_domain_bundle      = %q
+  wait_for_bundle          = true
+  delete_bundle_on_destroy = true
+
+  timeouts {
+    create = "2m"
+    delete = "2m"
+  }
+}
+
+data "zerotrust_trust_bundle" "chart" {
+  cluster      = "chart"
+  trust_domain = %q
+  spire_server = {}
+}
+`, west.TrustDomain, west.BundleEndpointURL, west.EndpointSPIFFEID, string(bundle), chart.TrustDomain)
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			held, err := spireHolds(t, chart, west.TrustDomain)
+			if err != nil {
+				return err
+			}
+			if held {
+				return fmt.Errorf("the chart's SPIRE server still holds the bundle of %s after destroy", west.TrustDomain)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(ftd, tfjsonpath.New("class_name"), knownvalue.StringExact(chart.ClassName)),
+				statecheck.ExpectKnownValue(ftd, tfjsonpath.New("class_name"), knownvalue.StringExact("spire-server-spire")),
+				statecheck.ExpectKnownValue(tb, tfjsonpath.New("x509_authorities_pem"),
+					knownvalue.StringRegexp(regexp.MustCompile(`-----BEGIN CERTIFICATE-----`))),
+				acctest.ClusterCheck(func(*terraform.State) error {
+					held, err := spireHolds(t, chart, west.TrustDomain)
+					if err != nil {
+						return err
+					}
+					if !held {
+						return fmt.Errorf("the chart's SPIRE server does not hold the bundle of %s after apply", west.TrustDomain)
+					}
+					return nil
+				}),
+			},
+		}},
+	})
+}
