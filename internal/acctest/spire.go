@@ -72,21 +72,6 @@ var spires lazy[*harness.Spire]
 // stop or rotate it in a parallel test; start a harness.StartSpire of your own.
 func Spire(t *testing.T, clusterName string) *harness.Spire {
 	t.Helper()
-	return startedSpire(t, clusterName, false)
-}
-
-// HelmSpire is Spire laid out as the SPIFFE Helm chart does
-// (harness.SpireOptions.Helm): server in harness.HelmSpireNamespace, bundle
-// in harness.HelmSpireBundleNamespace, class the chart's default. A cluster
-// has one SPIRE: asking Spire and HelmSpire of the same cluster fails the
-// test.
-func HelmSpire(t *testing.T, clusterName string) *harness.Spire {
-	t.Helper()
-	return startedSpire(t, clusterName, true)
-}
-
-func startedSpire(t *testing.T, clusterName string, helm bool) *harness.Spire {
-	t.Helper()
 	c := Cluster(t, clusterName)
 	owner := ownerOf(clusterName)
 	s, err := spires.get(clusterName, func() (*harness.Spire, error) {
@@ -95,7 +80,6 @@ func startedSpire(t *testing.T, clusterName string, helm bool) *harness.Spire {
 		s, err := harness.StartSpire(ctx, c, harness.SpireOptions{
 			TrustDomain:       clusterName + ".zt.test",
 			ControllerManager: true,
-			Helm:              helm,
 		})
 		if err != nil {
 			return nil, err
@@ -116,15 +100,13 @@ func startedSpire(t *testing.T, clusterName string, helm bool) *harness.Spire {
 	if err != nil {
 		t.Fatalf("acctest: cannot start SPIRE for cluster %s: %v", clusterName, err)
 	}
-	if (s.Namespace == harness.HelmSpireNamespace) != helm {
-		t.Fatalf("acctest: cluster %s runs SPIRE laid out in namespace %s, not as asked (Helm chart layout: %v)", clusterName, s.Namespace, helm)
-	}
 	return s
 }
 
 // HelmSpire returns an OwnCluster named name with a SPIRE server laid out
 // as the SPIFFE Helm chart installs it (harness.SpireOptions.Helm: release
-// spire in namespace spire-server, class spire-server-spire), trust domain
+// spire in namespace spire-server, class spire-server-spire, bundle
+// published in spire-system), trust domain
 // "<name>.zt.test", and spire-controller-manager; both stop when t has
 // finished.
 func HelmSpire(t *testing.T, name string) *harness.Spire {

@@ -242,14 +242,16 @@ func startPodMesh(t *testing.T, names []string, serveLater bool, helm ...string)
 	m := &podMesh{dir: filepath.Join(copyExamples(t, "n-cluster-mesh"), "n-cluster-mesh")}
 	var tds []string
 	for _, n := range names {
-		m.clusters = append(m.clusters, acctest.OwnCluster(t, n))
-		m.helm = append(m.helm, slices.Contains(helm, n))
-		if m.helm[len(m.helm)-1] {
-			m.spires = append(m.spires, acctest.HelmSpire(t, n))
+		var s *harness.Spire
+		if slices.Contains(helm, n) {
+			s = acctest.HelmSpire(t, n)
 		} else {
-			m.spires = append(m.spires, acctest.Spire(t, n))
+			acctest.OwnCluster(t, n)
+			s = acctest.Spire(t, n)
 		}
-		tds = append(tds, m.spires[len(m.spires)-1].TrustDomain)
+		m.clusters, m.spires = append(m.clusters, s.Cluster), append(m.spires, s)
+		m.helm = append(m.helm, slices.Contains(helm, n))
+		tds = append(tds, s.TrustDomain)
 	}
 	for _, s := range m.spires {
 		m.waits = append(m.waits, startMemberWorkload(t, s, tds, serveLater))
