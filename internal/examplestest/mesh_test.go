@@ -231,6 +231,7 @@ type podMesh struct {
 	spires    []*harness.Spire
 	helm      []bool
 	waits     []func() *harness.Workload
+	started   []*harness.Workload
 	dir       string
 	destroyed bool
 }
@@ -295,13 +296,13 @@ func (m *podMesh) writeVars(t *testing.T, n int, edit func(i int, v map[string]a
 	}
 }
 
-// workloads waits for the first n clusters' workloads (see startMemberWorkload).
+// workloads waits for the first n clusters' workloads (see
+// startMemberWorkload); a workload waited for once is not waited for again.
 func (m *podMesh) workloads(n int) []*harness.Workload {
-	out := make([]*harness.Workload, n)
-	for i, wait := range m.waits[:n] {
-		out[i] = wait()
+	for len(m.started) < n {
+		m.started = append(m.started, m.waits[len(m.started)]())
 	}
-	return out
+	return slices.Clone(m.started[:n])
 }
 
 // destroy runs `terraform destroy`.
