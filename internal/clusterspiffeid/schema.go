@@ -92,9 +92,9 @@ func ResourceAttributes() map[string]rschema.Attribute {
 		"class_name": rschema.StringAttribute{
 			Optional: true,
 			Computed: true,
-			MarkdownDescription: field["class_name"] + " Unset: the provider's `spire.class_name` at creation (none " +
-				"when that is unset). A controller ignores objects of another class; the plan warns when the cluster's " +
-				"SPIRE namespace runs none of this class.",
+			MarkdownDescription: field["class_name"] + " Unset: the cluster's `spire.class_name` at creation (its own " +
+				"`spire`, else the provider's; the install's default class when unset, none when set to `\"\"`). A controller " +
+				"ignores objects of another class; the plan warns when no controller of the cluster is known to serve this class.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		},
 	}

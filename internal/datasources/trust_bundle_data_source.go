@@ -35,8 +35,7 @@ var (
 )
 
 const (
-	tbDefaultTimeout   = 2 * time.Minute
-	tbDefaultConfigMap = "spire-bundle"
+	tbDefaultTimeout = 2 * time.Minute
 
 	// on_unreachable values.
 	tbOnUnreachableError = "error"

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
@@ -104,13 +105,14 @@ func trustBundleSchema() schema.Schema {
 					"notifier, or the operator). `config_map = {}` reads the defaults.",
 				Attributes: map[string]schema.Attribute{
 					"namespace": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Namespace of the ConfigMap. Defaults to the provider's `spire.namespace`.",
-						Validators:          []validator.String{validate.DNSLabel()},
+						Optional: true,
+						MarkdownDescription: "Namespace of the ConfigMap. Defaults to the cluster's `spire.bundle_namespace` (its own `spire`, else " +
+							"the provider's): the SPIRE namespace for the operator, `spire-system` for the Helm chart.",
+						Validators: []validator.String{validate.DNSLabel()},
 					},
 					"name": schema.StringAttribute{
 						Optional:            true,
-						MarkdownDescription: "Name of the ConfigMap. Defaults to `" + tbDefaultConfigMap + "`.",
+						MarkdownDescription: "Name of the ConfigMap. Defaults to `" + providerdata.SpireBundleConfigMap + "`, the name both installs use.",
 						Validators:          []validator.String{validate.K8sName()},
 					},
 					"key": schema.StringAttribute{

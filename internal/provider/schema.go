@@ -181,7 +181,9 @@ func providerSchema() schema.Schema {
 		MarkdownDescription: "The zerotrust provider bootstraps SPIFFE trust across Kubernetes clusters: SPIRE " +
 			"federation, ClusterFederatedTrustDomains with their bootstrap bundles, istio-csr, mesh trust domains " +
 			"and domain verification. One provider block can reach many clusters through `clusters`, so one " +
-			"`for_each` can fan out over every cluster and every pair of clusters.\n\n" +
+			"`for_each` can fan out over every cluster and every pair of clusters. A fleet may mix SPIRE installs: " +
+			"the OpenShift operator's (the default) and the SPIFFE Helm chart's (EKS, GKE, AKS), set per cluster by " +
+			"its `spire` object.\n\n" +
 			"Each run (a plan with its refresh, an apply) asks each cluster it needs once whether it answers (`GET " +
 			"/version`, one attempt, at most 3 seconds). A cluster that does not answer (nothing listening, no TLS " +
 			"handshake, no HTTP answer within the bound) is asked nothing more in that run: every later request to it " +

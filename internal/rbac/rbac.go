@@ -44,14 +44,15 @@ type RoleSpec struct {
 // Roles lists the manifest's ClusterRoles in manifest order.
 var Roles = []RoleSpec{
 	{Name: Cluster, BindIn: "cluster-wide (ClusterRoleBinding): cluster-scoped kinds, and lists across all namespaces"},
-	{Name: Spire, Namespaced: true, BindIn: "the SPIRE namespace (provider `spire.namespace`, default " +
-		"`zero-trust-workload-identity-manager`, and any other `spire_server.namespace` or `config_map.namespace` used); " +
-		"the federation Route is always read in `zero-trust-workload-identity-manager`, so bind it there too when the " +
-		"SPIRE namespace differs; for a SPIRE installed by the SPIFFE Helm chart, its server's namespace (`spire-server` " +
-		"in the chart's recommended layout, the provider's default for `spire.install = \"helm\"`)"},
-	{Name: SpireBundle, Namespaced: true, BindIn: "the namespace SPIRE publishes its trust bundle ConfigMap to, where it " +
-		"is not the server's: `spire-system` in the SPIFFE Helm chart's recommended layout (`zerotrust_spire_server`'s " +
-		"`bundle_namespace`); not needed for the operator, which publishes it beside the server"},
+	{Name: Spire, Namespaced: true, BindIn: "the SPIRE server's namespace (each cluster's `spire.namespace`: default " +
+		"`zero-trust-workload-identity-manager`, or `spire-server` with `spire.install = \"helm\"`, the SPIFFE Helm chart's " +
+		"recommended layout), and any other `spire_server.namespace` or `config_map.namespace` used where a SPIRE server runs; " +
+		"the federation Route is always read in `zero-trust-workload-identity-manager`, so bind it there too when an " +
+		"operator's SPIRE namespace differs"},
+	{Name: SpireBundle, Namespaced: true, BindIn: "each cluster's `spire.bundle_namespace` where it is not its " +
+		"`spire.namespace`: `spire-system` with `spire.install = \"helm\"` (the chart's recommended layout publishes the " +
+		"trust bundle apart from the server), where `zerotrust_trust_bundle` reads the bundle ConfigMap; not needed for " +
+		"the operator, which publishes it beside the server"},
 	{Name: IstioCSR, Namespaced: true, BindIn: "each namespace of a `zerotrust_istio_csr` (`namespace`) and its `istio.namespace`"},
 	{Name: Mesh, Namespaced: true, BindIn: "each namespace of a Kyma `Istio`, Kuma `MeshTrust` or `MeshService` the configuration manages or reads"},
 }
@@ -282,7 +283,7 @@ var Rules = []Rule{
 	}},
 	// The bundle namespace apart from the server's.
 	{SpireBundle, "", "configmaps", "get", []Use{
-		{dTB, "only with the `config_map` source whose `namespace` is a bundle namespace apart from the SPIRE server's (the chart's `spire-system`)"},
+		{dTB, "only with the `config_map` source in the cluster's `spire.bundle_namespace` (its default `namespace`) where that is not its `spire.namespace` (the chart's `spire-system`)"},
 	}},
 	{Spire, "", "configmaps", "list", []Use{
 		{dSS, "with `install = \"helm\"`, and with `auto` on a cluster without the operator's objects, in its " +

@@ -57,8 +57,8 @@ func clusterSPIFFEIDFederationSchema(ctx context.Context) schema.Schema {
 				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(validate.TrustDomain())},
 			},
 			"spire_server": spireserverattr.ResourceAttribute("The SPIRE server pod asked (pod exec) whether the workloads " +
-				"federate after create and update. Unset: `spire-server-0`, container `spire-server`, in the " +
-				"provider's `spire.namespace`."),
+				"federate after create and update. Unset: the cluster's SPIRE server pod, from its " +
+				"`spire` settings (the operator's `spire-server-0` by default)."),
 			"force_conflicts": forceConflictsAttribute(),
 			"timeouts":        timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true}),
 		},

@@ -108,7 +108,8 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 				Optional: true,
 				Computed: true,
 				MarkdownDescription: "spire-controller-manager class that acts on the object (`spec.className`); `\"\"` " +
-					"means no class. When unset, an object this resource creates gets the provider's `spire.class_name`, " +
+					"means no class. When unset, an object this resource creates gets the cluster's `spire.class_name` " +
+					"(its own `spire`, else the provider's: `spire-server-spire` for the Helm chart's defaults), " +
 					"and keeps following it while this provider owns the field. An adopted object (imported, or made by " +
 					"someone else) keeps the class it has, none included, and the field is not written, so importing " +
 					"plans no change: set `class_name` to give it one. On OpenShift an object without the operator's " +

@@ -21,7 +21,7 @@ func NewSpireBundleListResource() list.ListResource {
 	return newListShell[spireBundleListConfig](spireBundleType,
 		"The bundles each SPIRE server holds of trust domains it has no federation relationship with (set by "+
 			"`spire-server bundle set`, by hand or by another tool), on one cluster or all of them, asked through pod "+
-			"exec in the provider's `spire.namespace`. Bundles that a relationship refreshes from an endpoint are left "+
+			"exec in each cluster's SPIRE server pod (its `spire` settings). Bundles that a relationship refreshes from an endpoint are left "+
 			"out: they are not this resource's to manage. SPIRE bundles carry no labels, so `label_selector` is refused.",
 		map[string]listschema.Attribute{},
 		nil,

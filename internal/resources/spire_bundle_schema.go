@@ -74,7 +74,7 @@ func spireBundleSchema() schema.Schema {
 				Validators: []validator.String{validate.SPIFFEBundleFor(path.MatchRoot("trust_domain"))},
 			},
 			"spire_server": spireserverattr.ResourceAttribute("The SPIRE server pod that holds the bundle (pod exec). " +
-				"Unset: `spire-server-0`, container `spire-server`, in the provider's `spire.namespace`."),
+				"Unset: the cluster's SPIRE server pod, from its `spire` settings (the operator's `spire-server-0` by default)."),
 			"on_destroy": schema.StringAttribute{
 				Optional: true,
 				Computed: true,

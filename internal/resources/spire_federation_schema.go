@@ -109,7 +109,7 @@ func spireFederationSchema() schema.Schema {
 			"cluster: the configuration the operator renders keeps every peer throughout. To give up on a failed " +
 			"create instead, import the resource and destroy it.\n\n" +
 			"**Peers SPIRE holds no bundle of.** A plan of an existing resource asks the cluster's SPIRE server " +
-			"(`spire-server bundle list` in its pod in the provider's `spire.namespace`, once per cluster and " +
+			"(`spire-server bundle list` in its pod, from the cluster's `spire` settings, once per cluster and " +
 			"Terraform operation, shared with `zerotrust_federated_trust_domain`'s `spire_trust`) whether it holds the " +
 			"bundle of each `federates_with` entry applied more than a minute ago, and warns, naming the trust domain " +
 			"and the cluster, for each one it does not hold: a relationship in the server configuration has no " +
