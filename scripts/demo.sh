@@ -65,9 +65,9 @@ up() {
   local names
   names=$(IFS=,; echo "${clusters[*]}")
   echo "==> starting ${#clusters[@]} local clusters ($names), each with SPIRE, spire-controller-manager, a pod exec endpoint,"
-  [ -z "$helm" ] || echo "    (SPIRE of $helm laid out as the SPIFFE Helm chart does, the others' as the OpenShift operator does)"
   echo "    a k8s_psat spire-agent and a workload as the Pod apps/app (label zerotrust.example/workload=app), accepting only the"
   echo "    other clusters' workloads; it has no identity until a ClusterSPIFFEID selects it"
+  [ -z "$helm" ] || echo "    (SPIRE of $helm laid out as the SPIFFE Helm chart does, the others' as the OpenShift operator does)"
   # Terraform state left from clusters that no longer run describes nothing:
   # start from an empty one unless the recorded lab is still up (then `up`
   # keeps it, and the apply below changes nothing).
