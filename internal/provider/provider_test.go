@@ -79,11 +79,15 @@ provider "zerotrust" {
 
 func TestAccProvider_invalidConfigurationFailsAtPlan(t *testing.T) {
 	cases := map[string]struct{ provider, want string }{
-		"qps out of range":   {`qps = 0`, `(?s)qps.*between`},
-		"empty cluster key":  {`clusters = { "" = { host = "https://127.0.0.1:1" } }`, `Invalid Cluster Key`},
-		"bad dns timeout":    {`dns = { timeout = "soon" }`, `(?s)Invalid DNS Timeout.*dns.timeout`},
-		"bad exec version":   {`kubernetes = { exec = { api_version = "v1", command = "x" } }`, `(?s)api_version.*client.authentication.k8s.io`},
-		"half a client cert": {`kubernetes = { host = "https://127.0.0.1:1", client_certificate = "x" }`, `Incomplete Client Certificate`},
+		"qps out of range":      {`qps = 0`, `(?s)qps.*between`},
+		"empty cluster key":     {`clusters = { "" = { host = "https://127.0.0.1:1" } }`, `Invalid Cluster Key`},
+		"bad dns timeout":       {`dns = { timeout = "soon" }`, `(?s)Invalid DNS Timeout.*dns.timeout`},
+		"bad exec version":      {`kubernetes = { exec = { api_version = "v1", command = "x" } }`, `(?s)api_version.*client.authentication.k8s.io`},
+		"half a client cert":    {`kubernetes = { host = "https://127.0.0.1:1", client_certificate = "x" }`, `Incomplete Client Certificate`},
+		"unknown spire install": {`spire = { install = "chart" }`, `(?s)spire.install.*value must be one of`},
+		"cluster spire install": {`clusters = { eks = { host = "https://127.0.0.1:1", spire = { install = "eks" } } }`,
+			`(?s)clusters\["eks"\].spire.install.*value must be one of`},
+		"bad helm release": {`spire = { install = "helm", helm_release = "Spire_1" }`, `(?s)spire.helm_release`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -185,7 +185,8 @@ var Rules = []Rule{
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "list", []Use{
 		{lCSID, "always"},
 		{lCSF, "always"},
-		{rCSID, "plan of a new object or a new `class_name` that is not the provider's `spire.class_name` (whether a controller serves it; refused, no warning)"},
+		{rCSID, "plan of a new object or a new `class_name` that is not the cluster's `spire.class_name` (whether a controller serves it; refused, no warning)"},
+		{rFTD, "plan of a new object or a new `class_name` that is not the cluster's `spire.class_name` (whether a controller serves it; refused, no warning)"},
 		{dFS, "always (`workloads`; refused, a problem of the cluster)"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterspiffeids", "create", []Use{
