@@ -12,12 +12,21 @@
 # handshake between the workloads of every ordered pair of clusters before
 # the apply (no identity, no trust) and after it (trust both ways), with no
 # step outside Terraform.
+# DEMO_SPIRE picks how each cluster's SPIRE is laid out: "operator" (the
+# default: all three as the OpenShift operator does) or "mixed" (east as the
+# operator does, west and north as the SPIFFE Helm chart does); the same
+# example federates either fleet in one apply.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 state="$root/demo/state"
 example="examples/n-cluster-mesh"
 clusters=(east west north)
+case "${DEMO_SPIRE:-operator}" in
+  operator) helm="" ;;
+  mixed) helm="west,north" ;;
+  *) echo "demo: DEMO_SPIRE is \"operator\" or \"mixed\", not \"$DEMO_SPIRE\"" >&2; exit 2 ;;
+esac
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CHECKPOINT_DISABLE=1
 
 # ztlab runs from demo/state/bin: its exec endpoints keep running from there.
@@ -58,6 +67,7 @@ up() {
   echo "==> starting ${#clusters[@]} local clusters ($names), each with SPIRE, spire-controller-manager, a pod exec endpoint,"
   echo "    a k8s_psat spire-agent and a workload as the Pod apps/app (label zerotrust.example/workload=app), accepting only the"
   echo "    other clusters' workloads; it has no identity until a ClusterSPIFFEID selects it"
+  [ -z "$helm" ] || echo "    (SPIRE of $helm laid out as the SPIFFE Helm chart does, the others' as the OpenShift operator does)"
   # Terraform state left from clusters that no longer run describes nothing:
   # start from an empty one unless the recorded lab is still up (then `up`
   # keeps it, and the apply below changes nothing).
@@ -67,7 +77,7 @@ up() {
   else
     before=()
   fi
-  ztlab up --clusters "$names" --spire --workloads --state "$state"
+  ztlab up --clusters "$names" --spire --helm "$helm" --workloads --state "$state"
   mkdir -p "$state/work"
 
   echo
@@ -116,7 +126,8 @@ RC
   echo
   echo "Clusters keep running: kubeconfig at $state/kubeconfig (contexts: $names);"
   echo "trust domains, bundle endpoints and SPIRE admin sockets in $state/clusters.json;"
-  echo "pod exec of zero-trust-workload-identity-manager/spire-server-0 reaches each cluster's real spire-server."
+  echo "pod exec of spire-server-0 (in zero-trust-workload-identity-manager, or spire-server where laid out as the chart does)"
+  echo "reaches each cluster's real spire-server."
   echo "Stop them with: make demo-down"
 }
 

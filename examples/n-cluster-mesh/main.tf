@@ -4,16 +4,21 @@
 # Per cluster, data sources read what its SPIRE installation says about itself
 # (trust domain, bundle endpoint URL and SPIFFE ID, from the operator's
 # ZeroTrustWorkloadIdentityManager and SpireServer `cluster` objects and its
-# federation Route) and its current trust bundle (the ConfigMap SPIRE keeps it
-# in, checked against SPIRE itself through pod exec). Then every cluster gets a
-# ClusterFederatedTrustDomain for every peer, bootstrapped with the peer's
-# bundle: N*(N-1) objects, no bundle copied by hand. Each one waits until the
-# cluster's SPIRE server holds the peer's bundle (wait_for_bundle), so when
-# the apply ends the mesh is federated, not merely requested.
+# federation Route; where the SPIFFE Helm chart installed SPIRE, from the
+# chart's server ConfigMap and federation Ingress) and its current trust
+# bundle (the ConfigMap SPIRE keeps it in, checked against SPIRE itself
+# through pod exec); one fleet may mix both installs (spire_install below).
+# Then every cluster gets a ClusterFederatedTrustDomain for every peer,
+# bootstrapped with the peer's bundle: N*(N-1) objects, no bundle copied by
+# hand. Each one waits until the cluster's SPIRE server holds the peer's
+# bundle (wait_for_bundle), so when the apply ends the mesh is federated, not
+# merely requested.
 #
 # The released operator publishes a cluster's bundle endpoint only through an
-# OpenShift Route; where there is none (plain Kubernetes, `make demo`), give
-# the URL in var.clusters.
+# OpenShift Route, the chart through its federation Ingress; where there is
+# none (plain Kubernetes), or peers reach the endpoint at another address
+# (`make demo`, whose Ingress hosts resolve nowhere), give the URL in
+# var.clusters.
 #
 # Adding a cluster is one more entry in var.clusters: the plan creates only
 # its 2*N new objects. A later CA rotation changes the bundles the data sources
@@ -36,17 +41,26 @@ variable "clusters" {
     The clusters to federate, keyed by a name of your choice. Per cluster either
     a kubeconfig (config_path + config_context) or host + token +
     cluster_ca_certificate (PEM). bundle_endpoint_url is where peers reach the
-    cluster's SPIRE bundle endpoint; needed only when the cluster has no
-    federation Route to read it from. trust_domain is the cluster's trust
-    domain, read from the cluster when unset: give it (and
+    cluster's SPIRE bundle endpoint: needed when the cluster states none (no
+    operator federation Route, no chart federation Ingress), and when set it
+    wins over the one the cluster states (for an endpoint peers reach by
+    another address than its Route's or Ingress's host). trust_domain is the
+    cluster's trust domain, read from the cluster when unset: give it (and
     bundle_endpoint_url) so that the peers keep federating with the cluster
     while it does not answer (see "A cluster that does not answer" below).
-    `make demo` writes
-    demo/state/clusters.json, whose entries give kubeconfig, context and
-    bundle_endpoint_url. leaving = true takes a cluster out of the mesh in
+    `make demo` writes demo/state/clusters.json, whose entries give
+    kubeconfig, context, bundle_endpoint_url and spire_install. leaving = true takes a cluster out of the mesh in
     one apply (its federations on both sides and its ClusterSPIFFEID are
     destroyed, the peers stop federating with it) while the provider can
     still reach it to do so; remove its entry in a later apply.
+    spire_install says how the cluster's SPIRE was installed: "operator"
+    (the OpenShift Zero Trust Workload Identity Manager) or "helm" (the
+    SPIFFE Helm chart spiffe/spire with its recommended layout: server in
+    spire-server, bundle ConfigMap in spire-system); unset means the
+    provider's default, "operator". It becomes the cluster's
+    `spire = { install = ... }` in the provider block, so every other SPIRE
+    setting of the cluster (namespace, class_name, server pod, bundle
+    namespace) follows that install's defaults, and one fleet may mix both.
   EOT
   type = map(object({
     config_path            = optional(string)
@@ -56,12 +70,17 @@ variable "clusters" {
     cluster_ca_certificate = optional(string)
     bundle_endpoint_url    = optional(string)
     trust_domain           = optional(string)
+    spire_install          = optional(string)
     leaving                = optional(bool, false)
   }))
 
   validation {
     condition     = length([for c in values(var.clusters) : c if !c.leaving]) >= 2
     error_message = "Federation needs at least two clusters."
+  }
+  validation {
+    condition     = alltrue([for c in values(var.clusters) : contains(["operator", "helm"], coalesce(c.spire_install, "operator"))])
+    error_message = "spire_install is \"operator\" or \"helm\"."
   }
   validation {
     condition     = alltrue([for c in values(var.clusters) : (c.config_path != null) != (c.host != null)])
@@ -93,6 +112,9 @@ provider "zerotrust" {
       host                   = c.host
       token                  = c.token
       cluster_ca_certificate = c.cluster_ca_certificate
+      # The rest of the cluster's SPIRE settings follow its install's
+      # defaults; null keeps the provider's (the operator's).
+      spire = c.spire_install == null ? null : { install = c.spire_install }
     }
   }
 }
@@ -119,22 +141,24 @@ data "zerotrust_spire_server" "this" {
 }
 
 # Each cluster's trust bundle, from the ConfigMap its SPIRE server keeps
-# current; not read for a cluster that did not answer (its trust_domain is
-# null): the bundle is bootstrap input, which an existing federation ignores.
+# current, in the namespace its install publishes it to (the chart's
+# recommended layout keeps it in spire-system, apart from the server); not
+# read for a cluster that did not answer (its trust_domain is null): the
+# bundle is bootstrap input, which an existing federation ignores.
 data "zerotrust_trust_bundle" "this" {
   for_each = local.answering
 
   cluster      = each.key
   trust_domain = each.value.trust_domain
   config_map = {
-    namespace = each.value.namespace
+    namespace = each.value.bundle_namespace
     name      = each.value.bundle_config_map
   }
 }
 
 # The same bundle asked from the SPIRE server itself (pod exec of
-# `spire-server bundle show` in spire-server-0), to show that the ConfigMap the
-# federations are bootstrapped from is current.
+# `spire-server bundle show` in the server pod of the cluster's install), to
+# show that the ConfigMap the federations are bootstrapped from is current.
 data "zerotrust_trust_bundle" "from_spire" {
   for_each = local.answering
 
@@ -160,11 +184,12 @@ locals {
       local.trust_domains[name] == null ? null : provider::zerotrust::spiffe_id(local.trust_domains[name], "spire", "server")
     )
   }
-  # Where peers fetch each cluster's bundle: the federation Route's URL when
-  # the cluster has one, else the one given in var.clusters.
+  # Where peers fetch each cluster's bundle: the one given in var.clusters,
+  # else the one the cluster states (the operator's federation Route, the
+  # chart's federation Ingress).
   bundle_endpoint_urls = {
     for name, s in data.zerotrust_spire_server.this :
-    name => s.bundle_endpoint_url != null ? s.bundle_endpoint_url : var.clusters[name].bundle_endpoint_url
+    name => var.clusters[name].bundle_endpoint_url != null ? var.clusters[name].bundle_endpoint_url : s.bundle_endpoint_url
   }
   # The endpoint's profile as the SpireServer states it; https_spiffe (the
   # operator's default) when it states none.
@@ -211,7 +236,7 @@ resource "zerotrust_federated_trust_domain" "peer" {
     }
     precondition {
       condition     = local.bundle_endpoint_urls[each.value.peer] != null
-      error_message = "Cluster ${each.value.peer} has no federation Route to read its bundle endpoint URL from: set var.clusters[\"${each.value.peer}\"].bundle_endpoint_url."
+      error_message = "Cluster ${each.value.peer} states no bundle endpoint URL (no federation Route or Ingress): set var.clusters[\"${each.value.peer}\"].bundle_endpoint_url."
     }
   }
 }

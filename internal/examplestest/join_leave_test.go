@@ -2,10 +2,7 @@ package examplestest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
@@ -35,63 +31,30 @@ const joinLeaveApp = "mesh-member"
 // none of the other clusters keeps a federation, a bundle or a
 // federates_with entry of it.
 func TestAccExampleJoinLeave(t *testing.T) {
-	names := []string{"wleast", "wlwest", "wlnorth", "jlsouth"}
-	clusters := make([]*harness.Cluster, len(names))
-	spires := make([]*harness.Spire, len(names))
-	var tds []string
-	for i, n := range names {
-		clusters[i] = acctest.OwnCluster(t, n)
-		spires[i] = acctest.Spire(t, n)
-		tds = append(tds, spires[i].TrustDomain)
-	}
+	m := startPodMesh(t, []string{"wleast", "wlwest", "wlnorth", "jlsouth"}, false)
+	clusters, spires := m.clusters, m.spires
 	ctx := context.Background()
-	// Every pod workload starts now; the ClusterSPIFFEIDs the applies create
-	// register them, and each serves once its agent hands it an SVID.
-	waits := make([]func() *harness.Workload, len(names))
-	for i, s := range spires {
-		waits[i] = startMemberWorkload(t, s, tds)
-	}
-
-	dir := filepath.Join(copyExamples(t, "n-cluster-mesh"), "n-cluster-mesh")
 	writeVars := func(n int, leaving bool) {
-		vars := map[string]any{}
-		for i, c := range clusters[:n] {
-			v := map[string]any{"config_path": c.Kubeconfig, "config_context": c.Name, "bundle_endpoint_url": spires[i].BundleEndpointURL}
+		m.writeVars(t, n, func(i int, v map[string]any) {
 			if leaving && i == n-1 {
 				v["leaving"] = true
 			}
-			vars[c.Name] = v
-		}
-		data, err := json.Marshal(map[string]any{"clusters": vars, "workloads": map[string]any{"pod_labels": map[string]string{"app": joinLeaveApp}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "terraform.tfvars.json"), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
-	destroyed := false
-	t.Cleanup(func() {
-		if !destroyed {
-			if out, code := terraform(t, dir, "destroy", "-auto-approve", "-no-color"); code != 0 {
-				t.Errorf("cleanup: terraform destroy exited %d:\n%s", code, out)
-			}
-		}
-	})
 
 	writeVars(3, false)
 	start := time.Now()
-	mustTerraform(t, dir, "apply", "-auto-approve", "-no-color")
-	three := []*harness.Workload{waits[0](), waits[1](), waits[2]()}
+	mustTerraform(t, m.dir, "apply", "-auto-approve", "-no-color")
+	three := m.workloads(3)
 	expectEveryPair(ctx, t, three, "after the apply of 3 clusters")
 	t.Logf("3 clusters: every one of the 6 pairs handshakes %s after the start of the apply", time.Since(start).Round(time.Millisecond))
 
 	// Join.
 	writeVars(4, false)
 	start = time.Now()
-	out := mustTerraform(t, dir, "apply", "-auto-approve", "-no-color")
+	out := mustTerraform(t, m.dir, "apply", "-auto-approve", "-no-color")
 	applied := time.Since(start)
-	all := append(slices.Clone(three), waits[3]())
+	all := m.workloads(4)
 	expectEveryPair(ctx, t, all, "after the join")
 	t.Logf("join: apply %s; all 12 pairs handshake %s after the start of the apply (%s)", applied.Round(time.Millisecond),
 		time.Since(start).Round(time.Millisecond), applySummary(out))
@@ -99,7 +62,7 @@ func TestAccExampleJoinLeave(t *testing.T) {
 	// Leave.
 	writeVars(4, true)
 	start = time.Now()
-	out = mustTerraform(t, dir, "apply", "-auto-approve", "-no-color")
+	out = mustTerraform(t, m.dir, "apply", "-auto-approve", "-no-color")
 	t.Logf("leave: apply %s (%s)", time.Since(start).Round(time.Millisecond), applySummary(out))
 	expectEveryPair(ctx, t, three, "after the leave, among the clusters that stay")
 	failed := 0
@@ -138,8 +101,7 @@ func TestAccExampleJoinLeave(t *testing.T) {
 		t.Errorf("the leaving cluster keeps ClusterFederatedTrustDomains %v", left)
 	}
 
-	mustTerraform(t, dir, "destroy", "-auto-approve", "-no-color")
-	destroyed = true
+	m.destroy(t)
 }
 
 // leaverPairs waits, concurrently, until every ordered pair with w on one
@@ -165,8 +127,10 @@ func leaverPairs(ctx context.Context, all []*harness.Workload, w *harness.Worklo
 // startMemberWorkload starts, in the background, a k8s_psat agent and a pod
 // workload labelled app=joinLeaveApp on s's cluster that accepts the
 // workloads of every other trust domain in tds. It has no entry until a
-// ClusterSPIFFEID selects it. wait returns it once it serves.
-func startMemberWorkload(t *testing.T, s *harness.Spire, tds []string) (wait func() *harness.Workload) {
+// ClusterSPIFFEID selects it. wait returns it once it serves, or with
+// serveLater once its process runs (handshakes with it fail, saying it has
+// no identity, until it serves).
+func startMemberWorkload(t *testing.T, s *harness.Spire, tds []string, serveLater bool) (wait func() *harness.Workload) {
 	t.Helper()
 	var allow []string
 	for _, td := range tds {
@@ -191,6 +155,7 @@ func startMemberWorkload(t *testing.T, s *harness.Spire, tds []string) (wait fun
 		w, err := harness.StartPodWorkload(ctx, a, harness.PodWorkloadOptions{
 			Namespace: "members", Pod: "member-0", ServiceAccount: "member", Labels: map[string]string{"app": joinLeaveApp},
 			Allow: allow, SPIFFEID: "spiffe://" + s.TrustDomain + "/ns/members/sa/member", ReadyTimeout: 15 * time.Minute,
+			ServeLater: serveLater,
 		})
 		if err == nil {
 			t.Cleanup(func() { _ = w.Stop() })

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
@@ -213,4 +215,99 @@ func everyPair(ctx context.Context, workloads []*harness.Workload, want bool, ti
 	}
 	wg.Wait()
 	return results
+}
+
+// podMesh is what TestAccExampleJoinLeave, TestAccExampleNClusterMeshUnreachable
+// and TestAccExampleMixedMesh start: clusters of the test's own, each with a
+// SPIRE server (laid out as the Helm chart does on the clusters helm names,
+// as the OpenShift operator does on the others) and, in the background, a
+// pod workload labelled app=joinLeaveApp that accepts every other
+// cluster's workloads and has no entry until the example's ClusterSPIFFEID
+// selects it; and a copy of examples/n-cluster-mesh, destroyed at the end of
+// the test (with every cluster's entry as writeVars makes it) unless the
+// test destroyed it.
+type podMesh struct {
+	clusters  []*harness.Cluster
+	spires    []*harness.Spire
+	helm      []bool
+	waits     []func() *harness.Workload
+	started   []*harness.Workload
+	dir       string
+	destroyed bool
+}
+
+// startPodMesh starts the podMesh of the clusters names; serveLater as in
+// startMemberWorkload.
+func startPodMesh(t *testing.T, names []string, serveLater bool, helm ...string) *podMesh {
+	t.Helper()
+	m := &podMesh{dir: filepath.Join(copyExamples(t, "n-cluster-mesh"), "n-cluster-mesh")}
+	var tds []string
+	for _, n := range names {
+		var s *harness.Spire
+		if slices.Contains(helm, n) {
+			s = acctest.HelmSpire(t, n)
+		} else {
+			acctest.OwnCluster(t, n)
+			s = acctest.Spire(t, n)
+		}
+		m.clusters, m.spires = append(m.clusters, s.Cluster), append(m.spires, s)
+		m.helm = append(m.helm, slices.Contains(helm, n))
+		tds = append(tds, s.TrustDomain)
+	}
+	for _, s := range m.spires {
+		m.waits = append(m.waits, startMemberWorkload(t, s, tds, serveLater))
+	}
+	t.Cleanup(func() {
+		if m.destroyed {
+			return
+		}
+		m.writeVars(t, len(m.clusters), nil)
+		if out, code := terraform(t, m.dir, "destroy", "-auto-approve", "-no-color"); code != 0 {
+			t.Errorf("cleanup: terraform destroy exited %d:\n%s", code, out)
+		}
+	})
+	return m
+}
+
+// writeVars writes the example's variables: the first n clusters, each with
+// its kubeconfig, context and bundle endpoint URL (the lab has no OpenShift
+// Route publishing it) and spire_install = "helm" where SPIRE is laid out as
+// the chart does, as edit (when not nil) changes cluster i's entry; and the
+// workloads variable selecting the pods.
+func (m *podMesh) writeVars(t *testing.T, n int, edit func(i int, v map[string]any)) {
+	t.Helper()
+	vars := map[string]any{}
+	for i, c := range m.clusters[:n] {
+		v := map[string]any{"config_path": c.Kubeconfig, "config_context": c.Name, "bundle_endpoint_url": m.spires[i].BundleEndpointURL}
+		if m.helm[i] {
+			v["spire_install"] = "helm"
+		}
+		if edit != nil {
+			edit(i, v)
+		}
+		vars[c.Name] = v
+	}
+	data, err := json.Marshal(map[string]any{"clusters": vars, "workloads": map[string]any{"pod_labels": map[string]string{"app": joinLeaveApp}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, "terraform.tfvars.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// workloads waits for the first n clusters' workloads (see
+// startMemberWorkload); a workload waited for once is not waited for again.
+func (m *podMesh) workloads(n int) []*harness.Workload {
+	for len(m.started) < n {
+		m.started = append(m.started, m.waits[len(m.started)]())
+	}
+	return slices.Clone(m.started[:n])
+}
+
+// destroy runs `terraform destroy`.
+func (m *podMesh) destroy(t *testing.T) {
+	t.Helper()
+	mustTerraform(t, m.dir, "destroy", "-auto-approve", "-no-color")
+	m.destroyed = true
 }

@@ -2,7 +2,6 @@ package examplestest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 )
 
 // TestAccExampleNClusterMeshUnreachable: examples/n-cluster-mesh with its
@@ -27,50 +25,22 @@ import (
 // still handshakes. With north's connection back, one apply (it carries
 // north's facts into the outputs again), and the plan after it is empty.
 func TestAccExampleNClusterMeshUnreachable(t *testing.T) {
-	names := []string{"ureast", "urwest", "urnorth"}
-	clusters := make([]*harness.Cluster, len(names))
-	spires := make([]*harness.Spire, len(names))
-	var tds []string
-	for i, n := range names {
-		clusters[i] = acctest.OwnCluster(t, n)
-		spires[i] = acctest.Spire(t, n)
-		tds = append(tds, spires[i].TrustDomain)
-	}
+	m := startPodMesh(t, []string{"ureast", "urwest", "urnorth"}, false)
+	clusters, dir := m.clusters, m.dir
 	ctx := context.Background()
-	waits := make([]func() *harness.Workload, len(names))
-	for i, s := range spires {
-		waits[i] = startMemberWorkload(t, s, tds)
-	}
 	north := clusters[2]
-	dir := filepath.Join(copyExamples(t, "n-cluster-mesh"), "n-cluster-mesh")
 	writeVars := func(northKubeconfig string) {
-		vars := map[string]any{}
-		for i, c := range clusters {
-			path := c.Kubeconfig
-			if c == north && northKubeconfig != "" {
-				path = northKubeconfig
+		m.writeVars(t, len(clusters), func(i int, v map[string]any) {
+			v["trust_domain"] = m.spires[i].TrustDomain
+			if clusters[i] == north && northKubeconfig != "" {
+				v["config_path"] = northKubeconfig
 			}
-			vars[c.Name] = map[string]any{"config_path": path, "config_context": c.Name,
-				"bundle_endpoint_url": spires[i].BundleEndpointURL, "trust_domain": spires[i].TrustDomain}
-		}
-		data, err := json.Marshal(map[string]any{"clusters": vars, "workloads": map[string]any{"pod_labels": map[string]string{"app": joinLeaveApp}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "terraform.tfvars.json"), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
-	t.Cleanup(func() {
-		writeVars("")
-		if out, code := terraform(t, dir, "destroy", "-auto-approve", "-no-color"); code != 0 {
-			t.Errorf("cleanup: terraform destroy exited %d:\n%s", code, out)
-		}
-	})
 
 	writeVars("")
 	mustTerraform(t, dir, "apply", "-auto-approve", "-no-color")
-	workloads := []*harness.Workload{waits[0](), waits[1](), waits[2]()}
+	workloads := m.workloads(3)
 	expectEveryPair(ctx, t, workloads, "after the apply of 3 clusters")
 	start := time.Now()
 	planEmpty(t, dir, "with every cluster answering")

@@ -26,6 +26,9 @@ const (
 	istioNS = "lp-istio"
 	kymaNS  = "lp-kyma"
 	kumaNS  = "lp-kuma"
+	// bundleNS holds a bundle ConfigMap apart from the SPIRE server, as the
+	// SPIFFE Helm chart's spire-system does.
+	bundleNS = "lp-spire-bundle"
 )
 
 // env is what every exercise shares: one audited cluster with SPIRE (exec
@@ -85,9 +88,10 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.kubeconfig, err = e.c.ServiceAccountKubeconfigPerRole(ctx, saName, e.manifest, map[string][]string{
-		rbac.Spire:    {harness.DefaultSpireNamespace},
-		rbac.IstioCSR: {csrNS, istioNS},
-		rbac.Mesh:     {kymaNS, kumaNS},
+		rbac.Spire:       {harness.DefaultSpireNamespace},
+		rbac.SpireBundle: {bundleNS},
+		rbac.IstioCSR:    {csrNS, istioNS},
+		rbac.Mesh:        {kymaNS, kumaNS},
 	})
 	if err != nil {
 		t.Fatalf("ServiceAccountKubeconfig: %v", err)

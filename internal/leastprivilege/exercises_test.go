@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -168,6 +169,17 @@ data "zerotrust_spire_server" "chart" {
 			t.Fatal(err)
 		}
 	}
+	// The cluster's bundle published apart from its server, read from there
+	// as from the chart's spire-system (check_spire would exec in that
+	// namespace, which has no server).
+	acctest.CreateConfigMap(t, clusterName, bundleNS, "spire-bundle", map[string]any{"bundle.crt": e.bundlePEM(t)})
+	apart := e.workdir(t, fmt.Sprintf(`
+data "zerotrust_trust_bundle" "apart" {
+  trust_domain = %q
+  config_map   = { namespace = %q, check_spire = false }
+}
+`, e.spire.TrustDomain, bundleNS))
+	e.mustTF(t, apart, "apply", "-auto-approve")
 	// An operator-made federation Route that managed_route = false deletes.
 	staleRoute := func(t *testing.T) {
 		acctest.ApplyAs(t, e.c, kube.Route, acctest.OperatorManager, map[string]any{
@@ -261,6 +273,7 @@ data "zerotrust_spire_server" "chart" {
 		{rule: key(rbac.Spire, "pods/exec", "get"), ns: spNS, object: pod, run: plan(d.spire)},
 		{rule: key(rbac.Spire, "pods/exec", "create"), ns: spNS, object: pod, run: plan(d.spire)},
 		{rule: key(rbac.Spire, "configmaps", "get"), ns: spNS, object: `ConfigMap "` + spNS + `/spire-bundle"`, run: plan(d.spire)},
+		{rule: key(rbac.SpireBundle, "configmaps", "get"), ns: bundleNS, object: `ConfigMap "` + bundleNS + `/spire-bundle"`, run: plan(apart)},
 		{rule: key(rbac.Spire, "routes.route.openshift.io", "get"), ns: spNS, object: `Route "` + spNS + `/spire-server-federation"`, run: plan(d.spire)},
 		{rule: key(rbac.Spire, "routes.route.openshift.io", "delete"), ns: spNS, object: `Route "` + spNS + `/spire-server-federation"`,
 			before: staleRoute, after: func(t *testing.T) { deleteRoute(t, e) }, run: apply(d.spire, e.spireConfig(spireExtraPeer+spireExtraPeer2))},
@@ -330,6 +343,19 @@ func removeIstioCSROperands(t *testing.T) {
 			}
 		}
 	}
+}
+
+// bundlePEM is the bundle the cluster's SPIRE publishes, as its ConfigMap
+// holds it.
+func (e *env) bundlePEM(t *testing.T) string {
+	t.Helper()
+	cm, err := acctest.Dynamic(t, clusterName).Resource(kube.ConfigMap.GVR()).Namespace(e.spire.BundleNamespace).
+		Get(context.Background(), e.spire.BundleConfigMap, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, _, _ := unstructured.NestedString(cm.Object, "data", "bundle.crt")
+	return pem
 }
 
 // deleteRoute removes the federation Route staleRoute made, as an administrator.

@@ -20,12 +20,15 @@ import (
 // ClusterRoleBinding); the others are ClusterRoles granted per namespace by a
 // RoleBinding (a ClusterRole bound by a RoleBinding grants only in that
 // namespace), so pod exec and the operator-owned objects it deletes are never
-// granted cluster-wide.
+// granted cluster-wide. SpireBundle is apart from Spire because the SPIFFE
+// Helm chart's recommended layout publishes the trust bundle in the agents'
+// namespace, where the provider reads one ConfigMap and execs into nothing.
 const (
-	Cluster  = "zerotrust"
-	Spire    = "zerotrust-spire"
-	IstioCSR = "zerotrust-istio-csr"
-	Mesh     = "zerotrust-mesh"
+	Cluster     = "zerotrust"
+	Spire       = "zerotrust-spire"
+	SpireBundle = "zerotrust-spire-bundle"
+	IstioCSR    = "zerotrust-istio-csr"
+	Mesh        = "zerotrust-mesh"
 )
 
 // RoleSpec describes one ClusterRole of the manifest.
@@ -41,11 +44,15 @@ type RoleSpec struct {
 // Roles lists the manifest's ClusterRoles in manifest order.
 var Roles = []RoleSpec{
 	{Name: Cluster, BindIn: "cluster-wide (ClusterRoleBinding): cluster-scoped kinds, and lists across all namespaces"},
-	{Name: Spire, Namespaced: true, BindIn: "the SPIRE namespace (each cluster's `spire.namespace`, default " +
-		"`zero-trust-workload-identity-manager`, or `spire-server` with `spire.install = \"helm\"`, and any other `spire_server.namespace` or `config_map.namespace` used); " +
-		"the federation Route is always read in `zero-trust-workload-identity-manager`, so bind it there too when the " +
-		"SPIRE namespace differs; for a SPIRE installed by the SPIFFE Helm chart, its server's namespace and its " +
-		"`spire.bundle_namespace` (default `spire-system`), where `zerotrust_trust_bundle` reads the bundle ConfigMap"},
+	{Name: Spire, Namespaced: true, BindIn: "the SPIRE server's namespace (each cluster's `spire.namespace`: default " +
+		"`zero-trust-workload-identity-manager`, or `spire-server` with `spire.install = \"helm\"`, the SPIFFE Helm chart's " +
+		"recommended layout), and any other `spire_server.namespace` or `config_map.namespace` used where a SPIRE server runs; " +
+		"the federation Route is always read in `zero-trust-workload-identity-manager`, so bind it there too when an " +
+		"operator's SPIRE namespace differs"},
+	{Name: SpireBundle, Namespaced: true, BindIn: "each cluster's `spire.bundle_namespace` where it is not its " +
+		"`spire.namespace`: `spire-system` with `spire.install = \"helm\"` (the chart's recommended layout publishes the " +
+		"trust bundle apart from the server), where `zerotrust_trust_bundle` reads the bundle ConfigMap; not needed for " +
+		"the operator, which publishes it beside the server"},
 	{Name: IstioCSR, Namespaced: true, BindIn: "each namespace of a `zerotrust_istio_csr` (`namespace`) and its `istio.namespace`"},
 	{Name: Mesh, Namespaced: true, BindIn: "each namespace of a Kyma `Istio`, Kuma `MeshTrust` or `MeshService` the configuration manages or reads"},
 }
@@ -274,6 +281,10 @@ var Rules = []Rule{
 	{Spire, "", "pods/exec", "create", spireExec},
 	{Spire, "", "configmaps", "get", []Use{
 		{dTB, "only with the `config_map` source (in `config_map.namespace`)"},
+	}},
+	// The bundle namespace apart from the server's.
+	{SpireBundle, "", "configmaps", "get", []Use{
+		{dTB, "only with the `config_map` source in the cluster's `spire.bundle_namespace` (its default `namespace`) where that is not its `spire.namespace` (the chart's `spire-system`)"},
 	}},
 	{Spire, "", "configmaps", "list", []Use{
 		{dSS, "with `install = \"helm\"`, and with `auto` on a cluster without the operator's objects, in its " +

@@ -247,9 +247,11 @@ type SpireState struct {
 	EndpointSPIFFEID  string `json:"endpoint_spiffe_id"`
 	Namespace         string `json:"namespace"`
 	BundleConfigMap   string `json:"bundle_config_map"`
-	// BundleNamespace holds BundleConfigMap: Namespace, or the chart's
-	// system namespace for a server laid out as the Helm chart does.
+	// BundleNamespace holds BundleConfigMap; empty in a state written before
+	// it was recorded, where it is Namespace.
 	BundleNamespace string `json:"bundle_namespace,omitempty"`
+	// Helm: laid out as the SPIFFE Helm chart does (SpireOptions.Helm).
+	Helm bool `json:"helm,omitempty"`
 	// SocketPath is the server API (admin) socket, in SocketDir, a directory
 	// of its own that StopFromState removes.
 	SocketPath           string `json:"socket_path"`

@@ -132,8 +132,10 @@ type Spire struct {
 	Namespace, PodName, Container string
 	NodeName                      string
 	// BundleConfigMap in BundleNamespace holds "bundle.crt" (PEM), kept
-	// current by SPIRE's k8sbundle notifier. Empty when standalone.
-	// BundleNamespace is Namespace, or HelmSpireBundleNamespace with Helm.
+	// current by SPIRE's k8sbundle notifier. BundleNamespace is Namespace in
+	// the operator's layout and HelmSpireBundleNamespace in the chart's,
+	// whose recommended layout publishes the bundle where the agents run.
+	// Both empty when standalone.
 	BundleConfigMap, BundleNamespace string
 	ClassName                        string
 

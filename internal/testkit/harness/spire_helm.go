@@ -17,7 +17,9 @@ import (
 // HelmSpireRelease of the SPIFFE Helm chart (spiffe/spire) installed in
 // HelmSpireNamespace, whose objects are named after the chart's server
 // fullname, HelmSpireServerName. The chart's default className is
-// <release namespace>-<release name>.
+// <release namespace>-<release name>. With global.spire.recommendations the
+// chart's notifier publishes the bundle in the agents' namespace,
+// HelmSpireBundleNamespace, not the server's.
 const (
 	HelmSpireNamespace  = "spire-server"
 	HelmSpireRelease    = "spire"

@@ -3,9 +3,11 @@
 // outlives the command, for `make demo`; with --spire each cluster also gets
 // a real SPIRE server and spire-controller-manager (harness.StartSpire), and
 // the Node, Pod and exec endpoint through which pod exec of spire-server-0
-// reaches the real spire-server, as in the acceptance tests.
+// reaches the real spire-server, as in the acceptance tests. The SPIRE of
+// the clusters --helm names is laid out as the SPIFFE Helm chart does
+// (harness.SpireOptions.Helm), the others' as the OpenShift operator does.
 //
-//	ztlab up     --clusters east,west --state demo/state [--spire [--workloads]] [--audit] [--skip-crds]
+//	ztlab up     --clusters east,west --state demo/state [--spire [--helm west] [--workloads]] [--audit] [--skip-crds]
 //	ztlab status --state demo/state
 //	ztlab show   --state demo/state [--wait 60s]
 //	ztlab mtls   --state demo/state [--want ok|fail] [--wait 60s]
@@ -45,6 +47,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -54,7 +57,7 @@ import (
 )
 
 const usage = `usage:
-  ztlab up     [--clusters east,west] [--state DIR] [--spire [--trust-domain-suffix demo.test] [--workloads]] [--audit] [--skip-crds]
+  ztlab up     [--clusters east,west] [--state DIR] [--spire [--trust-domain-suffix demo.test] [--helm west] [--workloads]] [--audit] [--skip-crds]
   ztlab status [--state DIR]
   ztlab down   [--state DIR]
   ztlab show   [--state DIR] [--wait 60s]
@@ -64,8 +67,9 @@ const usage = `usage:
                each cluster's pod exec endpoint served)
   ztlab tfvars [--state DIR]
                (prints clusters.json as the clusters variable of
-               examples/n-cluster-mesh, and its workloads variable selecting
-               the lab's workload pods: a terraform.tfvars.json)
+               examples/n-cluster-mesh, with spire_install = "helm" for the
+               clusters laid out as the chart does, and its workloads variable
+               selecting the lab's workload pods: a terraform.tfvars.json)
   ztlab mtls   [--state DIR] [--want ok|fail] [--wait 60s]
                (needs up --workloads: a table of the mTLS handshake between the
                workloads of every ordered pair of clusters; --want exits 1 unless
@@ -140,8 +144,13 @@ func up(ctx context.Context, args []string) error {
 	withSpire := fs.Bool("spire", false, "also start, per cluster, a SPIRE server and spire-controller-manager")
 	tdSuffix := fs.String("trust-domain-suffix", "demo.test", "with --spire, cluster <name> gets trust domain <name>.<suffix>")
 	withWorkloads := fs.Bool("workloads", false, "with --spire, also start a k8s_psat spire-agent and a pod workload per cluster (see ztlab mtls)")
+	helm := fs.String("helm", "", "with --spire, comma-separated clusters whose SPIRE is laid out as the SPIFFE Helm chart does (the others: as the OpenShift operator does)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	helmClusters := splitNames(*helm)
+	if len(helmClusters) > 0 && !*withSpire {
+		return errors.New("--helm needs --spire")
 	}
 	if *withWorkloads && !*withSpire {
 		return errors.New("--workloads needs --spire")
@@ -149,14 +158,14 @@ func up(ctx context.Context, args []string) error {
 	if *withSpire && *skipCRDs {
 		return errors.New("--spire needs the CRDs (the SPIRE objects and ClusterFederatedTrustDomains): drop --skip-crds")
 	}
-	var names []string
-	for _, n := range strings.Split(*clusters, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			names = append(names, n)
-		}
-	}
+	names := splitNames(*clusters)
 	if len(names) == 0 {
 		return errors.New("--clusters names no cluster")
+	}
+	for _, n := range helmClusters {
+		if !slices.Contains(names, n) {
+			return fmt.Errorf("--helm names %q, which --clusters does not", n)
+		}
 	}
 	p, err := statePaths(*stateDir)
 	if err != nil {
@@ -172,6 +181,10 @@ func up(ctx context.Context, args []string) error {
 			if hasWorkloads(st) != *withWorkloads {
 				return fmt.Errorf("a lab is already running in %s, but %s workloads; stop it first (ztlab down --state %s)",
 					p.dir, map[bool]string{true: "with", false: "without"}[hasWorkloads(st)], *stateDir)
+			}
+			if running := helmOf(st); !slices.Equal(running, slices.Sorted(slices.Values(helmClusters))) {
+				return fmt.Errorf("a lab is already running in %s, but with SPIRE laid out as the Helm chart does on [%s]; stop it first (ztlab down --state %s)",
+					p.dir, strings.Join(running, ","), *stateDir)
 			}
 			fmt.Printf("a lab is already running in %s; not starting another (ztlab down --state %s stops it)\n\n", p.dir, *stateDir)
 			printTable(os.Stdout, st, p.kubeconfig)
@@ -211,7 +224,7 @@ func up(ctx context.Context, args []string) error {
 			_ = os.Remove(p.state)
 			return err
 		}
-		if spires, err = startSpires(ctx, lab, *tdSuffix, exe); err != nil {
+		if spires, err = startSpires(ctx, lab, *tdSuffix, exe, helmClusters); err != nil {
 			_ = lab.Stop()
 			_ = os.Remove(p.state)
 			return err
@@ -252,15 +265,40 @@ func up(ctx context.Context, args []string) error {
 }
 
 // startSpires starts a detached SPIRE server, spire-controller-manager and
-// exec endpoint (exe exec-endpoint) per cluster, concurrently; on failure it
-// stops all of them.
-func startSpires(ctx context.Context, lab *harness.Lab, tdSuffix, exe string) ([]*harness.Spire, error) {
+// exec endpoint (exe exec-endpoint) per cluster, concurrently, laid out as
+// the Helm chart does on the clusters helm names; on failure it stops all of
+// them.
+func startSpires(ctx context.Context, lab *harness.Lab, tdSuffix, exe string, helm []string) ([]*harness.Spire, error) {
 	return harness.StartSpires(ctx, lab.Clusters, func(c *harness.Cluster) harness.SpireOptions {
 		return harness.SpireOptions{
 			TrustDomain: c.Name + "." + tdSuffix, ControllerManager: true, Detach: true,
-			ExecEndpointCommand: []string{exe, execEndpointCommand},
+			ExecEndpointCommand: []string{exe, execEndpointCommand}, Helm: slices.Contains(helm, c.Name),
 		}
 	})
+}
+
+// splitNames is the non-empty names of a comma-separated list.
+func splitNames(list string) []string {
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// helmOf lists, sorted, the recorded clusters whose SPIRE is laid out as the
+// Helm chart does.
+func helmOf(st *harness.State) []string {
+	var names []string
+	for _, name := range st.Order {
+		if s := st.Clusters[name].Spire; s != nil && s.Helm {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 func stopSpires(spires []*harness.Spire) {
@@ -292,6 +330,9 @@ type clusterInfo struct {
 	TrustDomain       string `json:"trust_domain,omitempty"`
 	BundleEndpointURL string `json:"bundle_endpoint_url,omitempty"`
 	SpireAdminSocket  string `json:"spire_admin_socket,omitempty"`
+	// SpireInstall is "helm" where SPIRE is laid out as the Helm chart does,
+	// "operator" where as the OpenShift operator does; empty without SPIRE.
+	SpireInstall string `json:"spire_install,omitempty"`
 }
 
 func writeClustersJSON(path string, st *harness.State) error {
@@ -302,6 +343,7 @@ func writeClustersJSON(path string, st *harness.State) error {
 		info := clusterInfo{Kubeconfig: filepath.Join(filepath.Dir(path), "kubeconfig"), Context: c.Context}
 		if s := c.Spire; s != nil {
 			info.TrustDomain, info.BundleEndpointURL, info.SpireAdminSocket = s.TrustDomain, s.BundleEndpointURL, s.SocketPath
+			info.SpireInstall = map[bool]string{true: "helm", false: "operator"}[s.Helm]
 		}
 		out[name] = info
 	}
@@ -313,7 +355,9 @@ func writeClustersJSON(path string, st *harness.State) error {
 }
 
 // tfvars prints clusters.json as examples/n-cluster-mesh's clusters variable
-// ({"clusters": {<name>: {config_path, config_context, bundle_endpoint_url}}}).
+// ({"clusters": {<name>: {config_path, config_context, bundle_endpoint_url}}},
+// and spire_install = "helm" where SPIRE is laid out as the chart does: the
+// operator's layout is the provider's default, so its clusters say nothing).
 func tfvars(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("tfvars", flag.ContinueOnError)
 	stateDir := fs.String("state", "demo/state", "directory given to ztlab up")
@@ -336,6 +380,7 @@ func tfvars(args []string, w io.Writer) error {
 		ConfigPath        string `json:"config_path"`
 		ConfigContext     string `json:"config_context"`
 		BundleEndpointURL string `json:"bundle_endpoint_url,omitempty"`
+		SpireInstall      string `json:"spire_install,omitempty"`
 	}
 	// The example's ClusterSPIFFEIDs select the lab's workload pods by their
 	// label, so that the apply gives them their federated identities.
@@ -347,7 +392,11 @@ func tfvars(args []string, w io.Writer) error {
 		Workloads workloads        `json:"workloads"`
 	}{Clusters: map[string]entry{}, Workloads: workloads{PodLabels: map[string]string{workloadLabel: workloadName}}}
 	for name, c := range clusters {
-		out.Clusters[name] = entry{ConfigPath: c.Kubeconfig, ConfigContext: c.Context, BundleEndpointURL: c.BundleEndpointURL}
+		e := entry{ConfigPath: c.Kubeconfig, ConfigContext: c.Context, BundleEndpointURL: c.BundleEndpointURL}
+		if c.SpireInstall == "helm" {
+			e.SpireInstall = c.SpireInstall
+		}
+		out.Clusters[name] = e
 	}
 	data, err = json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -378,14 +427,15 @@ func healthy(ctx context.Context, st *harness.State) bool {
 
 func printTable(w io.Writer, st *harness.State, kubeconfig string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tHOST\tCONTEXT\tTRUST DOMAIN\tBUNDLE ENDPOINT\tSPIRE ADMIN SOCKET")
+	fmt.Fprintln(tw, "NAME\tHOST\tCONTEXT\tTRUST DOMAIN\tSPIRE LAID OUT AS\tBUNDLE ENDPOINT\tSPIRE ADMIN SOCKET")
 	for _, name := range st.Order {
 		c := st.Clusters[name]
-		td, url, sock := "-", "-", "-"
+		td, layout, url, sock := "-", "-", "-", "-"
 		if s := c.Spire; s != nil {
 			td, url, sock = s.TrustDomain, s.BundleEndpointURL, s.SocketPath
+			layout = map[bool]string{true: "helm chart", false: "operator"}[s.Helm]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Host, c.Context, td, url, sock)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Host, c.Context, td, layout, url, sock)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nexport KUBECONFIG=%s\n", kubeconfig)
