@@ -230,6 +230,9 @@ func (s served[M]) ReadResource(ctx context.Context, req *tfprotov6.ReadResource
 	if d.HasError() {
 		return nil, false
 	}
+	if newRaw, ok = s.shortcut.SemanticEqual(ctx, raw, newRaw); !ok {
+		return nil, false
+	}
 	newState, err := tfprotov6.NewDynamicValue(s.shortcut.Type, newRaw)
 	if err != nil {
 		return nil, false
