@@ -76,7 +76,7 @@ func TestNewShortcutRefusals(t *testing.T) {
 		"single nested attribute with a plan modifier": {attr: schema.SingleNestedAttribute{Optional: true,
 			PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 			Attributes:    map[string]schema.Attribute{"x": schema.StringAttribute{Optional: true}}}},
-		"write-only":        {attr: schema.StringAttribute{WriteOnly: true, Optional: true}},
+		"write-only": {attr: schema.StringAttribute{WriteOnly: true, Optional: true}},
 		"semantic equality of a list": {attr: schema.ListAttribute{Optional: true, CustomType: semanticList{ListType: types.ListType{ElemType: types.StringType}},
 			ElementType: types.StringType}},
 		"nested semantic equality": {attr: schema.SingleNestedAttribute{Optional: true, Attributes: map[string]schema.Attribute{
