@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -32,7 +33,9 @@ import (
 // own As where needed.
 //
 // A Codec converts between T and the raw value of an object type whose
-// attributes are T's tfsdk-tagged fields.
+// attributes are T's tfsdk-tagged fields, those of its embedded structs
+// included (as the framework reads them: a model may embed a mapping it
+// shares with a data source).
 type Codec[T any] struct {
 	typ    tftypes.Object
 	fields []codecField
@@ -40,7 +43,7 @@ type Codec[T any] struct {
 
 type codecField struct {
 	name  string
-	index int
+	index []int
 	typ   attr.Type
 	goTyp reflect.Type
 }
@@ -65,28 +68,42 @@ func NewCodec[T any](ctx context.Context, schemaType attr.Type) *Codec[T] {
 	}
 	c := &Codec[T]{typ: tfType}
 	seen := map[string]bool{}
-	for i := range rt.NumField() {
-		f := rt.Field(i)
-		name := f.Tag.Get("tfsdk")
-		if name == "" || name == "-" {
-			continue
-		}
-		at, ok := objType.AttrTypes[name]
-		if !ok {
-			panic(fmt.Sprintf("fastpath codec: %s.%s: the schema has no attribute %q", rt, f.Name, name))
-		}
-		if !f.Type.Implements(attrValueType) {
-			panic(fmt.Sprintf("fastpath codec: %s.%s: %s is not a framework value type", rt, f.Name, f.Type))
-		}
-		seen[name] = true
-		c.fields = append(c.fields, codecField{name: name, index: i, typ: at, goTyp: f.Type})
-	}
+	c.addFields(rt, nil, objType, seen)
 	for name := range objType.AttrTypes {
 		if !seen[name] {
 			panic(fmt.Sprintf("fastpath codec: %s has no field for attribute %q", rt, name))
 		}
 	}
 	return c
+}
+
+// addFields adds the tfsdk-tagged fields of rt, which lies at index in T,
+// and those of the structs it embeds.
+func (c *Codec[T]) addFields(rt reflect.Type, index []int, objType basetypes.ObjectType, seen map[string]bool) {
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		at := append(slices.Clone(index), i)
+		name := f.Tag.Get("tfsdk")
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			c.addFields(f.Type, at, objType, seen)
+			continue
+		}
+		if name == "" || name == "-" {
+			continue
+		}
+		typ, ok := objType.AttrTypes[name]
+		if !ok {
+			panic(fmt.Sprintf("fastpath codec: %s.%s: the schema has no attribute %q", rt, f.Name, name))
+		}
+		if !f.Type.Implements(attrValueType) {
+			panic(fmt.Sprintf("fastpath codec: %s.%s: %s is not a framework value type", rt, f.Name, f.Type))
+		}
+		if seen[name] {
+			panic(fmt.Sprintf("fastpath codec: %s.%s: attribute %q has two fields", rt, f.Name, name))
+		}
+		seen[name] = true
+		c.fields = append(c.fields, codecField{name: name, index: at, typ: typ, goTyp: f.Type})
+	}
 }
 
 // Get fills dst from raw, a known, non-null value of the codec's type.
@@ -113,7 +130,7 @@ func (c *Codec[T]) Get(ctx context.Context, raw tftypes.Value, dst *T) diag.Diag
 			diags.AddError("Provider Error", fmt.Sprintf("fastpath codec: attribute %q: %s is not assignable to %s", f.name, value.Type(), f.goTyp))
 			continue
 		}
-		rv.Field(f.index).Set(value)
+		rv.FieldByIndex(f.index).Set(value)
 	}
 	return diags
 }
@@ -124,7 +141,7 @@ func (c *Codec[T]) Value(ctx context.Context, src *T) (tftypes.Value, diag.Diagn
 	rv := reflect.ValueOf(src).Elem()
 	vals := make(map[string]tftypes.Value, len(c.fields))
 	for _, f := range c.fields {
-		av, _ := rv.Field(f.index).Interface().(attr.Value) // checked in New
+		av, _ := rv.FieldByIndex(f.index).Interface().(attr.Value) // checked in New
 		v, err := av.ToTerraformValue(ctx)
 		if err != nil {
 			diags.AddError("Provider Error", fmt.Sprintf("fastpath codec: attribute %q: %v", f.name, err))

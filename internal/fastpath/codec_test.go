@@ -91,3 +91,46 @@ func TestNewCodecPanicsOnMismatch(t *testing.T) {
 		})
 	}
 }
+
+// embedding is model with part of its attributes in an embedded struct, as
+// a resource model that embeds a mapping shared with a data source.
+type embedding struct {
+	Name types.String `tfsdk:"name"`
+	embedded
+	Profile types.Object `tfsdk:"profile"`
+}
+
+type embedded struct {
+	Enabled types.Bool `tfsdk:"enabled"`
+}
+
+func TestCodecReadsEmbeddedStructs(t *testing.T) {
+	ctx := context.Background()
+	c := NewCodec[embedding](ctx, modelType)
+	in := embedding{Name: types.StringValue("a"), embedded: embedded{Enabled: types.BoolValue(true)},
+		Profile: types.ObjectNull(profileTypes)}
+	raw, diags := c.Value(ctx, &in)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	var out embedding
+	if diags := c.Get(ctx, raw, &out); diags.HasError() {
+		t.Fatal(diags)
+	}
+	if !out.Enabled.Equal(types.BoolValue(true)) || !out.Name.Equal(in.Name) || !out.Profile.IsNull() {
+		t.Fatalf("Get = %+v, want %+v", out, in)
+	}
+}
+
+func TestNewCodecPanicsOnTwoFieldsOfOneAttribute(t *testing.T) {
+	type twice struct {
+		Enabled types.Bool `tfsdk:"enabled"`
+		embedding
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("want a panic")
+		}
+	}()
+	NewCodec[twice](context.Background(), modelType)
+}

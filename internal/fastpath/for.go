@@ -60,6 +60,19 @@ type Hooks[M any] interface {
 	Plan(ctx context.Context, plan *M, config M, state *M, private PrivateGetter) diag.Diagnostics
 }
 
+type attemptKey struct{}
+
+// Attempt marks ctx as the fast path's (Attempting): For's fast path does
+// it for its Plan hook, and a hook's own tests may.
+func Attempt(ctx context.Context) context.Context { return context.WithValue(ctx, attemptKey{}, true) }
+
+// Attempting reports whether a Plan hook runs for the fast path, whose
+// answer is dropped when the hook says anything. Something a plan says only
+// once (a warning per cluster and walk) must then not be claimed: the hook
+// adds a diagnostic of its own instead, so that the fast path declines and
+// the framework's ModifyPlan, asked next, says it.
+func Attempting(ctx context.Context) bool { return ctx.Value(attemptKey{}) != nil }
+
 // Refresh is what a Refresh hook found. Neither Found nor Gone: the object
 // was not read (its cluster's connection is not known yet), and the state
 // stays as it was.
@@ -230,6 +243,9 @@ func (s served[M]) ReadResource(ctx context.Context, req *tfprotov6.ReadResource
 	if d.HasError() {
 		return nil, false
 	}
+	if newRaw, ok = s.shortcut.SemanticEqual(ctx, raw, newRaw); !ok {
+		return nil, false
+	}
 	newState, err := tfprotov6.NewDynamicValue(s.shortcut.Type, newRaw)
 	if err != nil {
 		return nil, false
@@ -281,7 +297,7 @@ func (s served[M]) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanRe
 		return nil, false
 	}
 	plan := state
-	if diags := h.Plan(ctx, &plan, cfg, &state, private); len(diags) > 0 {
+	if diags := h.Plan(Attempt(ctx), &plan, cfg, &state, private); len(diags) > 0 {
 		return nil, false
 	}
 	planned, d := s.codec.Value(ctx, &plan)

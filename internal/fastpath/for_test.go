@@ -35,6 +35,8 @@ type forHooks struct {
 	diags       diag.Diagnostics
 	planChanges bool
 	fastSeen    []bool
+	// attempting is what Attempting said in each Plan call.
+	attempting []bool
 }
 
 func (h *forHooks) Identity(_ context.Context, m forModel, typ tftypes.Type) (tftypes.Value, error) {
@@ -49,7 +51,8 @@ func (h *forHooks) Refresh(_ context.Context, state *forModel, fast bool) (Refre
 	return h.refresh, h.diags
 }
 
-func (h *forHooks) Plan(_ context.Context, plan *forModel, _ forModel, _ *forModel, _ PrivateGetter) diag.Diagnostics {
+func (h *forHooks) Plan(ctx context.Context, plan *forModel, _ forModel, _ *forModel, _ PrivateGetter) diag.Diagnostics {
+	h.attempting = append(h.attempting, Attempting(ctx))
 	if h.planChanges {
 		plan.Found = plan.Name
 	}
@@ -174,6 +177,9 @@ func TestForPlanResourceChange(t *testing.T) {
 			resp, ok := f.Resource(func() Hooks[forModel] { return tc.hooks }, nil).PlanResourceChange(ctx, tc.req)
 			if ok != tc.answer {
 				t.Fatalf("answered = %v, want %v", ok, tc.answer)
+			}
+			if len(tc.hooks.attempting) != 1 || !tc.hooks.attempting[0] {
+				t.Errorf("Attempting in Plan calls = %v, want one, true", tc.hooks.attempting)
 			}
 			if !ok {
 				return

@@ -25,13 +25,17 @@ import (
 // then the resource's ModifyPlan, which the resource runs itself). A schema
 // with anything else that could (a default or plan modifier below the top
 // level or on another type, write-only attributes, types with semantic
-// equality) gets a Shortcut that refuses every request: Why says why.
+// equality below the top level) gets a Shortcut that refuses every
+// request: Why says why. A top-level string type with semantic equality is
+// modelled for a refresh (SemanticEqual), where the framework runs it; a
+// plan runs none.
 type Shortcut struct {
 	schema   schema.Schema
 	Type     tftypes.Object
 	defaults map[string]tftypes.Value
 	strings  map[string][]planmodifier.String
 	bools    map[string][]planmodifier.Bool
+	semantic map[string]attr.Type
 	Why      string
 }
 
@@ -39,7 +43,7 @@ type Shortcut struct {
 func NewShortcut(ctx context.Context, s schema.Schema) *Shortcut {
 	typ, _ := s.Type().TerraformType(ctx).(tftypes.Object)
 	c := &Shortcut{schema: s, Type: typ, defaults: map[string]tftypes.Value{},
-		strings: map[string][]planmodifier.String{}, bools: map[string][]planmodifier.Bool{}}
+		strings: map[string][]planmodifier.String{}, bools: map[string][]planmodifier.Bool{}, semantic: map[string]attr.Type{}}
 	for name, a := range s.Attributes {
 		if why := c.addAttribute(ctx, name, a); why != "" {
 			c.Why = fmt.Sprintf("attribute %q: %s", name, why)
@@ -74,7 +78,12 @@ func (c *Shortcut) addAttribute(ctx context.Context, name string, a schema.Attri
 	if a.IsWriteOnly() {
 		return "write-only attributes are not modelled"
 	}
-	if why := semanticEquality(ctx, a.GetType()); why != "" {
+	if _, ok := a.GetType().ValueType(ctx).(basetypes.StringValuableWithSemanticEquals); ok {
+		if _, ok := a.(schema.StringAttribute); !ok {
+			return "types with semantic equality are not modelled on this attribute type"
+		}
+		c.semantic[name] = a.GetType()
+	} else if why := semanticEquality(ctx, a.GetType()); why != "" {
 		return why
 	}
 	p := path.Root(name)
@@ -105,11 +114,7 @@ func (c *Shortcut) addAttribute(ctx context.Context, name string, a schema.Attri
 		if a.Default != nil || len(a.PlanModifiers) > 0 {
 			return "defaults and plan modifiers of nested attributes are not modelled"
 		}
-		for n, nested := range a.Attributes {
-			if why := plainNested(ctx, nested); why != "" {
-				return fmt.Sprintf("attribute %q: %s", n, why)
-			}
-		}
+		return plainObject(ctx, a.Attributes)
 	case schema.Int64Attribute:
 		return noneOf(a.Default != nil, len(a.PlanModifiers))
 	case schema.ListAttribute:
@@ -155,8 +160,38 @@ func plainNested(ctx context.Context, a schema.Attribute) string {
 		if a.Default == nil && len(a.PlanModifiers) == 0 {
 			return ""
 		}
+	case schema.ListAttribute:
+		if a.Default == nil && len(a.PlanModifiers) == 0 {
+			return ""
+		}
+	case schema.MapAttribute:
+		if a.Default == nil && len(a.PlanModifiers) == 0 {
+			return ""
+		}
+	case schema.SetAttribute:
+		if a.Default == nil && len(a.PlanModifiers) == 0 {
+			return ""
+		}
+	case schema.ListNestedAttribute:
+		if a.Default == nil && len(a.PlanModifiers) == 0 && len(a.NestedObject.PlanModifiers) == 0 {
+			return plainObject(ctx, a.NestedObject.Attributes)
+		}
+	case schema.SingleNestedAttribute:
+		if a.Default == nil && len(a.PlanModifiers) == 0 {
+			return plainObject(ctx, a.Attributes)
+		}
 	}
-	return "only string, bool and int64 attributes without defaults or plan modifiers are modelled here"
+	return "only string, bool, int64, list, map, set and nested attributes without defaults or plan modifiers are modelled here"
+}
+
+// plainObject refuses a nested object with an attribute plainNested refuses.
+func plainObject(ctx context.Context, attrs map[string]schema.Attribute) string {
+	for n, a := range attrs {
+		if why := plainNested(ctx, a); why != "" {
+			return fmt.Sprintf("attribute %q: %s", n, why)
+		}
+	}
+	return ""
 }
 
 // semanticEquality refuses types whose values the framework may replace by
@@ -265,4 +300,47 @@ func boolValue(ctx context.Context, v tftypes.Value) (types.Bool, bool) {
 	av, err := types.BoolType.ValueFromTerraform(ctx, v)
 	b, ok := av.(types.Bool)
 	return b, err == nil && ok
+}
+
+// SemanticEqual is the framework's semantic equality after a refresh
+// (fwserver ReadResource, SchemaSemanticEquality) on the top-level
+// attributes that have it: where prior and next are both known, not null
+// and semantically equal, next takes the prior value. ok is false when a
+// check said something (the framework's answer would carry it).
+func (c *Shortcut) SemanticEqual(ctx context.Context, prior, next tftypes.Value) (tftypes.Value, bool) {
+	if len(c.semantic) == 0 {
+		return next, true
+	}
+	var priorAttrs, nextAttrs map[string]tftypes.Value
+	if prior.As(&priorAttrs) != nil || next.As(&nextAttrs) != nil {
+		return next, false
+	}
+	changed := false
+	for name, typ := range c.semantic {
+		pv, nv := priorAttrs[name], nextAttrs[name]
+		if pv.IsNull() || !pv.IsKnown() || nv.IsNull() || !nv.IsKnown() || pv.Equal(nv) {
+			continue
+		}
+		pa, err1 := typ.ValueFromTerraform(ctx, pv)
+		na, err2 := typ.ValueFromTerraform(ctx, nv)
+		if err1 != nil || err2 != nil {
+			return next, false
+		}
+		ps, ok1 := pa.(basetypes.StringValuableWithSemanticEquals)
+		ns, ok2 := na.(basetypes.StringValuableWithSemanticEquals)
+		if !ok1 || !ok2 {
+			return next, false
+		}
+		same, diags := ns.StringSemanticEquals(ctx, ps)
+		if len(diags) > 0 {
+			return next, false
+		}
+		if same {
+			nextAttrs[name], changed = pv, true
+		}
+	}
+	if !changed {
+		return next, true
+	}
+	return tftypes.NewValue(next.Type(), nextAttrs), true
 }

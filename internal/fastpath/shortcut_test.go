@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
@@ -16,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -73,8 +76,9 @@ func TestNewShortcutRefusals(t *testing.T) {
 		"single nested attribute with a plan modifier": {attr: schema.SingleNestedAttribute{Optional: true,
 			PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 			Attributes:    map[string]schema.Attribute{"x": schema.StringAttribute{Optional: true}}}},
-		"write-only":        {attr: schema.StringAttribute{WriteOnly: true, Optional: true}},
-		"semantic equality": {attr: schema.StringAttribute{Optional: true, CustomType: jsontypes.NormalizedType{}}},
+		"write-only": {attr: schema.StringAttribute{WriteOnly: true, Optional: true}},
+		"semantic equality of a list": {attr: schema.ListAttribute{Optional: true, CustomType: semanticList{ListType: types.ListType{ElemType: types.StringType}},
+			ElementType: types.StringType}},
 		"nested semantic equality": {attr: schema.SingleNestedAttribute{Optional: true, Attributes: map[string]schema.Attribute{
 			"x": schema.StringAttribute{Optional: true, CustomType: jsontypes.NormalizedType{}}}}},
 		"int64 with a default":               {attr: schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1)}},
@@ -378,5 +382,45 @@ func TestUnchangedRefusedShortcut(t *testing.T) {
 				t.Error("without Why: Unchanged = false")
 			}
 		})
+	}
+}
+
+// semanticList is a list type with semantic equality, which Shortcut does
+// not model (only top-level strings).
+type semanticList struct{ types.ListType }
+
+func (semanticList) ValueType(context.Context) attr.Value { return semanticListValue{} }
+
+type semanticListValue struct{ types.List }
+
+func (semanticListValue) ListSemanticEquals(context.Context, basetypes.ListValuable) (bool, diag.Diagnostics) {
+	return true, nil
+}
+
+// TestSemanticEqualKeepsThePriorText: a top-level string with semantic
+// equality keeps its prior value after a refresh that reads an equal one,
+// as the framework's ReadResource does, and takes a different one.
+func TestSemanticEqualKeepsThePriorText(t *testing.T) {
+	ctx := t.Context()
+	s := shortcutSchema(ctx, nil, nil)
+	s.Attributes["doc"] = schema.StringAttribute{Optional: true, CustomType: jsontypes.NormalizedType{}}
+	c := NewShortcut(ctx, s)
+	if c.Why != "" {
+		t.Fatalf("refused: %s", c.Why)
+	}
+	value := func(doc string) tftypes.Value {
+		attrs := map[string]tftypes.Value{}
+		for name, typ := range c.Type.AttributeTypes {
+			attrs[name] = tftypes.NewValue(typ, nil)
+		}
+		attrs["doc"] = tftypes.NewValue(tftypes.String, doc)
+		return tftypes.NewValue(c.Type, attrs)
+	}
+	prior := value(`{"a": 1}`)
+	for next, want := range map[string]tftypes.Value{`{"a":1}`: prior, `{"a":2}`: value(`{"a":2}`)} {
+		got, ok := c.SemanticEqual(ctx, prior, value(next))
+		if !ok || !got.Equal(want) {
+			t.Errorf("SemanticEqual(%s) = %s, %v; want %s", next, got, ok, want)
+		}
 	}
 }

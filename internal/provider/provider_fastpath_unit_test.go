@@ -48,7 +48,7 @@ func TestFastUpgradeAnswersAsTheFramework(t *testing.T) {
 		}
 		for name, other := range map[string]*tfprotov6.UpgradeResourceStateRequest{
 			"another version":    {TypeName: typeName, Version: s.Version + 1, RawState: req.RawState},
-			"an undecodable one": {TypeName: typeName, Version: s.Version, RawState: &tfprotov6.RawState{JSON: []byte(`{"name":{"an":"object"}}`)}},
+			"an undecodable one": {TypeName: typeName, Version: s.Version, RawState: &tfprotov6.RawState{JSON: []byte(`{"id":{"an":"object"}}`)}},
 			"no state":           {TypeName: typeName, Version: s.Version},
 		} {
 			if _, ok := fp.UpgradeResourceState(ctx, other); ok {

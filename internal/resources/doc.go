@@ -16,8 +16,12 @@
 //     same functions.
 //   - <name>_fastpath.go: the resource's hooks for internal/fastpath (how
 //     to identify, refresh and plan its model), which serve its Read,
-//     ModifyPlan and ValidateConfig and its fast path (federated_trust_domain,
-//     the resource held by the hundred).
+//     ModifyPlan and ValidateConfig and its fast path (the resources held
+//     by the hundred: federated_trust_domain, cluster_spiffe_id,
+//     spire_bundle). A kubeType's Identity and Refresh are the skeleton's
+//     (kube_resource.go), so cluster_spiffe_id's file only wires them with
+//     its Plan. Their acceptance tests share the comparer of every fast
+//     answer with the framework's (fastpath_compare_test.go).
 //   - <name>_unset.go: istio_csr's plan modifier for unset Optional+Computed
 //     attributes, fed by the field ownership kept in private state.
 //   - <name>_spire.go: federated_trust_domain's spire_trust, what the

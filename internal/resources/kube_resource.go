@@ -10,8 +10,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
@@ -160,11 +162,10 @@ func (k *kubeType[M]) store(ctx context.Context, m *M, state *tfsdk.State, ident
 	diags.Append(id.set(ctx, k.shape, identity)...)
 }
 
-// planned is the prologue of a ModifyPlan: it reads the plan into m, checks
-// its cluster key and sets its id, refuses a create of an object a Helm
-// release owns (unless the type shares objects), and stores the plan. ok is
-// false on a destroy, before the provider is configured, or once a
-// diagnostic was added; a caller that changes m further sets the plan again.
+// planned is the prologue of a ModifyPlan: it reads the plan into m,
+// completes it (plannedModel) and stores it. ok is false on a destroy,
+// before the provider is configured, or once a diagnostic was added; a
+// caller that changes m further sets the plan again.
 func (k *kubeType[M]) planned(ctx context.Context, data *providerdata.Data, req resource.ModifyPlanRequest,
 	resp *resource.ModifyPlanResponse,
 ) (m M, ok bool) {
@@ -172,15 +173,26 @@ func (k *kubeType[M]) planned(ctx context.Context, data *providerdata.Data, req 
 		return m, false
 	}
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !data.CheckCluster(k.ref(&m).cluster, path.Root("cluster"), &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || !k.plannedModel(ctx, data, &m, req.State.Raw.IsNull(), &resp.Diagnostics) {
 		return m, false
-	}
-	k.setID(&m)
-	if id, known := k.identity(&m); known && req.State.Raw.IsNull() && !k.sharesObject {
-		planRefuseHelmOwned(ctx, data, k.ref(&m).cluster, k.kind(m), id.Namespace, id.Name, path.Root("name"), &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 	return m, !resp.Diagnostics.HasError()
+}
+
+// plannedModel is planned's work on the model, for a Plan hook
+// (fastpath.Hooks) too: it checks m's cluster key, sets its id and refuses
+// a create of an object a Helm release owns (unless the type shares
+// objects). ok is false once a diagnostic was added.
+func (k *kubeType[M]) plannedModel(ctx context.Context, data *providerdata.Data, m *M, creating bool, diags *diag.Diagnostics) bool {
+	if !data.CheckCluster(k.ref(m).cluster, path.Root("cluster"), diags) {
+		return false
+	}
+	k.setID(m)
+	if id, known := k.identity(m); known && creating && !k.sharesObject {
+		planRefuseHelmOwned(ctx, data, k.ref(m).cluster, k.kind(*m), id.Namespace, id.Name, path.Root("name"), diags)
+	}
+	return !diags.HasError()
 }
 
 // applying is the prologue of a Create or Update: it reads the plan into m
@@ -217,7 +229,8 @@ func (k *kubeType[M]) refuseForeign(ctx context.Context, client *kube.Client, m 
 }
 
 // Read implements resource.Resource: the object gone removes the resource,
-// else the model is refreshed from it.
+// else the model is refreshed from it (refreshObject). A type with a fast
+// path serves Read through fastpath.For with Refresh instead.
 func (r *kubeResource[M]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state M
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -229,35 +242,82 @@ func (r *kubeResource[M]) Read(ctx context.Context, req resource.ReadRequest, re
 	// when the prior state holds none (written by Terraform < 1.12).
 	id, _ := r.identity(&state)
 	resp.Diagnostics.Append(id.setIfMissing(ctx, r.shape, resp.Identity)...)
-	ref := r.ref(&state)
-	client := r.Data.ReadClient(ctx, ref.cluster, r.object(*ref.id), &resp.Diagnostics)
+	found, gone, diags := r.refreshObject(ctx, &state, resp.Private)
+	resp.Diagnostics.Append(diags...)
+	switch {
+	case gone:
+		resp.State.RemoveResource(ctx)
+	case found:
+		r.store(ctx, &state, &resp.State, resp.Identity, &resp.Diagnostics)
+	}
+}
+
+// refreshObject is Read's work, whichever way Read goes: it reads the
+// object state names and updates state from it (refresh, then afterRead,
+// which keeps what it records in private). found is false when the object
+// was not read (its cluster's connection is not known yet, the read
+// failed), gone when it no longer exists.
+func (r *kubeResource[M]) refreshObject(ctx context.Context, state *M, private privateSetter) (found, gone bool, diags diag.Diagnostics) {
+	id, _ := r.identity(state)
+	ref := r.ref(state)
+	client := r.Data.ReadClient(ctx, ref.cluster, r.object(*ref.id), &diags)
 	if client == nil {
-		return
+		return false, false, diags
 	}
 	get := client.Get
 	if r.snapshot {
 		get = client.GetForRefresh
 	}
-	obj, err := get(ctx, r.kind(state), id.Namespace, id.Name)
+	obj, err := get(ctx, r.kind(*state), id.Namespace, id.Name)
 	if kube.IsNotFound(err) {
-		resp.State.RemoveResource(ctx)
-		return
+		return false, true, diags
 	}
 	if err != nil {
-		r.readFailed(err, state, client, resp)
-		return
+		diags.Append(kube.Diagnostic(err, "read "+r.readWhat(*state, client.DisplayName())))
+		return false, false, diags
 	}
-	resp.Diagnostics.Append(r.refresh(ctx, &state, obj)...)
+	diags.Append(r.refresh(ctx, state, obj)...)
 	if r.afterRead != nil {
-		resp.Diagnostics.Append(r.afterRead(ctx, r.Data, client, &state, obj, resp.Private)...)
+		diags.Append(r.afterRead(ctx, r.Data, client, state, obj, private)...)
 	}
-	r.store(ctx, &state, &resp.State, resp.Identity, &resp.Diagnostics)
+	r.setID(state)
+	return true, false, diags
 }
 
-// readFailed is the one place a Read turns a failed GET of its object
-// into diagnostics.
-func (k *kubeType[M]) readFailed(err error, state M, client *kube.Client, resp *resource.ReadResponse) {
-	resp.Diagnostics.Append(kube.Diagnostic(err, "read "+k.readWhat(state, client.DisplayName())))
+// Identity and Refresh are the skeleton's part of fastpath.Hooks: a type
+// with a fast path adds its Plan (ModifyPlan's work) and serves Read and
+// ModifyPlan through its fastpath.For, so that both ways run refreshObject.
+func (r *kubeResource[M]) Identity(ctx context.Context, m M, typ tftypes.Type) (tftypes.Value, error) {
+	id, _ := r.identity(&m)
+	return id.terraformValue(ctx, r.shape, typ)
+}
+
+// Refresh is refreshObject as a fastpath.Hooks refresh. What afterRead
+// keeps in private state must be one key (fastpath.Refresh holds one).
+// Nothing in the skeleton says something once per walk, so fast changes
+// nothing; a type whose afterRead does cannot take this Refresh.
+func (r *kubeResource[M]) Refresh(ctx context.Context, state *M, _ bool) (fastpath.Refresh, diag.Diagnostics) {
+	var private onePrivateKey
+	found, gone, diags := r.refreshObject(ctx, state, &private)
+	return fastpath.Refresh{Found: found, Gone: gone, PrivateKey: private.key, Private: private.value}, diags
+}
+
+// onePrivateKey records what a refresh keeps in private state, for
+// fastpath.Refresh: one key, a second one is an error.
+type onePrivateKey struct {
+	key   string
+	value []byte
+}
+
+func (p *onePrivateKey) SetKey(_ context.Context, key string, value []byte) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if p.key != "" && p.key != key {
+		diags.AddError("Provider Error", fmt.Sprintf("A refresh kept private state under %q and %q, and the fast path "+
+			"holds one key; please report this to the provider developers.", p.key, key))
+		return diags
+	}
+	p.key, p.value = key, value
+	return diags
 }
 
 // Delete implements resource.Resource for a resource whose object is its

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
@@ -28,7 +29,17 @@ const everyResourcePlanCheck = "the server-side apply dry run of an update (fiel
 // apply repeats them before it writes.
 func planClient(ctx context.Context, data *providerdata.Data, cluster types.String, diags *diag.Diagnostics) *kube.Client {
 	client := knownClient(data, cluster)
-	if client == nil || !data.Answers(ctx, client, diags) {
+	if client == nil {
+		return nil
+	}
+	if fastpath.Attempting(ctx) && client.Reachable(ctx) != nil {
+		// Answers would claim its one warning in an answer the fast path
+		// drops; this diagnostic, never shown, makes it decline, and the
+		// framework's plan, asked next, says it.
+		diags.AddWarning("Cluster Does Not Answer", "The fast path leaves this plan to the framework.")
+		return nil
+	}
+	if !data.Answers(ctx, client, diags) {
 		return nil
 	}
 	return client

@@ -21,14 +21,14 @@ type served struct {
 // name: a new resource is added here, and All, Lists and FastPaths follow.
 func registry() []served {
 	return []served{
-		{resource: NewClusterSPIFFEIDResource, list: NewClusterSPIFFEIDListResource},
+		{resource: NewClusterSPIFFEIDResource, list: NewClusterSPIFFEIDListResource, fastPath: NewClusterSPIFFEIDFastPath},
 		{resource: NewClusterSPIFFEIDFederationResource, list: NewClusterSPIFFEIDFederationListResource},
 		{resource: NewDomainVerificationResource, list: NewDomainVerificationListResource},
 		{resource: NewFederatedTrustDomainResource, list: NewFederatedTrustDomainListResource, fastPath: NewFederatedTrustDomainFastPath},
 		{resource: NewIstioCSRResource, list: NewIstioCSRListResource},
 		{resource: NewMeshServiceIdentitiesResource, list: NewMeshServiceIdentitiesListResource},
 		{resource: NewMeshTrustDomainResource, list: NewMeshTrustDomainListResource},
-		{resource: NewSpireBundleResource, list: NewSpireBundleListResource},
+		{resource: NewSpireBundleResource, list: NewSpireBundleListResource, fastPath: NewSpireBundleFastPath},
 		{resource: NewSpireFederationResource, list: NewSpireFederationListResource},
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
@@ -21,29 +23,24 @@ import (
 // domain for the ClusterSPIFFEIDs planned after it; and refuses a trust
 // domain the cluster already federates with through a relationship.
 func (r *spireBundleResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.Data == nil {
-		return
-	}
-	var plan spireBundleResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	var state *spireBundleResourceModel
-	if !req.State.Raw.IsNull() {
-		state = &spireBundleResourceModel{}
-		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
-	}
-	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
-		return
+	spireBundleFast().ModifyPlan(ctx, r.hooks(), req, resp)
+}
+
+// Plan is ModifyPlan's work on the model, its fastpath.Hooks: it completes
+// plan (the framework's plan after defaults and attribute plan modifiers)
+// from config and the prior state (nil when creating).
+func (r *spireBundleResource) Plan(ctx context.Context, plan *spireBundleResourceModel, config spireBundleResourceModel,
+	state *spireBundleResourceModel, _ fastpath.PrivateGetter) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &diags) {
+		return diags
 	}
 	if plan.Cluster.IsUnknown() || plan.TrustDomain.IsUnknown() {
 		plan.ID = types.StringUnknown()
 	} else {
 		plan.ID = types.StringValue(resourceID(plan.Cluster, plan.TrustDomain.ValueString()))
 	}
-	var configured types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("bundle"), &configured)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+	configured := config.Bundle
 	// Terraform accepts the prior value in place of the configured one
 	// when the provider returns it unchanged.
 	sameTrustDomain := state != nil && state.TrustDomain.Equal(plan.TrustDomain)
@@ -51,11 +48,11 @@ func (r *spireBundleResource) ModifyPlan(ctx context.Context, req resource.Modif
 	case configured.IsUnknown():
 		// Known at apply; compared then by the next plan.
 	case configured.IsNull() && !sameTrustDomain:
-		validate.AttributeError(&resp.Diagnostics, path.Root("bundle"), "No Bundle to Carry", fmt.Sprintf(
+		validate.AttributeError(&diags, path.Root("bundle"), "No Bundle to Carry", fmt.Sprintf(
 			"bundle is null and this resource has set no bundle of %s yet, so there is none to keep. Give the peer's "+
 				"SPIFFE bundle; when it comes from a zerotrust_trust_bundle with on_unreachable = \"warn\", the peer's "+
 				"cluster did not answer (its warning names it), and the first run must reach it.", plan.TrustDomain))
-		return
+		return diags
 	case configured.IsNull():
 		// The source did not answer: keep what was carried last.
 		plan.Bundle = state.Bundle
@@ -69,16 +66,15 @@ func (r *spireBundleResource) ModifyPlan(ctx context.Context, req resource.Modif
 			plan.Bundle = state.Bundle
 		}
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	if plan.Cluster.IsUnknown() || plan.TrustDomain.IsUnknown() {
-		return
+		return diags
 	}
 	cluster, td := plan.Cluster.ValueString(), plan.TrustDomain.ValueString()
 	planned := plannedFederationsOf(r.Data)
 	relationship := slices.Contains(planned.relationshipsOf(cluster), td)
 	planned.addCarried(cluster, td)
 	where := fmt.Sprintf("cluster %q", cluster)
-	if client := planClient(ctx, r.Data, plan.Cluster, &resp.Diagnostics); client != nil {
+	if client := planClient(ctx, r.Data, plan.Cluster, &diags); client != nil {
 		where = fmt.Sprintf("cluster %q", client.DisplayName())
 		if !relationship {
 			// The refresh of this walk asked already (spireViewOf is shared);
@@ -91,11 +87,12 @@ func (r *spireBundleResource) ModifyPlan(ctx context.Context, req resource.Modif
 		}
 	}
 	if relationship {
-		validate.AttributeError(&resp.Diagnostics, path.Root("trust_domain"), "Trust Domain Federated Through Its Endpoint",
+		validate.AttributeError(&diags, path.Root("trust_domain"), "Trust Domain Federated Through Its Endpoint",
 			fmt.Sprintf("%s federates with %q through a federation relationship (a ClusterFederatedTrustDomain, or "+
 				"federates_with of zerotrust_spire_federation), existing or planned before this resource. SPIRE "+
 				"refreshes that bundle from the peer's endpoint and would overwrite what this resource sets, which every "+
 				"apply would set back. Keep one of the two: remove the relationship where the SPIRE servers reach each "+
 				"other, or remove this resource.", where, td))
 	}
+	return diags
 }

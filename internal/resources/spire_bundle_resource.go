@@ -138,35 +138,6 @@ func execFailure(err error) string {
 	return err.Error()
 }
 
-func (r *spireBundleResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state spireBundleResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(spireBundleObjectIdentity(state).setIfMissing(ctx, spireBundleType.shape, resp.Identity)...)
-	server := r.server(ctx, state, true, &resp.Diagnostics)
-	if server == nil || !r.Data.Answers(ctx, server.Client, &resp.Diagnostics) {
-		// A cluster that does not answer keeps the state: the courier goes
-		// on between the clusters that do (whenUnreachable).
-		return
-	}
-	view, err := spireViewOf(ctx, server.Client, *server)
-	if err != nil {
-		// The bundle may well be in place; the state keeps what was set.
-		if walkOf(server.Client).bundlesNotRead.first(server.Key()) {
-			resp.Diagnostics.AddWarning("SPIRE Bundles Not Read",
-				fmt.Sprintf("Cannot ask the %s which bundles it holds, so the plan cannot show a bundle SPIRE lost or "+
-					"someone replaced: every zerotrust_spire_bundle of the cluster keeps its prior state. Allow `get` on "+
-					"`pods` and `get` and `create` on `pods/exec` in its namespace for the provider's credentials, or "+
-					"point spire_server at the SPIRE server pod.\n\n%v", server, err))
-		}
-		return
-	}
-	setSpireBundleFromView(&state, view)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
 // Delete removes the bundle from SPIRE in the on_destroy mode; a bundle
 // already gone is no error.
 func (r *spireBundleResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
