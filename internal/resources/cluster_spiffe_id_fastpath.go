@@ -24,16 +24,11 @@ var clusterSPIFFEIDFast = sync.OnceValue(func() *fastpath.For[clusterSPIFFEIDRes
 // NewClusterSPIFFEIDFastPath answers from the provider data data returns
 // (nil while the provider is not configured or defers).
 func NewClusterSPIFFEIDFastPath(data func() *providerdata.Data) fastpath.Resource {
-	return clusterSPIFFEIDFast().Resource(func() fastpath.Hooks[clusterSPIFFEIDResourceModel] {
+	return servedFast(clusterSPIFFEIDFast(), data, func(d *providerdata.Data) fastpath.Hooks[clusterSPIFFEIDResourceModel] {
 		r := &clusterSPIFFEIDResource{kubeResource[clusterSPIFFEIDResourceModel]{kubeType: clusterSPIFFEIDType}}
-		r.Data = data()
+		r.Data = d
 		return r.hooks()
-	}, func() (resource.Resource, any) {
-		if d := data(); d != nil {
-			return NewClusterSPIFFEIDResource(), d
-		}
-		return NewClusterSPIFFEIDResource(), nil
-	})
+	}, NewClusterSPIFFEIDResource)
 }
 
 // hooks is r as its fastpath.Hooks, nil until the provider is configured.

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
@@ -23,16 +22,11 @@ var federatedTrustDomainFast = sync.OnceValue(func() *fastpath.For[federatedTrus
 // NewFederatedTrustDomainFastPath answers from the provider data data
 // returns (nil while the provider is not configured or defers).
 func NewFederatedTrustDomainFastPath(data func() *providerdata.Data) fastpath.Resource {
-	return federatedTrustDomainFast().Resource(func() fastpath.Hooks[federatedTrustDomainResourceModel] {
+	return servedFast(federatedTrustDomainFast(), data, func(d *providerdata.Data) fastpath.Hooks[federatedTrustDomainResourceModel] {
 		r := &federatedTrustDomainResource{kubeResource[federatedTrustDomainResourceModel]{kubeType: federatedTrustDomainType}}
-		r.Data = data()
+		r.Data = d
 		return r.hooks()
-	}, func() (resource.Resource, any) {
-		if d := data(); d != nil {
-			return NewFederatedTrustDomainResource(), d
-		}
-		return NewFederatedTrustDomainResource(), nil
-	})
+	}, NewFederatedTrustDomainResource)
 }
 
 // hooks is r as its fastpath.Hooks, nil until the provider is configured.

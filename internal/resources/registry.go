@@ -64,3 +64,22 @@ func FastPaths(data func() *providerdata.Data) map[string]fastpath.Resource {
 	}
 	return out
 }
+
+// servedFast is the fast path (a registration's fastPath) of a type that
+// f serves: hooksOf gives the type's resource with the provider data d as
+// its Hooks (nil while d is nil, the provider not configured or deferring),
+// newResource the resource the framework answers with when the fast path
+// leaves a request, configured with the same data.
+func servedFast[M any](f *fastpath.For[M], data func() *providerdata.Data,
+	hooksOf func(d *providerdata.Data) fastpath.Hooks[M], newResource func() resource.Resource,
+) fastpath.Resource {
+	return f.Resource(func() fastpath.Hooks[M] {
+		return hooksOf(data())
+	}, func() (resource.Resource, any) {
+		if d := data(); d != nil {
+			return newResource(), d
+		}
+		// An untyped nil: the framework's resource stays unconfigured.
+		return newResource(), nil
+	})
+}

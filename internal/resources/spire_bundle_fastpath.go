@@ -26,16 +26,11 @@ var spireBundleFast = sync.OnceValue(func() *fastpath.For[spireBundleResourceMod
 // NewSpireBundleFastPath answers from the provider data data returns (nil
 // while the provider is not configured or defers).
 func NewSpireBundleFastPath(data func() *providerdata.Data) fastpath.Resource {
-	return spireBundleFast().Resource(func() fastpath.Hooks[spireBundleResourceModel] {
+	return servedFast(spireBundleFast(), data, func(d *providerdata.Data) fastpath.Hooks[spireBundleResourceModel] {
 		r := &spireBundleResource{typeInfo: spireBundleType}
-		r.Data = data()
+		r.Data = d
 		return r.hooks()
-	}, func() (resource.Resource, any) {
-		if d := data(); d != nil {
-			return NewSpireBundleResource(), d
-		}
-		return NewSpireBundleResource(), nil
-	})
+	}, NewSpireBundleResource)
 }
 
 // hooks is r as its fastpath.Hooks, nil until the provider is configured.
