@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
 )
 
 // startProfiles profiles the process into $ZT_PPROF_DIR when that is set:
@@ -17,10 +20,15 @@ import (
 // shuts it down. It exists for bench/, which builds the provider with
 // `-tags pprof` to see where a long plan spends CPU and what it keeps alive;
 // release builds get the no-op in nopprof.go. Unset, it does nothing.
+//
+// $ZT_CPU_LOG, when set, gets a line with the process's CPU seconds (user +
+// system) and its peak RSS in KiB (VmHWM: getrusage's maxrss counts the
+// Terraform process it was forked from) when it ends: the provider's own share of a plan, apart from
+// Terraform's, for quick comparisons of two builds (bench/ samples /proc).
 func startProfiles() (stop func()) {
 	dir := os.Getenv("ZT_PPROF_DIR")
 	if dir == "" {
-		return func() {}
+		return logCPU
 	}
 	name := func(kind string) string { return filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", kind, os.Getpid())) }
 	cpu, err := os.Create(name("cpu"))
@@ -53,4 +61,35 @@ func startProfiles() (stop func()) {
 			log.Printf("heap profile: %v", err)
 		}
 	}
+}
+
+func logCPU() {
+	path := os.Getenv("ZT_CPU_LOG")
+	if path == "" {
+		return
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	_, _ = fmt.Fprintf(f, "%.3f %s\n", cpu.Seconds(), peakRSS())
+}
+
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "0"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSuffix(strings.TrimSpace(rest), " kB")
+		}
+	}
+	return "0"
 }

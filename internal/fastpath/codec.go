@@ -158,3 +158,17 @@ func (c *Codec[T]) Value(ctx context.Context, src *T) (tftypes.Value, diag.Diagn
 	}
 	return tftypes.NewValue(c.typ, vals), diags
 }
+
+// Equal reports whether a and b hold equal values in every field the codec
+// moves, so that Value would encode them alike.
+func (c *Codec[T]) Equal(a, b *T) bool {
+	ra, rb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	for _, f := range c.fields {
+		av, _ := ra.FieldByIndex(f.index).Interface().(attr.Value) // checked in New
+		bv, _ := rb.FieldByIndex(f.index).Interface().(attr.Value)
+		if av == nil || bv == nil || !av.Equal(bv) {
+			return false
+		}
+	}
+	return true
+}

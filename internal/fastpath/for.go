@@ -23,18 +23,24 @@ type For[M any] struct {
 	codec      *Codec[M]
 	shortcut   *Shortcut
 	validation *Validation
-	identity   tftypes.Type
+	// recent decodes the values of the schema's type that the fast path
+	// reads, once per distinct encoding (recent.go).
+	recent   *Recent
+	identity tftypes.Type
 }
 
 // New reads a resource type's schema and identity schema once. It panics
 // when M does not match the schema (see NewCodec).
 func New[M any](ctx context.Context, s schema.Schema, identity identityschema.Schema) *For[M] {
-	return &For[M]{
+	f := &For[M]{
 		codec:      NewCodec[M](ctx, s.Type()),
 		shortcut:   NewShortcut(ctx, s),
 		validation: NewValidation(ctx, s),
 		identity:   identity.Type().TerraformType(ctx),
 	}
+	f.recent = NewRecent(f.shortcut.Type)
+	f.shortcut.recent, f.validation.recent = f.recent, f.recent
+	return f
 }
 
 // Refuses says why the fast path refuses every request of this type (a
@@ -217,7 +223,7 @@ func (s served[M]) ReadResource(ctx context.Context, req *tfprotov6.ReadResource
 	if !ok {
 		return nil, false
 	}
-	raw, err := req.CurrentState.Unmarshal(s.shortcut.Type)
+	raw, err := s.recent.Unmarshal(req.CurrentState, s.shortcut.Type)
 	if err != nil || raw.IsNull() || !raw.IsFullyKnown() {
 		return nil, false
 	}
@@ -229,6 +235,7 @@ func (s served[M]) ReadResource(ctx context.Context, req *tfprotov6.ReadResource
 	if !ok {
 		return nil, false
 	}
+	before := state
 	found, diags := h.Refresh(ctx, &state, true)
 	if !found.Found || len(diags) > 0 {
 		return nil, false
@@ -239,6 +246,13 @@ func (s served[M]) ReadResource(ctx context.Context, req *tfprotov6.ReadResource
 			return nil, false
 		}
 	}
+	// A refresh that changed nothing answers with the state as it came:
+	// Codec.Get and Value move every attribute as it is, so the value is
+	// the same, and its bytes are the ones Terraform already holds (and
+	// sends back as the plan's prior state, which Recent then knows).
+	if s.codec.Equal(&before, &state) {
+		return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: newPrivate, NewIdentity: identity}, true
+	}
 	newRaw, d := s.codec.Value(ctx, &state)
 	if d.HasError() {
 		return nil, false
@@ -246,7 +260,7 @@ func (s served[M]) ReadResource(ctx context.Context, req *tfprotov6.ReadResource
 	if newRaw, ok = s.shortcut.SemanticEqual(ctx, raw, newRaw); !ok {
 		return nil, false
 	}
-	newState, err := tfprotov6.NewDynamicValue(s.shortcut.Type, newRaw)
+	newState, err := s.recent.Marshal(newRaw)
 	if err != nil {
 		return nil, false
 	}
@@ -296,12 +310,13 @@ func (s served[M]) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanRe
 	if d := s.codec.Get(ctx, config, &cfg); d.HasError() {
 		return nil, false
 	}
-	plan := state
+	plan, priorModel := state, state
 	if diags := h.Plan(Attempt(ctx), &plan, cfg, &state, private); len(diags) > 0 {
 		return nil, false
 	}
-	planned, d := s.codec.Value(ctx, &plan)
-	if d.HasError() || !planned.Equal(prior) {
+	// The plan holds the prior state's values (which the codec moved from
+	// prior as they are) exactly when it equals their model.
+	if !s.codec.Equal(&plan, &priorModel) {
 		return nil, false
 	}
 	// The framework's answer to an unchanged plan: the prior state, private

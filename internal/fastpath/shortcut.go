@@ -37,6 +37,7 @@ type Shortcut struct {
 	bools    map[string][]planmodifier.Bool
 	semantic map[string]attr.Type
 	Why      string
+	recent   *Recent // set by New; nil decodes every value
 }
 
 // NewShortcut reads s once.
@@ -229,11 +230,11 @@ func (c *Shortcut) Unchanged(ctx context.Context, req *tfprotov6.PlanResourceCha
 		len(req.PriorState.MsgPack) == 0 || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
 		return prior, config, false
 	}
-	prior, err := req.PriorState.Unmarshal(c.Type)
+	prior, err := c.recent.Unmarshal(req.PriorState, c.Type)
 	if err != nil || prior.IsNull() || !prior.IsFullyKnown() {
 		return prior, config, false
 	}
-	config, err = req.Config.Unmarshal(c.Type)
+	config, err = c.recent.Unmarshal(req.Config, c.Type)
 	if err != nil || config.IsNull() || !config.IsFullyKnown() {
 		return prior, config, false
 	}

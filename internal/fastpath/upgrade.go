@@ -28,7 +28,7 @@ func (s served[M]) UpgradeResourceState(_ context.Context, req *tfprotov6.Upgrad
 	if err != nil {
 		return nil, false
 	}
-	upgraded, err := tfprotov6.NewDynamicValue(s.shortcut.Type, raw)
+	upgraded, err := s.recent.Marshal(raw)
 	if err != nil {
 		return nil, false
 	}

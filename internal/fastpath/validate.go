@@ -40,6 +40,7 @@ type Validation struct {
 	schema schema.Schema
 	typ    tftypes.Object
 	Why    string
+	recent *Recent // set by New; nil decodes every configuration
 }
 
 // NewValidation reads s once.
@@ -145,7 +146,7 @@ func (v *Validation) Valid(ctx context.Context, req *tfprotov6.ValidateResourceC
 	if v.Why != "" || req.Config == nil {
 		return false
 	}
-	raw, err := req.Config.Unmarshal(v.typ)
+	raw, err := v.recent.Unmarshal(req.Config, v.typ)
 	if err != nil {
 		return false
 	}

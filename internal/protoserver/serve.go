@@ -4,23 +4,77 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+	"google.golang.org/grpc"
 )
 
 // Serve serves the server newServer (New's factory) returns as the plugin at
 // address (registry.terraform.io/<ns>/<type>) the way the provider binary
-// does: framework logs quiet unless asked for, tf6server. The benchmark's
-// plugin floor calls it too, so that it is served exactly like the provider
-// it is a floor for.
+// does: framework logs quiet unless asked for, and terraform-plugin-go's
+// gRPC server with the wire lane (wire.go) in front of it. With opts (the
+// debug modes of tf6server) it is tf6server.Serve itself, lane included
+// nowhere: a debugger sees the plain path. The benchmark's plugin floor
+// calls it too, so that it is served exactly like the provider it is a
+// floor for.
 func Serve(address string, newServer func() (tfprotov6.ProviderServer, error), opts ...tf6server.ServeOpt) error {
+	asked := logsAsked()
 	quietFrameworkLogs()
 	tuneGC()
 	server, err := newServer()
 	if err != nil {
 		return err
 	}
-	return tf6server.Serve(address, func() tfprotov6.ProviderServer { return server }, opts...)
+	factory := func() tfprotov6.ProviderServer { return server }
+	if len(opts) > 0 {
+		return tf6server.Serve(address, factory, opts...)
+	}
+	var interceptors []grpc.ServerOption
+	if lane, ok := newWireLane(server, asked); ok {
+		interceptors = append(interceptors, grpc.UnaryInterceptor(lane.intercept))
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: handshake,
+		Plugins:         plugin.PluginSet{"provider": &tf6server.GRPCProviderPlugin{GRPCProvider: factory, Name: address}},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts, grpc.MaxRecvMsgSize(maxMessageSize), grpc.MaxSendMsgSize(maxMessageSize))
+			return grpc.NewServer(append(opts, interceptors...)...)
+		},
+	})
+	return nil
+}
+
+// handshake is what Terraform and a protocol 6 plugin agree on before any
+// RPC (the plugin protocol's published handshake; tf6server.Serve uses the
+// same values, and the example and reliability tests run this binary under
+// Terraform, which refuses a plugin whose handshake differs).
+var handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  6,
+	MagicCookieKey:   "TF_PLUGIN_MAGIC_COOKIE",
+	MagicCookieValue: "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
+}
+
+// maxMessageSize is the gRPC message limit both ways, tf6server's own (256
+// MiB): a large state or schema must not fail here when it would not there.
+const maxMessageSize = 256 << 20
+
+// newWireLane is the lane for server, when it has fast paths, nobody asked
+// for logs, and the protocol's messages are the ones the lane knows.
+func newWireLane(server tfprotov6.ProviderServer, logsAsked bool) (wireLane, bool) {
+	r, ok := server.(releasing)
+	if !ok || len(r.fast) == 0 || logsAsked {
+		return wireLane{}, false
+	}
+	m, err := resolveWire()
+	if err != nil {
+		return wireLane{}, false
+	}
+	return wireLane{fast: r.fast, m: m}, true
+}
+
+func logsAsked() bool {
+	return os.Getenv("TF_LOG") != "" || os.Getenv("TF_LOG_PROVIDER") != ""
 }
 
 // quietFrameworkLogs turns off the plugin framework's own trace logs unless
@@ -29,7 +83,7 @@ func Serve(address string, newServer func() (tfprotov6.ProviderServer, error), o
 // provider's CPU in a plan (bench/ANALYSIS.md, "Measurements the code's
 // comments point to").
 func quietFrameworkLogs() {
-	if os.Getenv("TF_LOG") != "" || os.Getenv("TF_LOG_PROVIDER") != "" {
+	if logsAsked() {
 		return
 	}
 	for _, name := range []string{"TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO"} {
