@@ -46,6 +46,11 @@ type codecField struct {
 	index []int
 	typ   attr.Type
 	goTyp reflect.Type
+	// null is typ's value of a null, converted once: most of a state's
+	// optional attributes are null, and converting one anew (an object
+	// type builds its whole Terraform type to compare with) was a tenth
+	// of what a plan allocated.
+	null reflect.Value
 }
 
 var attrValueType = reflect.TypeFor[attr.Value]()
@@ -102,7 +107,13 @@ func (c *Codec[T]) addFields(rt reflect.Type, index []int, objType basetypes.Obj
 			panic(fmt.Sprintf("fastpath codec: %s.%s: attribute %q has two fields", rt, f.Name, name))
 		}
 		seen[name] = true
-		c.fields = append(c.fields, codecField{name: name, index: at, typ: typ, goTyp: f.Type})
+		field := codecField{name: name, index: at, typ: typ, goTyp: f.Type}
+		if null, err := typ.ValueFromTerraform(context.Background(), tftypes.NewValue(typ.TerraformType(context.Background()), nil)); err == nil {
+			if v := reflect.ValueOf(null); v.Type().AssignableTo(f.Type) {
+				field.null = v
+			}
+		}
+		c.fields = append(c.fields, field)
 	}
 }
 
@@ -120,6 +131,10 @@ func (c *Codec[T]) Get(ctx context.Context, raw tftypes.Value, dst *T) diag.Diag
 	}
 	rv := reflect.ValueOf(dst).Elem()
 	for _, f := range c.fields {
+		if raw, ok := vals[f.name]; ok && f.null.IsValid() && raw.IsNull() {
+			rv.FieldByIndex(f.index).Set(f.null)
+			continue
+		}
 		v, err := f.typ.ValueFromTerraform(ctx, vals[f.name])
 		if err != nil {
 			diags.AddError("Provider Error", fmt.Sprintf("fastpath codec: attribute %q: %v", f.name, err))

@@ -11,7 +11,7 @@ import (
 // (its default -parallelism) and each sends a handful of values in a row,
 // so a few hundred entries catch every repeat with room to spare, at a few
 // hundred KiB at most.
-const recentSize = 256
+const recentSize = 64
 
 // Recent remembers the last values a resource type's fast path decoded or
 // encoded, by their msgpack bytes. Terraform sends the same value several
