@@ -78,6 +78,11 @@ type options struct {
 	// Terraform version changes the picture.
 	alsoTerraform []string
 	alsoN         int
+	// meshStates are the state backends the wide mesh runs with, in this
+	// order, each with its own objects on the same clusters: "local" (the
+	// state file) and "http" (a remote backend, mesh.go).
+	meshStates []string
+	stateURL   string // the bench's http state store (runMesh)
 }
 
 func main() {
@@ -116,6 +121,7 @@ func main() {
 	if opts.ns, err = parseInts(*nList); err != nil {
 		fatalf("-n: %v", err)
 	}
+	opts.meshStates = strings.Split(envOr("BENCH_MESH_STATE", "http,local"), ",")
 	if opts.clusterCounts, err = parseInts(*clusterList); err != nil {
 		fatalf("-clusters: %v", err)
 	}
