@@ -1,6 +1,8 @@
 package fastpath
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -27,7 +29,7 @@ var jsonSeeds = []string{
 	`{"gone":{"deep":[1,2,{"x":null}]},"s":"kept"}`, `{"gone":1,"gone":2}`, `{"s":"first","s":"second"}`,
 	`{"l":"not a list"}`, `{"l":[1,true]}`, `{"l":[[1]]}`, `{"m":[]}`, `{"m":{"k":"true"}}`, `{"o":[]}`, `{"o":{"x":{}}}`,
 	`{"s":"a"} trailing`, `{"s":"a"}{"s":"b"}`, `{"s":"a",}`, `{"s":}`, `{"s"`, `[`, ``, `"string"`, `[1,2]`, `{"o":{"lo":[{"y":"7"}]}}`,
-	`{"s":"\u00e9\n\"q\""}`, `{"set":[1,"2",null]}`, `{"o":{"unknown":true,"x":"v"}}`, `{"s":[]}`, `{"s":{}}`, `true`, `1`,
+	`{"s":"\u00e9\n\"q\""}`, "{\"s\":\"\xff\xfe\"}", `{"s":"\ud800"}`, `{"s":"\ud83d\ude00"}`, "{\"\xffs\":\"k\"}", `{"m":{"\u00e9":true}}`, `{"set":[1,"2",null]}`, `{"o":{"unknown":true,"x":"v"}}`, `{"s":[]}`, `{"s":{}}`, `true`, `1`,
 }
 
 func checkStateFromJSON(t *testing.T, data string) {
@@ -58,4 +60,30 @@ func FuzzStateFromJSONMatchesTftypes(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(checkStateFromJSON)
+}
+
+// BenchmarkStateFromJSON decodes a stored state of the shape a large plan
+// upgrades (json-iterator; Tokens: encoding/json's Decoder.Token, which
+// stateFromJSON keeps for text that is not one JSON document).
+func BenchmarkStateFromJSON(b *testing.B) {
+	state := []byte(`{"s":"east/bench-zt-td0000","n":8443,"b":false,"l":["https_spiffe"],"set":null,"m":null,` +
+		`"o":{"x":"spiffe://td0000.zt.bench.example.org/spire/server","lo":null}}`)
+	b.Run("iterator", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := stateFromJSON(state, jsonTestType); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("tokens", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			dec := json.NewDecoder(bytes.NewReader(state))
+			dec.UseNumber()
+			if _, err := decodeJSONTokens(dec, jsonTestType); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
