@@ -61,9 +61,19 @@ func (c *Client) GetForRefresh(ctx context.Context, kind Kind, namespace, name s
 	if !ok {
 		return c.Get(ctx, kind, namespace, name)
 	}
+	obj, err := DecodeListItem(raw, kind)
+	if err != nil {
+		return c.Get(ctx, kind, namespace, name)
+	}
+	return obj, nil
+}
+
+// DecodeListItem decodes one item of a LIST of kind as GetForRefresh serves
+// it.
+func DecodeListItem(raw []byte, kind Kind) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{}
 	if err := obj.UnmarshalJSON(raw); err != nil {
-		return c.Get(ctx, kind, namespace, name)
+		return nil, err
 	}
 	// List items of built-in kinds omit these; custom resources carry them.
 	if obj.GetAPIVersion() == "" || obj.GetKind() == "" {
