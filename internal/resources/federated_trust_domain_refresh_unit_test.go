@@ -2,9 +2,11 @@ package resources
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
@@ -36,7 +38,7 @@ func BenchmarkFederatedTrustDomainRefreshObject(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	prior, diags := federatedTrustDomainStateFromObject(ctx, types.StringValue("east"), obj)
+	prior, diags := federatedTrustDomainStateFromObject(ctx, types.StringValue("east"), obj.Full())
 	if diags.HasError() {
 		b.Fatal(diags)
 	}
@@ -47,11 +49,67 @@ func BenchmarkFederatedTrustDomainRefreshObject(b *testing.B) {
 			b.Fatal(err)
 		}
 		state := prior
-		if diags := setFederatedTrustDomainFromObject(ctx, &state, obj); diags.HasError() {
+		if diags := setFederatedTrustDomainFromObject(ctx, &state, obj.Object); diags.HasError() {
 			b.Fatal(diags)
 		}
 		if rec := classNameOwnership(appliesClassName(obj, "zerotrust")).value(); len(rec) == 0 {
 			b.Fatal("no ownership record")
 		}
+	}
+}
+
+// appliesClassName answers the same of a listed object, whose managed fields
+// stay undecoded, as of the whole object a GET returns.
+func TestAppliesClassName(t *testing.T) {
+	entry := func(manager, operation, subresource, fields string) string {
+		sub := ""
+		if subresource != "" {
+			sub = fmt.Sprintf(`,"subresource":%q`, subresource)
+		}
+		return fmt.Sprintf(`{"apiVersion":"spire.spiffe.io/v1alpha1","fieldsType":"FieldsV1","fieldsV1":%s,"manager":%q,`+
+			`"operation":%q%s,"time":"2026-11-29T10:02:17Z"}`, fields, manager, operation, sub)
+	}
+	const (
+		withClass    = `{"f:spec":{"f:className":{},"f:trustDomain":{}}}`
+		withoutClass = `{"f:spec":{"f:trustDomain":{}}}`
+	)
+	for name, tc := range map[string]struct {
+		className bool // spec.className is set
+		entries   []string
+		want      bool
+	}{
+		"applied":                {true, []string{entry("zerotrust", "Apply", "", withClass)}, true},
+		"applied after another":  {true, []string{entry("kubectl", "Update", "", withoutClass), entry("zerotrust", "Apply", "", withClass)}, true},
+		"not on the object":      {false, []string{entry("zerotrust", "Apply", "", withClass)}, false},
+		"another manager's":      {true, []string{entry("zerotrust", "Apply", "", withoutClass), entry("helm", "Apply", "", withClass)}, false},
+		"updated, not applied":   {true, []string{entry("zerotrust", "Update", "", withClass)}, false},
+		"through a subresource":  {true, []string{entry("zerotrust", "Apply", "status", withClass)}, false},
+		"held as null":           {true, []string{entry("zerotrust", "Apply", "", `{"f:spec":{"f:className":null}}`)}, false},
+		"no managed fields":      {true, nil, false},
+		"keyed list items too":   {true, []string{entry("zerotrust", "Apply", "", `{"f:spec":{"f:l":{"k:{\"n\":\"a\"}":{}},"f:className":{}}}`)}, true},
+		"set spelled in escapes": {true, []string{entry("zerotrust", "Apply", "", `{"f:spec":{"f:class\u004eame":{}}}`)}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec := `"trustDomain":"peer.example.org"`
+			if tc.className {
+				spec += `,"className":"zerotrust"`
+			}
+			raw := fmt.Appendf(nil, `{"apiVersion":"spire.spiffe.io/v1alpha1","kind":"ClusterFederatedTrustDomain",`+
+				`"metadata":{"managedFields":[%s],"name":"peer"},"spec":{%s}}`, strings.Join(tc.entries, ","), spec)
+			listed, err := kube.DecodeListItem(raw, kube.ClusterFederatedTrustDomain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := &unstructured.Unstructured{}
+			if err := whole.UnmarshalJSON(raw); err != nil {
+				t.Fatal(err)
+			}
+			if got := appliesClassName(listed, "zerotrust"); got != tc.want {
+				t.Errorf("listed: appliesClassName = %v, want %v", got, tc.want)
+			}
+			if got := appliesClassName(&kube.Refreshed{Object: whole}, "zerotrust"); got != tc.want {
+				t.Errorf("whole: appliesClassName = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
