@@ -68,7 +68,7 @@ func (r *Refreshed) Full() *unstructured.Unstructured {
 func cutManagedFields(obj []byte) (rest, managedFields []byte, ok bool) {
 	var cut, value span
 	metadata, managed := 0, 0
-	ok = eachMember(obj, 0, func(key []byte, m member) bool {
+	ok = eachMember(obj, skipSpace(obj, 0), func(key []byte, m member) bool {
 		if string(key) != "metadata" {
 			return true
 		}

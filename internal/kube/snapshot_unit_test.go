@@ -42,6 +42,7 @@ func TestDecodeListItem(t *testing.T) {
 		"last member":           {`{"spec":{"x":"}],\"managedFields\":1"},"metadata":{"name":"a","uid":"u","managedFields":[` + entry + `]}}`, true},
 		"indented":              {"{\n  \"metadata\" : {\n    \"name\": \"a\" ,\n    \"managedFields\" : [ " + entry + " ] ,\n    \"generation\": 2\n  }\n}", true},
 		"first member indented": {"{ \"metadata\": { \"managedFields\": [] , \"name\": \"a\" } }", true},
+		"space before":          {" \n" + `{"apiVersion":"v1","kind":"K","metadata":{"name":"a","managedFields":[]}}`, true},
 		"none":                  {`{"metadata":{"name":"a"},"spec":{"managedFields":[1]}}`, false},
 		"escaped key":           {`{"metadata":{"name":"a","managed\u0046ields":[` + entry + `]}}`, true},
 		"given twice":           {`{"metadata":{"managedFields":[],"managedFields":[` + entry + `]}}`, false},
