@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
 // privateOf encodes m as the framework encodes private state.
-func privateOf(t *testing.T, m map[string][]byte) []byte {
+func privateOf(t testing.TB, m map[string][]byte) []byte {
 	t.Helper()
 	raw, err := json.Marshal(m)
 	if err != nil {
@@ -187,5 +188,76 @@ func TestPrivateWithLeavesReceiver(t *testing.T) {
 	}
 	if v, _ := p.GetKey(t.Context(), "added"); v != nil {
 		t.Errorf("GetKey(added) after With = %q, want nil", v)
+	}
+}
+
+// BenchmarkParsePrivate parses the private state a refreshed
+// zerotrust_federated_trust_domain carries (its ownership record), as every
+// Read and unchanged plan of every instance does: the same bytes for most
+// instances, or bytes that differ from one call to the next (more kinds of
+// them than ParsePrivate keeps).
+func BenchmarkParsePrivate(b *testing.B) {
+	same := [][]byte{[]byte(`{"ownership":"eyJoZWxkIjpbImNsYXNzTmFtZSJdfQ=="}`)}
+	var distinct [][]byte
+	for i := range 32 {
+		distinct = append(distinct, privateOf(b, map[string][]byte{"ownership": fmt.Appendf(nil, `{"held":["f%d"]}`, i)}))
+	}
+	for name, raws := range map[string][][]byte{"same bytes": same, "distinct bytes": distinct} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				p, ok := ParsePrivate(raws[i%len(raws)])
+				if !ok {
+					b.Fatal("refused")
+				}
+				if v, _ := p.GetKey(b.Context(), "ownership"); len(v) == 0 {
+					b.Fatal("no ownership record")
+				}
+				i++
+			}
+		})
+	}
+}
+
+// Privates parsed from equal bytes share what ParsePrivate parsed, and
+// nothing one caller does shows in another's: each keeps its own bytes,
+// With copies, and GetKey's value cannot be appended to in place.
+func TestParsePrivateSharesNothingWritable(t *testing.T) {
+	raw := privateOf(t, map[string][]byte{"k": []byte(`{"held":["className"]}`), "other": []byte("1")})
+	first, ok := ParsePrivate(raw)
+	if !ok {
+		t.Fatal("refused")
+	}
+	again := bytes.Clone(raw)
+	second, ok := ParsePrivate(again)
+	if !ok {
+		t.Fatal("refused")
+	}
+	if got, err := second.With("k", []byte(`{"held":["className"]}`)); err != nil || &got[0] != &again[0] {
+		t.Fatalf("With of an unchanged value = %q, %v; want the caller's own bytes", got, err)
+	}
+	changed, err := first.With("k", []byte(`{"held":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := second.GetKey(t.Context(), "k"); string(v) != `{"held":["className"]}` {
+		t.Fatalf("after another Private's With, GetKey = %q", v)
+	}
+	if reparsed, ok := ParsePrivate(changed); !ok {
+		t.Fatal("refused")
+	} else if v, _ := reparsed.GetKey(t.Context(), "k"); string(v) != `{"held":[]}` {
+		t.Fatalf("GetKey of With's bytes = %q", v)
+	}
+	v1, _ := first.GetKey(t.Context(), "other")
+	v2, _ := second.GetKey(t.Context(), "other")
+	grown := append(v1, '0')
+	if other := append(v2, 'x'); string(grown) != "10" || string(other) != "1x" {
+		t.Fatalf("appends to two callers' values = %q, %q; want %q, %q", grown, other, "10", "1x")
+	}
+	// The input bytes are the caller's: changing them changes nothing parsed.
+	copy(again, bytes.Repeat([]byte(" "), len(again)))
+	if v, _ := first.GetKey(t.Context(), "k"); string(v) != `{"held":["className"]}` {
+		t.Fatalf("after the input changed, GetKey = %q", v)
 	}
 }

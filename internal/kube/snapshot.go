@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -42,14 +43,21 @@ func (c *Client) snapshotOf(kind Kind) *snapshot {
 // the list cannot answer (not listed, listed already, LIST refused: RBAC
 // may allow get without list) falls back to Get, so the answer is never
 // worse than Get's.
-func (c *Client) GetForRefresh(ctx context.Context, kind Kind, namespace, name string) (*unstructured.Unstructured, error) {
+func (c *Client) GetForRefresh(ctx context.Context, kind Kind, namespace, name string) (*Refreshed, error) {
+	get := func() (*Refreshed, error) {
+		obj, err := c.Get(ctx, kind, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		return &Refreshed{Object: obj}, nil
+	}
 	s := c.snapshotOf(kind)
 	if s.reads.Add(1) <= refreshSnapshotAfter {
-		return c.Get(ctx, kind, namespace, name)
+		return get()
 	}
 	s.once.Do(func() { s.items, s.err = c.listRaw(ctx, kind) })
 	if s.err != nil {
-		return c.Get(ctx, kind, namespace, name)
+		return get()
 	}
 	key := namespace + "/" + name
 	s.mu.Lock()
@@ -59,18 +67,35 @@ func (c *Client) GetForRefresh(ctx context.Context, kind Kind, namespace, name s
 	delete(s.items, key)
 	s.mu.Unlock()
 	if !ok {
-		return c.Get(ctx, kind, namespace, name)
+		return get()
 	}
-	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(raw); err != nil {
-		return c.Get(ctx, kind, namespace, name)
-	}
-	// List items of built-in kinds omit these; custom resources carry them.
-	if obj.GetAPIVersion() == "" || obj.GetKind() == "" {
-		obj.SetAPIVersion(kind.APIVersion())
-		obj.SetKind(kind.Kind)
+	obj, err := DecodeListItem(raw, kind)
+	if err != nil {
+		return get()
 	}
 	return obj, nil
+}
+
+// DecodeListItem decodes one item of a LIST of kind as GetForRefresh serves
+// it: everything but metadata.managedFields, which stay raw until asked
+// (Refreshed). raw must be valid JSON, as every item of a page listRaw
+// decoded is: the managed fields are cut out by a scan that does not check
+// what it skips.
+func DecodeListItem(raw []byte, kind Kind) (*Refreshed, error) {
+	out := &Refreshed{Object: &unstructured.Unstructured{}}
+	rest, managedFields, ok := cutManagedFields(raw)
+	if ok {
+		raw, out.managedFields = rest, managedFields
+	}
+	if err := out.Object.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	// List items of built-in kinds omit these; custom resources carry them.
+	if out.Object.GetAPIVersion() == "" || out.Object.GetKind() == "" {
+		out.Object.SetAPIVersion(kind.APIVersion())
+		out.Object.SetKind(kind.Kind)
+	}
+	return out, nil
 }
 
 // listRaw lists every object of kind (all namespaces), page by page, and
@@ -111,19 +136,61 @@ func (c *Client) listRaw(ctx context.Context, kind Kind) (map[string]json.RawMes
 			return nil, err
 		}
 		for _, raw := range page.Items {
-			var meta struct {
-				Metadata struct {
-					Name      string `json:"name"`
-					Namespace string `json:"namespace"`
-				} `json:"metadata"`
-			}
-			if err := json.Unmarshal(raw, &meta); err != nil {
+			key, err := listedKey(raw)
+			if err != nil {
 				return nil, err
 			}
-			items[meta.Metadata.Namespace+"/"+meta.Metadata.Name] = raw
+			items[key] = raw
 		}
 		if cont = page.Metadata.Continue; cont == "" {
 			return items, nil
 		}
 	}
+}
+
+// listedKey is "namespace/name" of item, one item of a LIST page (valid
+// JSON), read in place where the API server writes them as plain strings:
+// decoding the item for two strings scanned all of it through reflection,
+// a second decode of every object besides DecodeListItem's. Anything else
+// is decoded.
+func listedKey(item []byte) (string, error) {
+	var name, namespace []byte
+	eachMember(item, skipSpace(item, 0), func(key []byte, m member) bool {
+		if string(key) == "metadata" {
+			// A second metadata overrides what it gives, as in a decode.
+			eachMember(item, m.value.start, func(key []byte, m member) bool {
+				switch string(key) {
+				case "name":
+					name = item[m.value.start:m.value.end]
+				case "namespace":
+					namespace = item[m.value.start:m.value.end]
+				}
+				return true
+			})
+		}
+		return true
+	})
+	n, plainName := plainString(name)
+	ns, plainNamespace := plainString(namespace)
+	if plainName && (plainNamespace || namespace == nil) {
+		return ns + "/" + n, nil
+	}
+	var meta struct {
+		Metadata struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(item, &meta); err != nil {
+		return "", err
+	}
+	return meta.Metadata.Namespace + "/" + meta.Metadata.Name, nil
+}
+
+// plainString is the JSON string value, if it is one without escapes.
+func plainString(value []byte) (string, bool) {
+	if len(value) < 2 || value[0] != '"' || value[len(value)-1] != '"' || bytes.IndexByte(value, '\\') >= 0 {
+		return "", false
+	}
+	return string(value[1 : len(value)-1]), true
 }

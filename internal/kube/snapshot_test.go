@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func TestAccGetForRefresh(t *testing.T) {
 		client := proxy.client(t, "snap", c.Token) // a fresh client is a fresh walk
 		proxy.reset()
 		for _, name := range slices.Concat(names, []string{"absent", names[n-1]}) {
-			got, err := client.GetForRefresh(ctx, kube.ClusterFederatedTrustDomain, "", name)
+			listed, err := client.GetForRefresh(ctx, kube.ClusterFederatedTrustDomain, "", name)
 			if name == "absent" {
 				if !kube.IsNotFound(err) {
 					t.Fatalf("absent object: err = %v, want not found", err)
@@ -59,6 +60,10 @@ func TestAccGetForRefresh(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if mf := listed.ManagedFields(); !reflect.DeepEqual(mf, want.GetManagedFields()) {
+				t.Fatalf("%s: ManagedFields = %+v, Get's = %+v", name, mf, want.GetManagedFields())
+			}
+			got := listed.Full()
 			if got.GetResourceVersion() != want.GetResourceVersion() || got.GetKind() != "ClusterFederatedTrustDomain" ||
 				got.GetAPIVersion() != kube.ClusterFederatedTrustDomain.APIVersion() || fmt.Sprint(got.Object["spec"]) != fmt.Sprint(want.Object["spec"]) ||
 				len(got.GetManagedFields()) != len(want.GetManagedFields()) {

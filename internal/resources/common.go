@@ -135,13 +135,24 @@ func writtenBy(obj *unstructured.Unstructured, manager string) string {
 // schemaTypes gives the attribute types of the object at an attribute path of
 // a resource's schema (through list, set and map elements; no names: the
 // resource itself). It is each resource's one source of attribute types for
-// null and new object values, so they cannot drift from the schema.
+// null and new object values, so they cannot drift from the schema. The map
+// is shared by every caller: read it, never write to it (framework values
+// keep it as given and only read it).
 type schemaTypes func(names ...string) map[string]attr.Type
 
-// schemaTypesOf derives schemaTypes from the schema's type, built once.
+// schemaTypesOf derives schemaTypes from the schema's type, built once, and
+// each path's map once: the framework's AttributeTypes copies its map at
+// every call, which made resolving three paths the largest allocation of a
+// refresh.
 func schemaTypesOf(schemaType func() attr.Type) schemaTypes {
 	root := sync.OnceValue(schemaType)
+	var byPath sync.Map // path joined by NUL -> map[string]attr.Type
 	return func(names ...string) map[string]attr.Type {
+		key := strings.Join(names, "\x00")
+		if v, ok := byPath.Load(key); ok {
+			attrs, _ := v.(map[string]attr.Type) // byPath holds nothing else
+			return attrs
+		}
 		attrs := objectAttrTypes(root())
 		for _, name := range names {
 			attrs = objectAttrTypes(attrs[name])
@@ -149,6 +160,7 @@ func schemaTypesOf(schemaType func() attr.Type) schemaTypes {
 		if attrs == nil {
 			panic(fmt.Sprintf("resources: %v is not an object attribute path of the schema", names))
 		}
+		byPath.Store(key, attrs)
 		return attrs
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 type federatedTrustDomainResourceModel struct {
@@ -76,7 +78,9 @@ func federatedTrustDomainStateFromObject(ctx context.Context, cluster types.Stri
 // it is bootstrap input, not a description of the object.
 func setFederatedTrustDomainFromObject(_ context.Context, m *federatedTrustDomainResourceModel, obj *unstructured.Unstructured) diag.Diagnostics {
 	var diags diag.Diagnostics
-	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	// Read in place: NestedMap would deep-copy the spec for reads only.
+	specField, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec")
+	spec, _ := specField.(map[string]any)
 	str := func(fields ...string) string {
 		v, _, _ := unstructured.NestedString(spec, fields...)
 		return v
@@ -138,7 +142,7 @@ func classNameWritten(ctx context.Context, private privateGetter) (bool, diag.Di
 // recordClassNameWritten reads from the object's managed fields whether
 // manager applied spec.className, and keeps the answer in private state.
 func recordClassNameWritten(ctx context.Context, private privateSetter, obj *unstructured.Unstructured, manager string) diag.Diagnostics {
-	return writeOwnership(ctx, private, classNameOwnership(appliesClassName(obj, manager)))
+	return writeOwnership(ctx, private, classNameOwnership(appliesClassName(&kube.Refreshed{Object: obj}, manager)))
 }
 
 // classNameOwnership is the ownership record of an object whose
@@ -153,15 +157,15 @@ func classNameOwnership(written bool) ownershipRecord {
 // appliesClassName reports whether manager's server-side apply owns
 // spec.className of obj (managed fields, not values: a className another
 // manager changed since then is theirs).
-func appliesClassName(obj *unstructured.Unstructured, manager string) bool {
+func appliesClassName(obj *kube.Refreshed, manager string) bool {
 	// A field the object does not hold has no owner. Checked first because
 	// decoding managedFields is the dearest part of a Read (run per object
 	// on every refresh).
 	classNamePath := []string{"spec", "className"}
-	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object, classNamePath...); !found {
+	if _, found, _ := unstructured.NestedFieldNoCopy(obj.Object.Object, classNamePath...); !found {
 		return false
 	}
 	o := applier(manager)
 	o.objectOnly = true
-	return o.holds(obj, classNamePath)
+	return o.holdsIn(obj.ManagedFields(), classNamePath)
 }

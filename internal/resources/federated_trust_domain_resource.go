@@ -261,7 +261,7 @@ func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, data 
 		diags.Append(kube.Diagnostic(err, "read the ClusterFederatedTrustDomain "+state.Name.ValueString()))
 		return false, false, nil, diags
 	}
-	diags.Append(setFederatedTrustDomainFromObject(ctx, state, obj)...)
+	diags.Append(setFederatedTrustDomainFromObject(ctx, state, obj.Object)...)
 	unreachable, d := checkSpireTrust(ctx, client, data, state, obj)
 	diags.Append(d...)
 	return true, appliesClassName(obj, client.FieldManager), unreachable, diags

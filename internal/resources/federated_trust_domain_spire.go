@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
@@ -107,7 +106,7 @@ func (u *spireUnreachable) addTo(client *kube.Client, diags *diag.Diagnostics) {
 // alone (null): another spire-controller-manager, and so another SPIRE
 // server, acts on them, if any does.
 func checkSpireTrust(ctx context.Context, client *kube.Client, data *providerdata.Data, state *federatedTrustDomainResourceModel,
-	obj *unstructured.Unstructured) (*spireUnreachable, diag.Diagnostics) {
+	obj *kube.Refreshed) (*spireUnreachable, diag.Diagnostics) {
 	if !state.CheckSpire.ValueBool() || state.ClassName.ValueString() != data.SpireOf(client).ClassName {
 		state.SpireTrust = types.StringNull()
 		return nil, nil
@@ -124,7 +123,7 @@ func checkSpireTrust(ctx context.Context, client *kube.Client, data *providerdat
 	trust, lag := spireTrustOf(ctx, client, state.TrustDomain.ValueString(), view)
 	// Never seen federated and applied moments ago: still on its way.
 	if (trust == spireTrustNoRelationship || trust == spireTrustNoBundle) && state.SpireTrust.IsNull() &&
-		appliedWithin(obj, client.FieldManager, spireTrustPending, time.Now()) {
+		appliedWithin(obj.Full(), client.FieldManager, spireTrustPending, time.Now()) {
 		state.SpireTrust = types.StringNull()
 		return nil, diags
 	}

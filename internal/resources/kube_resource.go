@@ -266,7 +266,15 @@ func (r *kubeResource[M]) refreshObject(ctx context.Context, state *M, private p
 	}
 	get := client.Get
 	if r.snapshot {
-		get = client.GetForRefresh
+		// What refresh and afterRead read of the object is theirs to say:
+		// they get all of it.
+		get = func(ctx context.Context, kind kube.Kind, namespace, name string) (*unstructured.Unstructured, error) {
+			obj, err := client.GetForRefresh(ctx, kind, namespace, name)
+			if err != nil {
+				return nil, err
+			}
+			return obj.Full(), nil
+		}
 	}
 	obj, err := get(ctx, r.kind(*state), id.Namespace, id.Name)
 	if kube.IsNotFound(err) {

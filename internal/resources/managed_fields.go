@@ -2,11 +2,12 @@ package resources
 
 import (
 	"encoding/json"
-	"iter"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // Server-side apply records who owns which field in managedFields; the
@@ -15,51 +16,42 @@ import (
 // nothing. Ownership, not values: a field another manager changed since is
 // theirs.
 
-// managedFieldSets yields each managed-fields entry of obj with its decoded
-// field set (FieldsV1); entries without one, or that do not decode, are
-// skipped.
-func managedFieldSets(obj *unstructured.Unstructured) iter.Seq2[metav1.ManagedFieldsEntry, map[string]any] {
-	return func(yield func(metav1.ManagedFieldsEntry, map[string]any) bool) {
-		for _, entry := range obj.GetManagedFields() {
-			if entry.FieldsV1 == nil {
-				continue
-			}
-			var set map[string]any
-			if json.Unmarshal(entry.FieldsV1.Raw, &set) != nil {
-				continue
-			}
-			if !yield(entry, set) {
-				return
+// fieldsOwned reports whether an entry of entries that matches holds any of
+// the fields at paths; entries without a field set (FieldsV1), or whose set
+// does not decode, hold none.
+func fieldsOwned(entries []metav1.ManagedFieldsEntry, matches func(metav1.ManagedFieldsEntry) bool, paths ...[]string) bool {
+	for _, entry := range entries {
+		if entry.FieldsV1 == nil || !matches(entry) {
+			continue
+		}
+		for _, p := range paths {
+			if holdsField(entry.FieldsV1.Raw, p...) {
+				return true
 			}
 		}
 	}
+	return false
 }
 
-// holdsField reports whether a decoded field set holds the field at
-// fieldPath (object keys from the root, as in ["spec", "className"]).
-func holdsField(set map[string]any, fieldPath ...string) bool {
+// holdsField reports whether a field set holds the field at fieldPath
+// (object keys from the root, as in ["spec", "className"]). The set is read
+// in place (kube.FieldSetHolds): decoded into maps, it was most of what a
+// refresh allocated; decoded only when it spells a key the way the API
+// server does not.
+func holdsField(fieldsV1 []byte, fieldPath ...string) bool {
+	if holds, ok := kube.FieldSetHolds(fieldsV1, fieldPath...); ok {
+		return holds
+	}
+	var set map[string]any
+	if json.Unmarshal(fieldsV1, &set) != nil {
+		return false
+	}
 	node := any(set)
 	for _, name := range fieldPath {
 		m, _ := node.(map[string]any)
 		node = m["f:"+name]
 	}
 	return node != nil
-}
-
-// fieldsOwned reports whether an entry that matches holds any of the fields
-// at paths.
-func fieldsOwned(obj *unstructured.Unstructured, matches func(metav1.ManagedFieldsEntry) bool, paths ...[]string) bool {
-	for entry, set := range managedFieldSets(obj) {
-		if !matches(entry) {
-			continue
-		}
-		for _, p := range paths {
-			if holdsField(set, p...) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // appliedWithin reports whether manager applied obj less than d before now.

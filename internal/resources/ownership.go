@@ -58,7 +58,12 @@ func (o owner) others() owner {
 // holds reports whether an entry o selects holds any of the fields at paths
 // (object keys from the root, as in ["spec", "className"]).
 func (o owner) holds(obj *unstructured.Unstructured, paths ...[]string) bool {
-	return fieldsOwned(obj, o.selects, paths...)
+	return o.holdsIn(obj.GetManagedFields(), paths...)
+}
+
+// holdsIn is holds over an object's managed fields.
+func (o owner) holdsIn(entries []metav1.ManagedFieldsEntry, paths ...[]string) bool {
+	return fieldsOwned(entries, o.selects, paths...)
 }
 
 // managerOf is the owner of whatever managers wrote, by any operation.
