@@ -98,10 +98,12 @@ func quietFrameworkLogs() {
 // command, keeps a small live heap and allocates many times that on the way
 // (every request's values are decoded anew), so the default of 100, which
 // lets the heap grow to twice its live size between collections, is what
-// sets its peak memory. 50 lowers the peak of a large plan for a few
-// percent more provider CPU (figures: bench/ANALYSIS.md, Peak RSS). The
-// plugin floor of bench/ is served here too, so both pay the same GC.
-const gcPercent = 50
+// sets its peak memory. 75 keeps the peak of a large plan where 50 had it
+// (38 MiB VmHWM at N = 1000) now that a plan allocates 40% of what it did,
+// for a third less collection than 50; 100 went over 40 MiB (figures:
+// bench/ANALYSIS.md, Peak RSS). The plugin floor of bench/ is served here
+// too, so both pay the same GC.
+const gcPercent = 75
 
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
