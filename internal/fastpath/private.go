@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -29,11 +28,9 @@ func ParsePrivate(raw []byte) (Private, bool) {
 	if len(raw) == 0 {
 		return p, true
 	}
-	for i := range recentPrivate {
-		if e := recentPrivate[i].Load(); e != nil && e.raw == string(raw) {
-			p.m = e.m
-			return p, true
-		}
+	if m, ok := recentPrivate.get(raw); ok {
+		p.m = m
+		return p, true
 	}
 	if err := json.Unmarshal(raw, &p.m); err != nil {
 		return Private{}, false
@@ -48,27 +45,17 @@ func ParsePrivate(raw []byte) (Private, bool) {
 		p.raw = nil // the framework encodes no data as none ("{}" and "null" included)
 		return p, true
 	}
-	recentPrivate[recentNext.Add(1)%uint32(len(recentPrivate))].Store(&parsedPrivate{raw: string(raw), m: p.m})
+	recentPrivate.put(raw, p.m)
 	return p, true
 }
 
-// recentPrivate holds the private states ParsePrivate accepted last, the
-// oldest replaced first. The instances of a resource a configuration holds
-// by the hundred mostly carry one of a few byte strings (an ownership
-// record with a field held or without), and parsing them (JSON, base64,
-// then a check of each value) for every Read and plan was all of
-// ParsePrivate's cost. A result is a function of the bytes alone, so it is
-// never stale, and its map is shared: nothing reads it but GetKey and With,
-// and With copies it.
-var (
-	recentPrivate [8]atomic.Pointer[parsedPrivate]
-	recentNext    atomic.Uint32
-)
-
-type parsedPrivate struct {
-	raw string
-	m   map[string][]byte
-}
+// recentPrivate holds the private states ParsePrivate accepted last. The
+// instances of a resource a configuration holds by the hundred mostly carry
+// one of a few byte strings (an ownership record with a field held or
+// without), and parsing them (JSON, base64, then a check of each value) for
+// every Read and plan was all of ParsePrivate's cost. Its maps are shared:
+// nothing reads them but GetKey and With, and With copies.
+var recentPrivate = newByBytes[map[string][]byte](8)
 
 // GetKey reads a provider key, as the framework's ProviderData.GetKey does.
 // The value is shared with every Private parsed from the same bytes: the
