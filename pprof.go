@@ -21,10 +21,11 @@ import (
 // `-tags pprof` to see where a long plan spends CPU and what it keeps alive;
 // release builds get the no-op in nopprof.go. Unset, it does nothing.
 //
-// $ZT_CPU_LOG, when set, gets a line with the process's CPU seconds (user +
-// system) and its peak RSS in KiB (VmHWM: getrusage's maxrss counts the
-// Terraform process it was forked from) when it ends: the provider's own share of a plan, apart from
-// Terraform's, for quick comparisons of two builds (bench/ samples /proc).
+// $ZT_CPU_LOG, when set and $ZT_PPROF_DIR is not, gets a line with the
+// process's CPU seconds (user + system) and its peak RSS in KiB (VmHWM:
+// getrusage's maxrss counts the Terraform process it was forked from) when
+// it ends: the provider's own share of a plan, apart from Terraform's, for
+// quick comparisons of two builds (bench/ samples /proc).
 func startProfiles() (stop func()) {
 	dir := os.Getenv("ZT_PPROF_DIR")
 	if dir == "" {

@@ -19,7 +19,6 @@ import (
 // calls it too, so that it is served exactly like the provider it is a
 // floor for.
 func Serve(address string, newServer func() (tfprotov6.ProviderServer, error), opts ...tf6server.ServeOpt) error {
-	asked := logsAsked()
 	quietFrameworkLogs()
 	tuneGC()
 	server, err := newServer()
@@ -31,7 +30,7 @@ func Serve(address string, newServer func() (tfprotov6.ProviderServer, error), o
 		return tf6server.Serve(address, factory, opts...)
 	}
 	var interceptors []grpc.ServerOption
-	if lane, ok := newWireLane(server, asked); ok {
+	if lane, ok := newWireLane(server); ok {
 		interceptors = append(interceptors, grpc.UnaryInterceptor(lane.intercept))
 	}
 	plugin.Serve(&plugin.ServeConfig{
@@ -61,9 +60,9 @@ const maxMessageSize = 256 << 20
 
 // newWireLane is the lane for server, when it has fast paths, nobody asked
 // for logs, and the protocol's messages are the ones the lane knows.
-func newWireLane(server tfprotov6.ProviderServer, logsAsked bool) (wireLane, bool) {
+func newWireLane(server tfprotov6.ProviderServer) (wireLane, bool) {
 	r, ok := server.(releasing)
-	if !ok || len(r.fast) == 0 || logsAsked {
+	if !ok || len(r.fast) == 0 || logsAsked() {
 		return wireLane{}, false
 	}
 	m, err := resolveWire()

@@ -71,15 +71,20 @@ type wireMessages struct {
 	readReq struct {
 		typeName, state, private, meta, caps, identity protoreflect.FieldDescriptor
 	}
-	readRes                      protoreflect.MessageType
-	readState, readPriv, readIdn protoreflect.FieldDescriptor
+	readRes   protoreflect.MessageType
+	readReply replyFields
 
 	planReq struct {
 		typeName, prior, proposed, config, private, meta, caps, identity protoreflect.FieldDescriptor
 	}
-	planRes                          protoreflect.MessageType
-	plannedState, plannedPriv, plIdn protoreflect.FieldDescriptor
+	planRes   protoreflect.MessageType
+	planReply replyFields
 }
+
+// replyFields are where ReadResource's and PlanResourceChange's responses
+// hold the same three things: the state, the private state and the
+// identity.
+type replyFields struct{ state, private, identity protoreflect.FieldDescriptor }
 
 type dynamicFields struct{ msgpack, json protoreflect.FieldDescriptor }
 
@@ -153,7 +158,7 @@ func resolveWire() (*wireMessages, error) {
 	m.readRes = typ("tfplugin6.ReadResource.Response")
 	if m.readRes != nil {
 		d := m.readRes.Descriptor()
-		m.readState, m.readPriv, m.readIdn = field(d, "new_state", msgK), field(d, "private", byt), field(d, "new_identity", msgK)
+		m.readReply = replyFields{field(d, "new_state", msgK), field(d, "private", byt), field(d, "new_identity", msgK)}
 	}
 
 	pq := msg("tfplugin6.PlanResourceChange.Request")
@@ -163,7 +168,7 @@ func resolveWire() (*wireMessages, error) {
 	m.planRes = typ("tfplugin6.PlanResourceChange.Response")
 	if m.planRes != nil {
 		d := m.planRes.Descriptor()
-		m.plannedState, m.plannedPriv, m.plIdn = field(d, "planned_state", msgK), field(d, "planned_private", byt), field(d, "planned_identity", msgK)
+		m.planReply = replyFields{field(d, "planned_state", msgK), field(d, "planned_private", byt), field(d, "planned_identity", msgK)}
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("plugin protocol messages not as expected: %v", errs)
@@ -194,17 +199,14 @@ func (w wireLane) intercept(ctx context.Context, req any, info *grpc.UnaryServer
 	return resp, nil
 }
 
-func (w wireLane) resource(r protoreflect.Message, typeName protoreflect.FieldDescriptor) fastpath.Resource {
-	return w.fast[r.Get(typeName).String()]
-}
-
 func (w wireLane) validate(ctx context.Context, r protoreflect.Message) proto.Message {
 	f := &w.m.validateReq
-	fp := w.resource(r, f.typeName)
+	typeName := r.Get(f.typeName).String()
+	fp := w.fast[typeName]
 	if fp == nil {
 		return nil
 	}
-	req := &tfprotov6.ValidateResourceConfigRequest{TypeName: r.Get(f.typeName).String(), Config: w.dynamicFrom(r, f.config)}
+	req := &tfprotov6.ValidateResourceConfigRequest{TypeName: typeName, Config: w.dynamicFrom(r, f.config)}
 	if c := w.sub(r, f.caps); c != nil {
 		req.ClientCapabilities = &tfprotov6.ValidateResourceConfigClientCapabilities{WriteOnlyAttributesAllowed: c.Get(w.m.caps.writeOnly).Bool()}
 	}
@@ -217,11 +219,12 @@ func (w wireLane) validate(ctx context.Context, r protoreflect.Message) proto.Me
 
 func (w wireLane) upgrade(ctx context.Context, r protoreflect.Message) proto.Message {
 	f := &w.m.upgradeReq
-	fp := w.resource(r, f.typeName)
+	typeName := r.Get(f.typeName).String()
+	fp := w.fast[typeName]
 	if fp == nil {
 		return nil
 	}
-	req := &tfprotov6.UpgradeResourceStateRequest{TypeName: r.Get(f.typeName).String(), Version: r.Get(f.version).Int()}
+	req := &tfprotov6.UpgradeResourceStateRequest{TypeName: typeName, Version: r.Get(f.version).Int()}
 	if rs := w.sub(r, f.rawState); rs != nil {
 		req.RawState = &tfprotov6.RawState{JSON: rs.Get(w.m.rawState.json).Bytes()}
 		if fm := rs.Get(w.m.rawState.flatmap).Map(); fm.Len() > 0 {
@@ -243,12 +246,13 @@ func (w wireLane) upgrade(ctx context.Context, r protoreflect.Message) proto.Mes
 
 func (w wireLane) read(ctx context.Context, r protoreflect.Message) proto.Message {
 	f := &w.m.readReq
-	fp := w.resource(r, f.typeName)
+	typeName := r.Get(f.typeName).String()
+	fp := w.fast[typeName]
 	if fp == nil {
 		return nil
 	}
 	req := &tfprotov6.ReadResourceRequest{
-		TypeName:        r.Get(f.typeName).String(),
+		TypeName:        typeName,
 		CurrentState:    w.dynamicFrom(r, f.state),
 		Private:         r.Get(f.private).Bytes(),
 		ProviderMeta:    w.dynamicFrom(r, f.meta),
@@ -261,21 +265,18 @@ func (w wireLane) read(ctx context.Context, r protoreflect.Message) proto.Messag
 	if !ok || len(resp.Diagnostics) > 0 || resp.Deferred != nil {
 		return nil
 	}
-	out := w.m.readRes.New()
-	w.setDynamic(out, w.m.readState, resp.NewState)
-	setBytes(out, w.m.readPriv, resp.Private)
-	w.setIdentity(out, w.m.readIdn, resp.NewIdentity)
-	return out.Interface()
+	return w.reply(w.m.readRes, w.m.readReply, resp.NewState, resp.Private, resp.NewIdentity)
 }
 
 func (w wireLane) plan(ctx context.Context, r protoreflect.Message) proto.Message {
 	f := &w.m.planReq
-	fp := w.resource(r, f.typeName)
+	typeName := r.Get(f.typeName).String()
+	fp := w.fast[typeName]
 	if fp == nil {
 		return nil
 	}
 	req := &tfprotov6.PlanResourceChangeRequest{
-		TypeName:         r.Get(f.typeName).String(),
+		TypeName:         typeName,
 		PriorState:       w.dynamicFrom(r, f.prior),
 		ProposedNewState: w.dynamicFrom(r, f.proposed),
 		Config:           w.dynamicFrom(r, f.config),
@@ -290,10 +291,16 @@ func (w wireLane) plan(ctx context.Context, r protoreflect.Message) proto.Messag
 	if !ok || len(resp.Diagnostics) > 0 || resp.Deferred != nil || len(resp.RequiresReplace) > 0 || resp.UnsafeToUseLegacyTypeSystem { //nolint:staticcheck // refused, not used
 		return nil
 	}
-	out := w.m.planRes.New()
-	w.setDynamic(out, w.m.plannedState, resp.PlannedState)
-	setBytes(out, w.m.plannedPriv, resp.PlannedPrivate)
-	w.setIdentity(out, w.m.plIdn, resp.PlannedIdentity)
+	return w.reply(w.m.planRes, w.m.planReply, resp.PlannedState, resp.PlannedPrivate, resp.PlannedIdentity)
+}
+
+// reply is a response of type mt holding a state, a private state and an
+// identity in the fields f names.
+func (w wireLane) reply(mt protoreflect.MessageType, f replyFields, state *tfprotov6.DynamicValue, private []byte, identity *tfprotov6.ResourceIdentityData) proto.Message {
+	out := mt.New()
+	w.setDynamic(out, f.state, state)
+	setBytes(out, f.private, private)
+	w.setIdentity(out, f.identity, identity)
 	return out.Interface()
 }
 
