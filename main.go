@@ -5,6 +5,7 @@ import (
 	"flag"
 	"log"
 
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/protoserver"
@@ -13,6 +14,9 @@ import (
 
 // version is set by goreleaser at build time.
 var version = "dev"
+
+// address is the source address Terraform knows the provider by.
+const address = "registry.terraform.io/ztfabric/zerotrust"
 
 func main() {
 	stopProfiles := startProfiles()
@@ -25,12 +29,16 @@ func main() {
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
 	}
-	// tf6server.Serve instead of providerserver.Serve: the same server, but
-	// with protoserver's wrapper, which keeps the framework from retaining
-	// every request's context (see internal/protoserver), and the
-	// resources' fast paths (see internal/fastpath).
-	server := protoserver.New(provider.New(version), protoserver.WithFastPaths(provider.FastPaths))
-	err := protoserver.Serve("registry.terraform.io/ztfabric/zerotrust", server, opts...)
+	// tf6server.Serve, as providerserver.Serve does, with the framework's
+	// server behind protoserver's wrapper, which keeps the framework from
+	// retaining every request's context and tries the resources' fast
+	// paths first (see internal/protoserver and internal/fastpath).
+	protoserver.Tune(address)
+	newServer := protoserver.New(provider.New(version), protoserver.WithFastPaths(provider.FastPaths))
+	server, err := newServer()
+	if err == nil {
+		err = tf6server.Serve(address, func() tfprotov6.ProviderServer { return server }, opts...)
+	}
 	stopProfiles()
 	if err != nil {
 		log.Fatal(err.Error())

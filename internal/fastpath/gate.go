@@ -13,19 +13,42 @@ import (
 // framework's in the field; bench/ uses it to measure both ways in one run.
 const EnvSwitch = "ZEROTRUST_FASTPATH"
 
-// verified are the module versions whose unexported behaviour the fast path
-// (and its Codec, which it shares its encodings with) was checked
-// against by TestAccFederatedTrustDomainFastPath_sameAnswers: the order in
-// which terraform-plugin-framework v1.19 runs defaults, attribute plan
-// modifiers and ModifyPlan (fwserver/server_planresourcechange.go), its
-// private state encoding (internal/privatestate), and the request and
-// response shapes of terraform-plugin-go v0.31. Another version of either
-// may differ in any of these without a compile error, so any other version
-// switches the fast path off until the comparison test has passed on it and
-// this table is updated (TestVerifiedVersionsAreLinked fails meanwhile).
-var verified = map[string]string{
-	"github.com/hashicorp/terraform-plugin-framework": "v1.19.0",
-	"github.com/hashicorp/terraform-plugin-go":        "v0.31.0",
+// Piece is a part of this package that answers as an upstream module's
+// unexported code does, so that nothing but a test can tell when that code
+// changes: the file, the module and version whose behaviour it was checked
+// against, and what to compare again in a new version before moving Version.
+type Piece struct {
+	File, Module, Version, Reverify string
+}
+
+const (
+	framework = "github.com/hashicorp/terraform-plugin-framework"
+	pluginGo  = "github.com/hashicorp/terraform-plugin-go"
+)
+
+// Pieces are every such part. A build linking another version of a piece's
+// module switches every fast path off (Enabled), and
+// TestPiecesMatchTheLinkedVersions fails, naming what to re-verify. After
+// re-verifying, run the fast-path comparison tests (internal/resources,
+// *FastPath_sameAnswers, which compare every fast answer with the
+// framework's on a real API server) and move Version.
+var Pieces = []Piece{
+	{"shortcut.go", framework, "v1.19.0", "fwserver/server_planresourcechange.go: the order of defaults, attribute " +
+		"plan modifiers and ModifyPlan on a plan whose proposed state equals the prior state, and which schema " +
+		"features (defaults, plan modifiers, semantic equality, write-only) can change such a plan"},
+	{"validate.go", framework, "v1.19.0", "fwserver/schema_validation.go, attribute_validation.go and " +
+		"block_validation.go: the order and requests of ValidateResourceConfig's checks (read-only, required, " +
+		"validators, nested attributes, single nested blocks)"},
+	{"private.go", framework, "v1.19.0", "internal/privatestate/data.go: the encoding of private state (a JSON " +
+		"object of base64 JSON documents, framework keys beginning with \".\")"},
+	{"upgrade.go", framework, "v1.19.0", "fwserver/server_upgraderesourcestate.go: a state of the schema's own " +
+		"version is decoded, ignoring attributes the schema no longer has, and encoded again, nothing else"},
+	{"for.go", framework, "v1.19.0", "fwserver/server_readresource.go and server_planresourcechange.go: what the " +
+		"framework answers to an unchanged refresh and plan (state, private state, identity, semantic equality)"},
+	{"json.go", pluginGo, "v0.31.0", "tftypes/value_json.go: ValueFromJSONWithOpts with IgnoreUndefinedAttributes " +
+		"(tokens accepted, numbers, null handling, invalid UTF-8)"},
+	{"for.go", pluginGo, "v0.31.0", "tfprotov6's request and response types of ValidateResourceConfig, " +
+		"UpgradeResourceState, ReadResource and PlanResourceChange: every field a fast answer must carry"},
 }
 
 // Enabled reports whether fast paths may answer, and why not when they may
@@ -50,7 +73,7 @@ func Enabled() (bool, string) {
 	return versionsVerified(info.Deps)
 }
 
-// versionsVerified checks the linked versions of the modules in verified; a
+// versionsVerified checks the linked version of every piece's module; a
 // replaced module counts by its replacement's version.
 func versionsVerified(deps []*debug.Module) (bool, string) {
 	linked := map[string]string{}
@@ -61,13 +84,13 @@ func versionsVerified(deps []*debug.Module) (bool, string) {
 		}
 		linked[m.Path] = m.Version
 	}
-	for module, want := range verified {
-		got, found := linked[module]
+	for _, p := range Pieces {
+		got, found := linked[p.Module]
 		if !found {
-			return false, fmt.Sprintf("%s is not linked", module)
+			return false, fmt.Sprintf("%s is not linked", p.Module)
 		}
-		if got != want {
-			return false, fmt.Sprintf("%s is %s, the fast path was verified against %s", module, got, want)
+		if got != p.Version {
+			return false, fmt.Sprintf("%s is %s, the fast path (%s) was verified against %s", p.Module, got, p.File, p.Version)
 		}
 	}
 	return true, ""

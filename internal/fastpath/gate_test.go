@@ -2,42 +2,75 @@ package fastpath
 
 import (
 	"os"
+	"path"
 	"runtime/debug"
 	"strings"
 	"testing"
 )
 
-// TestVerifiedVersionsAreLinked fails when go.mod moves the framework or
-// terraform-plugin-go away from the versions the fast path was verified
-// against: then Enabled switches it off in every build. Re-run
-// TestAccFederatedTrustDomainFastPath_sameAnswers (internal/resources) on the
-// new versions, read their changelogs for plan/private-state changes, and
-// update verified.
-//
-// A test binary carries no dependency versions (golang/go#33976), so the
-// versions a build links are read from go.mod's require lines.
-func TestVerifiedVersionsAreLinked(t *testing.T) {
+// linkedByGoMod is what go.mod requires of each piece's module. A test
+// binary carries no dependency versions (golang/go#33976), so the versions
+// a build links are read from go.mod's require lines.
+func linkedByGoMod(t *testing.T) map[string]string {
+	t.Helper()
 	gomod, err := os.ReadFile("../../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var deps []*debug.Module
+	modules := map[string]bool{}
+	for _, p := range Pieces {
+		modules[p.Module] = true
+	}
+	linked := map[string]string{}
 	for _, line := range strings.Split(string(gomod), "\n") {
 		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
-		if len(fields) >= 2 && verified[fields[0]] != "" {
-			deps = append(deps, &debug.Module{Path: fields[0], Version: fields[1]})
+		if len(fields) >= 2 && modules[fields[0]] {
+			linked[fields[0]] = fields[1]
 		}
-		if len(fields) >= 2 && fields[0] == "replace" && verified[fields[1]] != "" {
+		if len(fields) >= 2 && fields[0] == "replace" && modules[fields[1]] {
 			t.Fatalf("go.mod replaces %s (%q): the fast path is verified against released versions only", fields[1], line)
 		}
 	}
-	if ok, why := versionsVerified(deps); !ok {
-		t.Fatalf("go.mod links versions the fast path was not verified against, so every build switches it off: %s. "+
-			"Run TestAccFederatedTrustDomainFastPath_sameAnswers on them, then update fastpath.verified.", why)
+	return linked
+}
+
+// TestPiecesMatchTheLinkedVersions fails, for each piece that answers as an
+// upstream module's unexported code does, when go.mod moves that module away
+// from the version the piece was verified against: every build then switches
+// the fast path off, silently. The failure names what to compare in the new
+// version; after that, run the fast-path comparison tests and move the
+// piece's Version.
+func TestPiecesMatchTheLinkedVersions(t *testing.T) {
+	linked := linkedByGoMod(t)
+	for _, p := range Pieces {
+		t.Run(p.File+" "+path.Base(p.Module), func(t *testing.T) {
+			got := linked[p.Module]
+			if got != p.Version {
+				t.Fatalf("go.mod requires %s %s, but %s was verified against %s, so every build switches the fast path off. "+
+					"Re-verify against the new version: %s. Then run the fast-path comparison tests "+
+					"(go test -run 'FastPath_sameAnswers' ./internal/resources/) and set its Version in fastpath.Pieces to %s.",
+					p.Module, got, p.File, p.Version, p.Reverify, got)
+			}
+		})
 	}
 	t.Setenv(EnvSwitch, "")
 	if ok, why := Enabled(); !ok {
 		t.Fatalf("Enabled() = false (%s), want true with the verified versions linked", why)
+	}
+}
+
+// TestPiecesAgreeOnVersions: two pieces of one module verified against
+// different versions cannot both hold in one build.
+func TestPiecesAgreeOnVersions(t *testing.T) {
+	seen := map[string]Piece{}
+	for _, p := range Pieces {
+		if q, ok := seen[p.Module]; ok && q.Version != p.Version {
+			t.Errorf("%s was verified against %s %s, %s against %s", q.File, p.Module, q.Version, p.File, p.Version)
+		}
+		seen[p.Module] = p
+		if _, err := os.Stat(p.File); err != nil {
+			t.Errorf("piece %s: %v", p.File, err)
+		}
 	}
 }
 
@@ -55,7 +88,7 @@ func TestVersionGate(t *testing.T) {
 		why  string
 	}{
 		"verified":          {deps("v1.19.0", "v0.31.0"), true, ""},
-		"newer framework":   {deps("v1.20.0", "v0.31.0"), false, "terraform-plugin-framework is v1.20.0, the fast path was verified against v1.19.0"},
+		"newer framework":   {deps("v1.20.0", "v0.31.0"), false, "terraform-plugin-framework is v1.20.0, the fast path (shortcut.go) was verified against v1.19.0"},
 		"older plugin-go":   {deps("v1.19.0", "v0.30.0"), false, "terraform-plugin-go is v0.30.0"},
 		"pseudo version":    {deps("v1.19.1-0.20261201000000-abcdefabcdef", "v0.31.0"), false, "v1.19.1-0.2026"},
 		"framework missing": {deps("v1.19.0", "v0.31.0")[1:], false, "terraform-plugin-framework is not linked"},

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
 )
@@ -112,6 +113,24 @@ func call[Req, Resp any](ctx context.Context, req Req, rpc func(context.Context,
 	rctx, release := detach(ctx)
 	defer release()
 	return rpc(rctx, req)
+}
+
+// fastFirst asks fast (the request's resource type's fast path, if it has
+// one) once, and the framework only when fast declines: every request
+// reaches each of them at most once, so what a fast path does once per walk
+// (claiming a warning that the framework's answer then says) happens once.
+// A fast answer is logged at debug level through the provider's logger
+// (terraform-plugin-log), which carries the RPC and resource type, so a user
+// who asks for logs sees which requests the framework did not answer.
+func fastFirst[Req, Resp any](ctx context.Context, fast fastpath.Resource, req Req,
+	answer func(fastpath.Resource, context.Context, Req) (Resp, bool), framework func(context.Context, Req) (Resp, error)) (Resp, error) {
+	if fast != nil {
+		if resp, ok := answer(fast, ctx, req); ok {
+			tflog.Debug(ctx, "Answered by the fast path, without the framework")
+			return resp, nil
+		}
+	}
+	return call(ctx, req, framework)
 }
 
 // requestContext answers Done, Err, Deadline and cancellation lookups from
@@ -205,12 +224,7 @@ func (s releasing) OpenEphemeralResource(ctx context.Context, req *tfprotov6.Ope
 }
 
 func (s releasing) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
-	if fp := s.fast[req.TypeName]; fp != nil {
-		if resp, ok := fp.PlanResourceChange(ctx, req); ok {
-			return resp, nil
-		}
-	}
-	return call(ctx, req, s.ProviderServer.PlanResourceChange)
+	return fastFirst(ctx, s.fast[req.TypeName], req, fastpath.Resource.PlanResourceChange, s.ProviderServer.PlanResourceChange)
 }
 
 func (s releasing) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSourceRequest) (*tfprotov6.ReadDataSourceResponse, error) {
@@ -218,12 +232,7 @@ func (s releasing) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSo
 }
 
 func (s releasing) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
-	if fp := s.fast[req.TypeName]; fp != nil {
-		if resp, ok := fp.ReadResource(ctx, req); ok {
-			return resp, nil
-		}
-	}
-	return call(ctx, req, s.ProviderServer.ReadResource)
+	return fastFirst(ctx, s.fast[req.TypeName], req, fastpath.Resource.ReadResource, s.ProviderServer.ReadResource)
 }
 
 func (s releasing) RenewEphemeralResource(ctx context.Context, req *tfprotov6.RenewEphemeralResourceRequest) (*tfprotov6.RenewEphemeralResourceResponse, error) {
@@ -241,12 +250,7 @@ func (s releasing) UpgradeResourceIdentity(ctx context.Context, req *tfprotov6.U
 }
 
 func (s releasing) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	if fp := s.fast[req.TypeName]; fp != nil {
-		if resp, ok := fp.UpgradeResourceState(ctx, req); ok {
-			return resp, nil
-		}
-	}
-	return call(ctx, req, s.ProviderServer.UpgradeResourceState)
+	return fastFirst(ctx, s.fast[req.TypeName], req, fastpath.Resource.UpgradeResourceState, s.ProviderServer.UpgradeResourceState)
 }
 
 func (s releasing) ValidateDataResourceConfig(ctx context.Context, req *tfprotov6.ValidateDataResourceConfigRequest) (*tfprotov6.ValidateDataResourceConfigResponse, error) {
@@ -262,12 +266,7 @@ func (s releasing) ValidateProviderConfig(ctx context.Context, req *tfprotov6.Va
 }
 
 func (s releasing) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
-	if fp := s.fast[req.TypeName]; fp != nil {
-		if resp, ok := fp.ValidateResourceConfig(ctx, req); ok {
-			return resp, nil
-		}
-	}
-	return call(ctx, req, s.ProviderServer.ValidateResourceConfig)
+	return fastFirst(ctx, s.fast[req.TypeName], req, fastpath.Resource.ValidateResourceConfig, s.ProviderServer.ValidateResourceConfig)
 }
 
 func (s releasing) ValidateActionConfig(ctx context.Context, req *tfprotov6.ValidateActionConfigRequest) (*tfprotov6.ValidateActionConfigResponse, error) {

@@ -3,7 +3,7 @@
 // provider's schema and zerotrust_federated_trust_domain's schema and
 // identity schema (so the framework walks the same attributes, defaults,
 // validators and attribute plan modifiers), is served the same way
-// (internal/protoserver behind tf6server), and does nothing of its own: no
+// (internal/protoserver behind tf6server.Serve), and does nothing of its own: no
 // ModifyPlan, Read returns the state it gets, Create and Update store the
 // plan (unknown computed values as null) and make no API call.
 //
@@ -21,6 +21,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/protoserver"
@@ -29,9 +31,16 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
+// address is the source address Terraform knows the provider by.
+const address = "registry.terraform.io/ztfabric/ztfloor"
+
 func main() {
-	floor := protoserver.New(func() provider.Provider { return &floorProvider{real: ztprovider.New("floor")()} })
-	if err := protoserver.Serve("registry.terraform.io/ztfabric/ztfloor", floor); err != nil {
+	protoserver.Tune(address)
+	floor, err := protoserver.New(func() provider.Provider { return &floorProvider{real: ztprovider.New("floor")()} })()
+	if err == nil {
+		err = tf6server.Serve(address, func() tfprotov6.ProviderServer { return floor })
+	}
+	if err != nil {
 		log.Fatal(err.Error())
 	}
 }
