@@ -52,6 +52,7 @@ var (
 	secretsChecked  atomic.Int64
 	trustRefusals   atomic.Int64
 	parallelObjects atomic.Int64
+	onceWarnings    atomic.Int64
 )
 
 func TestMain(m *testing.M) {
@@ -113,6 +114,9 @@ func summary() string {
 	}
 	if parallelObjects.Load() > 0 {
 		parts = append(parts, fmt.Sprintf("%d objects on 3 clusters at parallelism 50, 0 throttling errors", parallelObjects.Load()))
+	}
+	if onceWarnings.Load() > 0 {
+		parts = append(parts, fmt.Sprintf("%d once-per-walk warnings said once each by the built binary, same plan with TF_LOG=trace", onceWarnings.Load()))
 	}
 	return "reliability: " + strings.Join(parts, "; ")
 }
