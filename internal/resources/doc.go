@@ -31,9 +31,10 @@
 // A file that would grow past 550 lines is split by concern under a further
 // suffix: istio_csr_cluster_checks.go (the plan-time checks that ask the
 // cluster) and istio_csr_schema_agent.go (the schema of the agent's pod).
-// A function in a resource's files is that resource's alone; one a second
-// resource needs moves to a shared file below. internal/conventions checks
-// both rules.
+// A name declared in a resource's files (function, constant, variable or
+// type, exported or not) is that resource's alone; one a second resource or
+// a shared file needs moves to a shared file below. internal/conventions
+// checks both rules.
 //
 // Test files say which make target runs them: <file>_test.go holds
 // acceptance tests (TestAcc*, `make testacc`, package resources_test) and
@@ -82,7 +83,8 @@
 // helpers every resource uses), identity.go (resource identity and the
 // import prologue), list.go (the list resource shell, cluster scope and
 // result streaming), ownership.go (who wrote an object or field, the
-// private-state record of held fields, releasing them), helm_owned.go
+// private-state record of held fields and the names of those fields,
+// releasing them), helm_owned.go
 // (objects a Helm release owns: refused to a create, an import and
 // adoption, marked in list results), managed_fields.go
 // (decoding managedFields), object_fields.go (reading fields of unstructured
@@ -90,7 +92,8 @@
 // and nested objects to Go values and back), plan_apply_check.go (the
 // plan-time dry-run apply), spire_walk.go (what a SPIRE server holds, asked
 // once per server and walk for every resource of the cluster: its
-// federation relationships and bundles, its entries), workload_federation.go
+// federation relationships and bundles, its entries; and how long after an
+// apply SPIRE's side is still on its way, spireTrustPending), workload_federation.go
 // (what cluster_spiffe_id and cluster_spiffe_id_federation share: the
 // plan-time checks of federates_with, how an apply starts, the wait until
 // the workloads federate), spire_class.go (what cluster_spiffe_id and
