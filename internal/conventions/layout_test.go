@@ -245,8 +245,28 @@ func TestFilesFitTheBound(t *testing.T) {
 // start timeout, one work directory layout, one stop at exit.
 const labStarter = "internal/acctest/labs.go"
 
+// harnessPackage is the import path of the lab's starter.
+const harnessPackage = "github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
+
+// localNamesOf is the set of names f imports path under: its package name,
+// or each alias ("." for a dot import).
+func localNamesOf(f *ast.File, path string) map[string]bool {
+	names := map[string]bool{}
+	for _, imp := range f.Imports {
+		if strings.Trim(imp.Path.Value, "`\"") != path {
+			continue
+		}
+		if imp.Name != nil {
+			names[imp.Name.Name] = true
+		} else {
+			names[path[strings.LastIndex(path, "/")+1:]] = true
+		}
+	}
+	return names
+}
+
 // TestTestsStartLabsThroughLabFor: no test code but labStarter calls
-// harness.Start. The demo lab (internal/testkit/cmd/ztlab) and the
+// harness.Start, under whatever name a file imports the harness. The demo lab (internal/testkit/cmd/ztlab) and the
 // benchmark (bench/) are programs of their own and start theirs.
 func TestTestsStartLabsThroughLabFor(t *testing.T) {
 	root := repoRoot(t)
@@ -261,16 +281,28 @@ func TestTestsStartLabsThroughLabFor(t *testing.T) {
 			t.Errorf("%s: %v", rel, err)
 			return
 		}
+		harnessNames := localNamesOf(f, harnessPackage)
+		if len(harnessNames) == 0 {
+			return
+		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "Start" && harnessNames["."] {
+				// A dot import: Start is the harness's.
+				calls++
+				if rel != labStarter {
+					t.Errorf("%s calls harness.Start (dot import): start the lab through acctest.LabFor (%s)", rel, labStarter)
+				}
 				return true
 			}
 			sel, ok := call.Fun.(*ast.SelectorExpr)
 			if !ok || sel.Sel.Name != "Start" {
 				return true
 			}
-			if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "harness" {
+			if pkg, ok := sel.X.(*ast.Ident); !ok || !harnessNames[pkg.Name] {
 				return true
 			}
 			calls++
