@@ -14,14 +14,29 @@ import (
 	"testing"
 )
 
-// TestResourceHelpersStayHome: an unexported function declared in a file of
-// one resource of internal/resources (<name>_*.go, <name> a registered type
-// name) is used by that resource's files only; a helper a second resource or
-// a shared file needs lives in a shared file (see the package comment).
-// Exported functions are left out: the constructors are meant for
-// registry.go.
+// TestResourceHelpersStayHome: a name declared at the top level of a file
+// of one resource of internal/resources (<name>_*.go, <name> a registered
+// type name), whatever its kind (function, constant, variable, type) and
+// whether exported or not, is used by that resource's files only; a name a
+// second resource or a shared file needs lives in a shared file (see the
+// package comment). The one exception is registry.go's use of a resource's
+// exported constructors (New<Thing>Resource, its list and fast path), which
+// are there to be registered.
 func TestResourceHelpersStayHome(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "internal", "resources")
+	findings, homes := resourceNamesAwayFromHome(t, filepath.Join(repoRoot(t), "internal", "resources"))
+	if homes < 50 {
+		t.Fatalf("found only %d top-level names in the resources' files: the test reads nothing", homes)
+	}
+	for _, f := range findings {
+		t.Error(f)
+	}
+}
+
+// resourceNamesAwayFromHome reads the package in dir and returns each use
+// of a resource's top-level name outside that resource's files, and how
+// many such names it found.
+func resourceNamesAwayFromHome(t *testing.T, dir string) (findings []string, homes int) {
+	t.Helper()
 	fset := token.NewFileSet()
 	files := parseProduction(t, fset, dir)
 	names := registeredTypeNames(files, typeNameConstants(t))
@@ -38,45 +53,63 @@ func TestResourceHelpersStayHome(t *testing.T) {
 	_, _ = conf.Check("resources", fset, files, info)
 
 	type home struct{ file, resource string }
-	homes := map[types.Object]home{}
+	homeOf := map[types.Object]home{}
 	for _, f := range files {
 		owner := ownerOf(f)
 		if owner == "" {
 			continue
 		}
-		for _, d := range f.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv != nil || fn.Name.IsExported() {
-				continue
-			}
-			if obj := info.Defs[fn.Name]; obj != nil {
-				homes[obj] = home{filepath.Base(fset.Position(fn.Pos()).Filename), owner}
+		for _, id := range topLevelNames(f) {
+			if obj := info.Defs[id]; obj != nil {
+				homeOf[obj] = home{filepath.Base(fset.Position(id.Pos()).Filename), owner}
 			}
 		}
 	}
-	if len(homes) == 0 {
-		t.Fatal("no unexported function in any resource's files: the test reads nothing")
-	}
-	var findings []string
 	for _, f := range files {
 		user := ownerOf(f)
+		file := filepath.Base(fset.Position(f.Pos()).Filename)
 		for id, obj := range info.Uses {
-			h, ok := homes[obj]
+			h, ok := homeOf[obj]
 			if !ok || user == h.resource || fset.File(id.Pos()) != fset.File(f.Pos()) {
 				continue
 			}
-			where := "shared file " + filepath.Base(fset.Position(id.Pos()).Filename)
+			if file == "registry.go" && strings.HasPrefix(id.Name, "New") {
+				continue
+			}
+			where := "shared file " + file
 			if user != "" {
-				where = "resource " + user + "'s " + filepath.Base(fset.Position(id.Pos()).Filename)
+				where = "resource " + user + "'s " + file
 			}
 			findings = append(findings, h.file+": "+id.Name+" (resource "+h.resource+") is used by "+where+
 				": move it to a shared file internal/resources/doc.go names")
 		}
 	}
 	slices.Sort(findings)
-	for _, f := range slices.Compact(findings) {
-		t.Error(f)
+	return slices.Compact(findings), len(homeOf)
+}
+
+// topLevelNames are the names a file declares at its top level: functions
+// (not methods, which go with their type), constants, variables and types.
+func topLevelNames(f *ast.File) []*ast.Ident {
+	var ids []*ast.Ident
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				ids = append(ids, d.Name)
+			}
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch spec := spec.(type) {
+				case *ast.ValueSpec:
+					ids = append(ids, spec.Names...)
+				case *ast.TypeSpec:
+					ids = append(ids, spec.Name)
+				}
+			}
+		}
 	}
+	return ids
 }
 
 // resourceOfFile is the registered type name whose files name begins with
@@ -212,8 +245,28 @@ func TestFilesFitTheBound(t *testing.T) {
 // start timeout, one work directory layout, one stop at exit.
 const labStarter = "internal/acctest/labs.go"
 
+// harnessPackage is the import path of the lab's starter.
+const harnessPackage = "github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
+
+// localNamesOf is the set of names f imports path under: its package name,
+// or each alias ("." for a dot import).
+func localNamesOf(f *ast.File, path string) map[string]bool {
+	names := map[string]bool{}
+	for _, imp := range f.Imports {
+		if strings.Trim(imp.Path.Value, "`\"") != path {
+			continue
+		}
+		if imp.Name != nil {
+			names[imp.Name.Name] = true
+		} else {
+			names[path[strings.LastIndex(path, "/")+1:]] = true
+		}
+	}
+	return names
+}
+
 // TestTestsStartLabsThroughLabFor: no test code but labStarter calls
-// harness.Start. The demo lab (internal/testkit/cmd/ztlab) and the
+// harness.Start, under whatever name a file imports the harness. The demo lab (internal/testkit/cmd/ztlab) and the
 // benchmark (bench/) are programs of their own and start theirs.
 func TestTestsStartLabsThroughLabFor(t *testing.T) {
 	root := repoRoot(t)
@@ -228,16 +281,28 @@ func TestTestsStartLabsThroughLabFor(t *testing.T) {
 			t.Errorf("%s: %v", rel, err)
 			return
 		}
+		harnessNames := localNamesOf(f, harnessPackage)
+		if len(harnessNames) == 0 {
+			return
+		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "Start" && harnessNames["."] {
+				// A dot import: Start is the harness's.
+				calls++
+				if rel != labStarter {
+					t.Errorf("%s calls harness.Start (dot import): start the lab through acctest.LabFor (%s)", rel, labStarter)
+				}
 				return true
 			}
 			sel, ok := call.Fun.(*ast.SelectorExpr)
 			if !ok || sel.Sel.Name != "Start" {
 				return true
 			}
-			if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "harness" {
+			if pkg, ok := sel.X.(*ast.Ident); !ok || !harnessNames[pkg.Name] {
 				return true
 			}
 			calls++

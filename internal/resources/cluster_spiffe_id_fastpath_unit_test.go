@@ -8,7 +8,7 @@ import "testing"
 // fast path would then quietly refuse every request and only the benchmark
 // would notice.
 func TestClusterSPIFFEIDShortcutAcceptsSchema(t *testing.T) {
-	if why := clusterSPIFFEIDFast().Refuses(); why != "" {
+	if why := clusterSPIFFEIDType.fast().Refuses(); why != "" {
 		t.Fatalf("the fast path refuses zerotrust_cluster_spiffe_id's schema: %s", why)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // dry-run applied for conflicts with other managers; and the trust domains
 // are checked against the cluster as zerotrust_cluster_spiffe_id's are.
 func (r *clusterSPIFFEIDFederationResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	plan, ok := r.planned(ctx, r.Data, req, resp)
+	plan, _, ok := r.planned(ctx, req, resp)
 	if !ok {
 		return
 	}

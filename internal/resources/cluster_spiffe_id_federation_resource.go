@@ -53,6 +53,7 @@ var clusterSPIFFEIDFederationType = &kubeType[clusterSPIFFEIDFederationResourceM
 	},
 	importWhat: func(id objectIdentity) string { return "the federation of ClusterSPIFFEID " + id.Name },
 	snapshot:   true,
+	deleting:   releaseClusterSPIFFEIDFederation,
 }
 
 // NewClusterSPIFFEIDFederationResource manages spec.federatesWith of an
@@ -125,21 +126,15 @@ func clusterSPIFFEIDNotFound(m clusterSPIFFEIDFederationResourceModel, clusterNa
 			"this resource depend on what creates it.", lead, m.Name.ValueString(), clusterName))
 }
 
-// Delete removes this resource's trust domains and nothing else: it gives
-// the field up (server-side apply of nothing), and when the list still
-// holds them (another manager applied the same list) or lost others' trust
-// domains with them (the list is atomic), writes back the others by a
-// merge patch. The ClusterSPIFFEID stays.
-func (r *clusterSPIFFEIDFederationResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state clusterSPIFFEIDFederationResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
+// releaseClusterSPIFFEIDFederation is the descriptor's deleting: it
+// removes this resource's trust domains and nothing else. It gives the
+// field up (server-side apply of nothing), and when the list still holds
+// them (another manager applied the same list) or lost others' trust
+// domains with them (the list is atomic), writes back the others by a merge
+// patch. The ClusterSPIFFEID stays.
+func releaseClusterSPIFFEIDFederation(ctx context.Context, _ *kubeResource[clusterSPIFFEIDFederationResourceModel], client *kube.Client,
+	state clusterSPIFFEIDFederationResourceModel, diags *diag.Diagnostics,
+) {
 	action := "remove the federation of the " + clusterSPIFFEIDOn(state.Name, client.DisplayName())
 	name := state.Name.ValueString()
 	obj, err := client.Get(ctx, kube.ClusterSPIFFEID, "", name)
@@ -147,7 +142,7 @@ func (r *clusterSPIFFEIDFederationResource) Delete(ctx context.Context, req reso
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, action))
+		diags.Append(kube.Diagnostic(err, action))
 		return
 	}
 	ours := state.federatesWith()
@@ -159,7 +154,7 @@ func (r *clusterSPIFFEIDFederationResource) Delete(ctx context.Context, req reso
 		}
 	}
 	if err := releaseFields(ctx, client, kube.ClusterSPIFFEID, obj); err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, action))
+		diags.Append(kube.Diagnostic(err, action))
 		return
 	}
 	after, err := client.Get(ctx, kube.ClusterSPIFFEID, "", name)
@@ -167,7 +162,7 @@ func (r *clusterSPIFFEIDFederationResource) Delete(ctx context.Context, req reso
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, action))
+		diags.Append(kube.Diagnostic(err, action))
 		return
 	}
 	spec, _, _ = unstructured.NestedMap(after.Object, "spec")
@@ -183,6 +178,6 @@ func (r *clusterSPIFFEIDFederationResource) Delete(ctx context.Context, req reso
 		"spec":     map[string]any{"federatesWith": list},
 	})
 	if _, err := client.MergePatch(ctx, kube.ClusterSPIFFEID, "", name, patch); err != nil && !kube.IsNotFound(err) {
-		resp.Diagnostics.Append(kube.Diagnostic(err, action))
+		diags.Append(kube.Diagnostic(err, action))
 	}
 }

@@ -17,28 +17,26 @@ import (
 // ValidateConfig refuses what spire-controller-manager would refuse without
 // asking the cluster (clusterspiffeid.Validate).
 func (r *clusterSPIFFEIDResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	clusterSPIFFEIDFast().ValidateConfig(ctx, req, resp, func(ctx context.Context, config clusterSPIFFEIDResourceModel, diags *diag.Diagnostics) {
+	r.validated(ctx, req, resp, func(ctx context.Context, config clusterSPIFFEIDResourceModel, diags *diag.Diagnostics) {
 		diags.Append(clusterspiffeid.Validate(ctx, config.Spec)...)
 	})
 }
 
 // ModifyPlan derives the id and class name, plans federation_problems
 // empty (the apply waits until it is), and checks against the cluster what
-// the configuration alone cannot show: all of it is Plan, which the fast
-// path runs too.
+// the configuration alone cannot show: all of it is the skeleton's Plan
+// with planClusterSPIFFEID, which the fast path runs too.
 func (r *clusterSPIFFEIDResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	clusterSPIFFEIDFast().ModifyPlan(ctx, r.hooks(), req, resp)
+	r.planned(ctx, req, resp)
 }
 
-// Plan is ModifyPlan's work on the model, its fastpath.Hooks: it completes
-// plan (the framework's plan after defaults and attribute plan modifiers)
-// from config and the prior state (nil when creating).
-func (r *clusterSPIFFEIDResource) Plan(ctx context.Context, plan *clusterSPIFFEIDResourceModel, config clusterSPIFFEIDResourceModel,
-	state *clusterSPIFFEIDResourceModel, _ fastpath.PrivateGetter) diag.Diagnostics {
+// planClusterSPIFFEID is the descriptor's plan, ModifyPlan's work after the
+// prologue: it completes plan (the framework's plan after defaults and
+// attribute plan modifiers) from config and the prior state (nil when
+// creating).
+func planClusterSPIFFEID(ctx context.Context, r *kubeResource[clusterSPIFFEIDResourceModel], plan *clusterSPIFFEIDResourceModel,
+	config clusterSPIFFEIDResourceModel, state *clusterSPIFFEIDResourceModel, _ fastpath.PrivateGetter) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if !r.plannedModel(ctx, r.Data, plan, state == nil, &diags) {
-		return diags
-	}
 	if config.ClassName.IsNull() && plan.ClassName.IsUnknown() {
 		plan.ClassName = types.StringValue(r.Data.SpireAt(plan.Cluster).ClassName)
 	}

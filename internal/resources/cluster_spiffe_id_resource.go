@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -48,8 +49,10 @@ var clusterSPIFFEIDType = &kubeType[clusterSPIFFEIDResourceModel]{
 	readWhat: func(m clusterSPIFFEIDResourceModel, clusterName string) string {
 		return "the " + clusterSPIFFEIDOn(m.Name, clusterName)
 	},
-	snapshot:  true,
-	afterRead: refreshFederationProblems,
+	snapshot:   true,
+	afterRead:  refreshFederationProblems,
+	fastSchema: func() schema.Schema { return clusterSPIFFEIDSchema(context.Background()) },
+	plan:       planClusterSPIFFEID,
 	// Delete is the skeleton's: spire-controller-manager then deletes the
 	// entries it rendered from the object.
 }

@@ -14,14 +14,16 @@
 //     that the controller leaves behind. Each rule names the controller
 //     function it follows; the stand-ins in internal/standin follow the
 //     same functions.
-//   - <name>_fastpath.go: the resource's hooks for internal/fastpath (how
-//     to identify, refresh and plan its model), which serve its Read,
-//     ModifyPlan and ValidateConfig and its fast path (the resources held
-//     by the hundred: federated_trust_domain, cluster_spiffe_id,
-//     spire_bundle). A kubeType's Identity and Refresh are the skeleton's
-//     (kube_resource.go), so cluster_spiffe_id's file only wires them with
-//     its Plan. Their acceptance tests share the comparer of every fast
-//     answer with the framework's (fastpath_compare_test.go).
+//   - <name>_fastpath.go: the resource's fast path for internal/fastpath
+//     (the resources held by the hundred: federated_trust_domain,
+//     cluster_spiffe_id, spire_bundle), whose hooks (how to identify,
+//     refresh and plan its model) serve its Read, ModifyPlan and
+//     ValidateConfig too. On the skeleton (kube_resource.go) the hooks are
+//     kubeResource's Identity, Refresh and Plan, with the descriptor's plan
+//     and, where a refresh says something once per walk, refreshing
+//     (federated_trust_domain's, in this file). Their acceptance tests share
+//     the comparer of every fast answer with the framework's
+//     (fastpath_compare_test.go).
 //   - <name>_unset.go: istio_csr's plan modifier for unset Optional+Computed
 //     attributes, fed by the field ownership kept in private state.
 //   - <name>_spire.go: federated_trust_domain's spire_trust, what the
@@ -31,9 +33,10 @@
 // A file that would grow past 550 lines is split by concern under a further
 // suffix: istio_csr_cluster_checks.go (the plan-time checks that ask the
 // cluster) and istio_csr_schema_agent.go (the schema of the agent's pod).
-// A function in a resource's files is that resource's alone; one a second
-// resource needs moves to a shared file below. internal/conventions checks
-// both rules.
+// A name declared in a resource's files (function, constant, variable or
+// type, exported or not) is that resource's alone; one a second resource or
+// a shared file needs moves to a shared file below. internal/conventions
+// checks both rules.
 //
 // Test files say which make target runs them: <file>_test.go holds
 // acceptance tests (TestAcc*, `make testacc`, package resources_test) and
@@ -46,12 +49,15 @@
 // (its type name from internal/typename, Kubernetes kinds, identity shape
 // and import ID form) and, for a resource that manages one Kubernetes
 // object of one kind, the kubeType around it (kube_resource.go: where the
-// model holds id and object name, fromObject and refresh), from which
-// kubeResource serves Read, ImportState, a Delete of the object, the plan's
-// id and cluster check, the plan and client an apply starts from (applying),
-// a create's refusal of an object this configuration did not create
-// (refuseForeign), the state and identity an apply stores (store) and the
-// list results (listed, listedWhere for a list's filters). The others (mesh_trust_domain, spire_bundle, spire_federation)
+// model holds id and object name, fromObject and refresh, and the hooks of
+// what the type does its own way), from which kubeResource serves Read,
+// ImportState, Delete (deleting), the plan's prologue (planned: cluster
+// check, completing, id, refusal of a Helm release's object), the plan and
+// client an apply starts from (applying), a create's refusal of an object
+// this configuration did not create (refuseForeign), the state and
+// identity an apply stores (store) and the list results (listed,
+// listedWhere for a list's filters). A resource on the skeleton declares
+// none of its methods; internal/conventions checks it. The others (mesh_trust_domain, spire_bundle, spire_federation)
 // keep a <thing>ObjectIdentity, the objectIdentity of the object. No helper
 // returns the id attribute as a string: it is resourceID(cluster, key)
 // where it is set.
@@ -76,13 +82,14 @@
 // provider serves, which All, Lists and FastPaths read), typeinfo.go (the
 // per-type descriptor, Metadata, IdentitySchema and the one import ID
 // parser), kube_resource.go (the skeleton of a single-kind Kubernetes
-// resource), plan_reach.go (planLookup, how a plan-time check gets its
-// cluster and its time bound, and what a plan says of a cluster that does
-// not answer), common.go (attributes and
+// resource), plan_reach.go (planLookup, the one way a plan-time check gets
+// its cluster and its time bound, and what a plan says of a cluster that
+// does not answer), common.go (attributes and
 // helpers every resource uses), identity.go (resource identity and the
 // import prologue), list.go (the list resource shell, cluster scope and
 // result streaming), ownership.go (who wrote an object or field, the
-// private-state record of held fields, releasing them), helm_owned.go
+// private-state record of held fields and the names of those fields,
+// releasing them), helm_owned.go
 // (objects a Helm release owns: refused to a create, an import and
 // adoption, marked in list results), managed_fields.go
 // (decoding managedFields), object_fields.go (reading fields of unstructured
@@ -90,7 +97,8 @@
 // and nested objects to Go values and back), plan_apply_check.go (the
 // plan-time dry-run apply), spire_walk.go (what a SPIRE server holds, asked
 // once per server and walk for every resource of the cluster: its
-// federation relationships and bundles, its entries), workload_federation.go
+// federation relationships and bundles, its entries; and how long after an
+// apply SPIRE's side is still on its way, spireTrustPending), workload_federation.go
 // (what cluster_spiffe_id and cluster_spiffe_id_federation share: the
 // plan-time checks of federates_with, how an apply starts, the wait until
 // the workloads federate), spire_class.go (what cluster_spiffe_id and

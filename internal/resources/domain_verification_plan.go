@@ -12,42 +12,18 @@ import (
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/domainverification"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 )
 
+// ModifyPlan names the object (completeDomainVerification), and dry-runs
+// an update of an object this provider wrote.
 func (r *domainVerificationResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || r.Data == nil {
+	plan, _, ok := r.planned(ctx, req, resp)
+	if !ok || req.State.Raw.IsNull() {
 		return
 	}
-	var plan, config, state domainVerificationResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	creating := req.State.Raw.IsNull()
-	if !creating {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &resp.Diagnostics) {
-		return
-	}
-	if !plan.Domain.IsUnknown() {
-		switch {
-		case !config.Name.IsNull():
-		case !creating && state.Domain.Equal(plan.Domain):
-			// The object keeps its name, which an adopted one chose itself.
-			plan.Name = state.Name
-		default:
-			plan.Name = types.StringValue(domainverification.DefaultName(plan.Domain.ValueString()))
-		}
-		plan.TXTRecordName = plan.Domain
-	}
-	if creating {
-		r.planExisting(ctx, &plan, config, &resp.Diagnostics)
-	}
-	r.setID(&plan)
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-	if state.Adopted.ValueBool() {
+	var adopted types.Bool
+	if resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("adopted"), &adopted)...); adopted.ValueBool() {
 		return // nothing is ever applied to an adopted object
 	}
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: domainverification.Kind(plan.APIVersion.ValueString()),
@@ -57,13 +33,35 @@ func (r *domainVerificationResource) ModifyPlan(ctx context.Context, req resourc
 		}})
 }
 
+// completeDomainVerification is the descriptor's completing: the name
+// (configured, kept, or derived from the domain) and TXT record name, and
+// on a create what planExisting finds.
+func completeDomainVerification(ctx context.Context, data *providerdata.Data, plan *domainVerificationResourceModel,
+	config domainVerificationResourceModel, state *domainVerificationResourceModel, diags *diag.Diagnostics,
+) {
+	if !plan.Domain.IsUnknown() {
+		switch {
+		case !config.Name.IsNull():
+		case state != nil && state.Domain.Equal(plan.Domain):
+			// The object keeps its name, which an adopted one chose itself.
+			plan.Name = state.Name
+		default:
+			plan.Name = types.StringValue(domainverification.DefaultName(plan.Domain.ValueString()))
+		}
+		plan.TXTRecordName = plan.Domain
+	}
+	if state == nil {
+		planExisting(ctx, data, plan, config, diags)
+	}
+}
+
 // planExisting plans `adopted` for a new resource. With adopt_existing it
 // looks for the object to adopt when the cluster can be asked: by name, or
 // with name unset by domain, whose object then names the resource. Without
 // it, an object another manager made fails the plan as it would fail Create.
 // When the cluster cannot be asked (a connection known only at apply, a CRD
 // installed in the same apply), Create decides and adopted stays unknown.
-func (r *domainVerificationResource) planExisting(ctx context.Context, plan *domainVerificationResourceModel,
+func planExisting(ctx context.Context, data *providerdata.Data, plan *domainVerificationResourceModel,
 	config domainVerificationResourceModel, diags *diag.Diagnostics) {
 	adopt := plan.AdoptExisting.ValueBool()
 	if adopt || plan.AdoptExisting.IsUnknown() {
@@ -74,7 +72,7 @@ func (r *domainVerificationResource) planExisting(ctx context.Context, plan *dom
 	if plan.Domain.IsUnknown() || plan.Name.IsUnknown() || plan.AdoptExisting.IsUnknown() {
 		return
 	}
-	ctx, client, cancel := planLookup(ctx, r.Data, plan.Cluster, planApplyTimeout, diags)
+	ctx, client, cancel := planLookup(ctx, data, plan.Cluster, planApplyTimeout, diags)
 	defer cancel()
 	if client == nil {
 		return

@@ -49,6 +49,11 @@ var domainVerificationType = &kubeType[domainVerificationResourceModel]{
 	readWhat: func(m domainVerificationResourceModel, _ string) string {
 		return "the DomainVerification " + m.Name.ValueString()
 	},
+	completing: completeDomainVerification,
+	// An adopted object is Kuadrant's, as it is: the plan does not refuse
+	// one a Helm release owns (checkExistingDV judges what it adopts).
+	mayAdopt: func(m domainVerificationResourceModel) bool { return !m.Adopted.Equal(types.BoolValue(false)) },
+	deleting: deleteDomainVerification,
 }
 
 const (
@@ -70,15 +75,12 @@ func (r *domainVerificationResource) Schema(ctx context.Context, _ resource.Sche
 }
 
 func (r *domainVerificationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan domainVerificationResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	plan, client := r.applying(ctx, req.Plan, &resp.Diagnostics)
+	if client == nil {
 		return
 	}
 	wait, diags := plan.Timeouts.Create(ctx, defaultTokenTimeout)
-	resp.Diagnostics.Append(diags...)
-	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() || client == nil {
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	kind := domainverification.Kind(plan.APIVersion.ValueString())
@@ -172,25 +174,16 @@ func (r *domainVerificationResource) Update(ctx context.Context, req resource.Up
 	r.store(ctx, &plan, &resp.State, resp.Identity, &resp.Diagnostics)
 }
 
-func (r *domainVerificationResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state domainVerificationResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	kind, name := domainverification.Kind(state.APIVersion.ValueString()), state.Name.ValueString()
+// deleteDomainVerification is the descriptor's deleting: an adopted object
+// stays (releaseAdoptedDV), this provider's own is deleted.
+func deleteDomainVerification(ctx context.Context, r *kubeResource[domainVerificationResourceModel], client *kube.Client,
+	state domainVerificationResourceModel, diags *diag.Diagnostics,
+) {
 	if state.Adopted.ValueBool() {
-		releaseAdoptedDV(ctx, client, kind, name, &resp.Diagnostics)
+		releaseAdoptedDV(ctx, client, domainverification.Kind(state.APIVersion.ValueString()), state.Name.ValueString(), diags)
 		return
 	}
-	err := client.Delete(ctx, kind, "", name)
-	if err != nil && !kube.IsCRDNotInstalled(err) {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "delete the DomainVerification "+name))
-	}
+	r.deleteObject(ctx, client, state, diags)
 }
 
 // releaseAdoptedDV is the destroy of an adopted object: it stays, for the

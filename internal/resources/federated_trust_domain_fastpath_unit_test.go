@@ -8,7 +8,7 @@ import "testing"
 // attribute): the fast path would then quietly refuse every request and only
 // the benchmark would notice.
 func TestFederatedTrustDomainShortcutAcceptsSchema(t *testing.T) {
-	if why := federatedTrustDomainFast().Refuses(); why != "" {
+	if why := federatedTrustDomainType.fast().Refuses(); why != "" {
 		t.Fatalf("the fast path refuses zerotrust_federated_trust_domain's schema: %s", why)
 	}
 }

@@ -111,7 +111,8 @@ func federatedTrustDomainConfigProblems(ctx context.Context, state federatedTrus
 		}
 	}
 	var resp resource.ValidateConfigResponse
-	(&federatedTrustDomainResource{}).ValidateConfig(ctx, resource.ValidateConfigRequest{Config: config}, &resp)
+	r := &federatedTrustDomainResource{kubeResource[federatedTrustDomainResourceModel]{kubeType: federatedTrustDomainType}}
+	r.ValidateConfig(ctx, resource.ValidateConfigRequest{Config: config}, &resp)
 	diags.Append(resp.Diagnostics...)
 	return diags
 }

@@ -125,13 +125,6 @@ func setFederatedTrustDomainFromObject(_ context.Context, m *federatedTrustDomai
 	return diags
 }
 
-// federatedTrustDomainFieldClassName names spec.className in the
-// ownership record. An unset class_name means "the provider's
-// spire.class_name" only on objects whose class the provider wrote (it
-// created them, or class_name was set before); an object adopted with its
-// own class, or with none, keeps it, so importing plans no change.
-const federatedTrustDomainFieldClassName = "className"
-
 // classNameWritten reads from the ownership record whether this provider's
 // field manager applied spec.className.
 func classNameWritten(ctx context.Context, private privateGetter) (bool, diag.Diagnostics) {

@@ -15,13 +15,14 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
 // ValidateConfig applies the controller's cross-field rules, which the CRD
 // schema itself does not enforce.
 func (r *federatedTrustDomainResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	federatedTrustDomainFast().ValidateConfig(ctx, req, resp, validateFederatedTrustDomain)
+	r.validated(ctx, req, resp, validateFederatedTrustDomain)
 }
 
 func validateFederatedTrustDomain(_ context.Context, config federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
@@ -43,7 +44,7 @@ func validateFederatedTrustDomain(_ context.Context, config federatedTrustDomain
 }
 
 func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	plan, config, ok := federatedTrustDomainFast().ModifyPlan(ctx, r.hooks(), req, resp)
+	plan, config, ok := r.planned(ctx, req, resp)
 	if !ok {
 		return
 	}
@@ -59,22 +60,18 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 		}})
 }
 
-// Plan is ModifyPlan's work on the model, its fastpath.Hooks: it completes
-// plan (the framework's plan after defaults and attribute plan modifiers)
-// from config, the prior state (nil when creating) and the private state.
-// The API calls it makes are the plan-time duplicate checks of a create.
-func (r *federatedTrustDomainResource) Plan(ctx context.Context, plan *federatedTrustDomainResourceModel, config federatedTrustDomainResourceModel,
-	state *federatedTrustDomainResourceModel, private fastpath.PrivateGetter) diag.Diagnostics {
-	var diags diag.Diagnostics
-	if !r.Data.CheckCluster(plan.Cluster, path.Root("cluster"), &diags) {
-		return diags
-	}
+// completeFederatedTrustDomain is the descriptor's completing: it records
+// the planned federation for the ClusterSPIFFEIDs planned after it, and
+// derives the name from the trust domain.
+func completeFederatedTrustDomain(_ context.Context, data *providerdata.Data, plan *federatedTrustDomainResourceModel,
+	config federatedTrustDomainResourceModel, _ *federatedTrustDomainResourceModel, diags *diag.Diagnostics,
+) {
 	if !plan.Cluster.IsUnknown() && !plan.TrustDomain.IsUnknown() {
 		// For the ClusterSPIFFEIDs planned after it, which may federate
 		// with this trust domain although the cluster has no object yet.
-		planned := plannedFederationsOf(r.Data)
+		planned := plannedFederationsOf(data)
 		planned.add(plan.Cluster.ValueString(), plan.TrustDomain.ValueString())
-		planned.refuseCarried(plan.Cluster.ValueString(), plan.TrustDomain.ValueString(), path.Root("trust_domain"), &diags)
+		planned.refuseCarried(plan.Cluster.ValueString(), plan.TrustDomain.ValueString(), path.Root("trust_domain"), diags)
 	}
 	if config.Name.IsNull() && !plan.TrustDomain.IsUnknown() {
 		name := defaultObjectName(plan.TrustDomain.ValueString())
@@ -82,10 +79,20 @@ func (r *federatedTrustDomainResource) Plan(ctx context.Context, plan *federated
 			diags.AddAttributeError(path.Root("name"), "Cannot Derive Object Name",
 				fmt.Sprintf("The name derived from trust_domain (%q) is not a valid object name: %s. Set name explicitly.",
 					name, strings.Join(msgs, "; ")))
-			return diags
+			return
 		}
 		plan.Name = types.StringValue(name)
 	}
+}
+
+// planFederatedTrustDomain is the descriptor's plan, ModifyPlan's work
+// after the prologue, which the fast path runs too: it completes plan (the
+// framework's plan after defaults and attribute plan modifiers) from
+// config, the prior state (nil when creating) and the private state. The
+// API calls it makes are the plan-time duplicate checks of a create.
+func planFederatedTrustDomain(ctx context.Context, r *kubeResource[federatedTrustDomainResourceModel], plan *federatedTrustDomainResourceModel,
+	config federatedTrustDomainResourceModel, state *federatedTrustDomainResourceModel, private fastpath.PrivateGetter) diag.Diagnostics {
+	var diags diag.Diagnostics
 	creating := state == nil
 	if config.ClassName.IsNull() {
 		written, d := classNameWritten(ctx, private)
@@ -96,14 +103,14 @@ func (r *federatedTrustDomainResource) Plan(ctx context.Context, plan *federated
 			plan.ClassName = state.ClassName
 		}
 	}
-	r.setID(plan)
 	if creating || !plan.ClassName.Equal(state.ClassName) {
 		checkClassServed(ctx, r.Data, "ClusterFederatedTrustDomain", plan.Cluster, plan.ClassName, &diags)
 	}
-	client := planClient(ctx, r.Data, plan.Cluster, &diags)
+	ctx, client, cancel := planLookup(ctx, r.Data, plan.Cluster, planLookupTimeout, &diags)
+	defer cancel()
 	diags.Append(planSpireTrust(ctx, client, r.Data, plan, config, state)...)
 	if creating && client != nil {
-		r.planCheckUnique(ctx, client, *plan, &diags)
+		planCheckUnique(ctx, client, *plan, &diags)
 	}
 	return diags
 }
@@ -114,12 +121,10 @@ func (r *federatedTrustDomainResource) Plan(ctx context.Context, plan *federated
 // At plan only objects this provider did not apply count as duplicates: one
 // it manages may be about to go in the same apply (a renamed resource is
 // destroyed before its replacement is created), so Create judges those.
-func (r *federatedTrustDomainResource) planCheckUnique(ctx context.Context, client *kube.Client, plan federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
+func planCheckUnique(ctx context.Context, client *kube.Client, plan federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
 	if plan.Name.IsUnknown() || plan.TrustDomain.IsUnknown() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
-	defer cancel()
 	if served, err := client.Served(ctx, kube.ClusterFederatedTrustDomain); err != nil || !served {
 		return
 	}

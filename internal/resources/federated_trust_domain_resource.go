@@ -51,8 +51,15 @@ var federatedTrustDomainType = &kubeType[federatedTrustDomainResourceModel]{
 	fromObject: func(ctx context.Context, cluster types.String, obj *unstructured.Unstructured, _ *kube.Client) (federatedTrustDomainResourceModel, diag.Diagnostics) {
 		return federatedTrustDomainStateFromObject(ctx, cluster, obj)
 	},
-	// Read is the fast path's (federated_trust_domain_fastpath.go), which
-	// refreshes through refreshFederatedTrustDomain.
+	refresh:    setFederatedTrustDomainFromObject,
+	fastSchema: federatedTrustDomainSchemaOnce,
+	// The skeleton's Refresh is refreshFederatedTrustDomainFast
+	// (federated_trust_domain_fastpath.go), which also asks SPIRE.
+	refreshing:     refreshFederatedTrustDomainFast,
+	completing:     completeFederatedTrustDomain,
+	plan:           planFederatedTrustDomain,
+	helmSeenByPlan: true,
+	deleting:       deleteFederatedTrustDomain,
 }
 
 // NewFederatedTrustDomainResource manages a SPIRE ClusterFederatedTrustDomain.
@@ -65,12 +72,7 @@ type federatedTrustDomainResource struct {
 }
 
 func (r *federatedTrustDomainResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan federatedTrustDomainResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
+	plan, client := r.applying(ctx, req.Plan, &resp.Diagnostics)
 	if client == nil {
 		return
 	}
@@ -112,7 +114,7 @@ func (r *federatedTrustDomainResource) waitForBundle(ctx context.Context, client
 	if !m.WaitForBundle.ValueBool() || diags.HasError() {
 		return
 	}
-	server, ctx, cancel, ok := r.spireWithin(ctx, client, m, timeoutOf, diags)
+	server, ctx, cancel, ok := spireWithin(ctx, r.Data, client, m, timeoutOf, diags)
 	if !ok {
 		return
 	}
@@ -241,10 +243,6 @@ func stillFederates(ctx context.Context, client *kube.Client, name, td string) b
 	return other == td && obj.GetDeletionTimestamp() == nil
 }
 
-func (r *federatedTrustDomainResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	federatedTrustDomainFast().Read(ctx, r, req, resp)
-}
-
 // refreshFederatedTrustDomain is Read's work, run by Refresh
 // (federated_trust_domain_fastpath.go) whichever way Read goes: it reads the
 // object state names and updates state from it and from what the cluster's
@@ -268,12 +266,7 @@ func refreshFederatedTrustDomain(ctx context.Context, client *kube.Client, data 
 }
 
 func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan federatedTrustDomainResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
+	plan, client := r.applying(ctx, req.Plan, &resp.Diagnostics)
 	if client == nil {
 		return
 	}
@@ -329,12 +322,12 @@ func (r *federatedTrustDomainResource) Update(ctx context.Context, req resource.
 
 // spireWithin is the SPIRE server m names and ctx bounded by the timeout
 // timeoutOf gives; ok is false when diags has an error.
-func (r *federatedTrustDomainResource) spireWithin(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel,
+func spireWithin(ctx context.Context, data *providerdata.Data, client *kube.Client, m federatedTrustDomainResourceModel,
 	timeoutOf func(context.Context, time.Duration) (time.Duration, diag.Diagnostics), diags *diag.Diagnostics,
 ) (server spireexec.Server, _ context.Context, cancel context.CancelFunc, ok bool) {
 	timeout, d := timeoutOf(ctx, defaultFederationTimeout)
 	diags.Append(d...)
-	server, d = spireserverattr.ServerFrom(ctx, client, r.Data, m.SpireServer)
+	server, d = spireserverattr.ServerFrom(ctx, client, data, m.SpireServer)
 	diags.Append(d...)
 	if diags.HasError() {
 		return server, ctx, func() {}, false
@@ -376,7 +369,7 @@ func (r *federatedTrustDomainResource) seedFirstBundle(ctx context.Context, clie
 // repairSpireTrust runs the repair the plan showed (see spire_trust).
 func (r *federatedTrustDomainResource) repairSpireTrust(ctx context.Context, client *kube.Client, m federatedTrustDomainResourceModel,
 	bundle types.String, found string, diags *diag.Diagnostics) {
-	server, ctx, cancel, ok := r.spireWithin(ctx, client, m, m.Timeouts.Update, diags)
+	server, ctx, cancel, ok := spireWithin(ctx, r.Data, client, m, m.Timeouts.Update, diags)
 	if !ok {
 		return
 	}
@@ -397,26 +390,19 @@ func (r *federatedTrustDomainResource) repairSpireTrust(ctx context.Context, cli
 	}
 }
 
-func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state federatedTrustDomainResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
-	err := client.Delete(ctx, kube.ClusterFederatedTrustDomain, "", state.Name.ValueString())
-	if err != nil && !kube.IsCRDNotInstalled(err) {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "delete the ClusterFederatedTrustDomain "+state.Name.ValueString()))
+// deleteFederatedTrustDomain is the descriptor's deleting: the object, then
+// (delete_bundle_on_destroy) the peer's bundle in SPIRE.
+func deleteFederatedTrustDomain(ctx context.Context, r *kubeResource[federatedTrustDomainResourceModel], client *kube.Client,
+	state federatedTrustDomainResourceModel, diags *diag.Diagnostics,
+) {
+	if !r.deleteObject(ctx, client, state, diags) {
 		return
 	}
 	client.Release(kube.ClusterFederatedTrustDomain, state.TrustDomain.ValueString())
 	if !state.DeleteBundleOnDestroy.ValueBool() {
 		return
 	}
-	server, ctx, cancel, ok := r.spireWithin(ctx, client, state, state.Timeouts.Delete, &resp.Diagnostics)
+	server, ctx, cancel, ok := spireWithin(ctx, r.Data, client, state, state.Timeouts.Delete, diags)
 	if !ok {
 		return
 	}
@@ -424,7 +410,7 @@ func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.
 	// delete_bundle_on_destroy is on by default, so clusters whose SPIRE
 	// server is elsewhere (or absent) reach here too: a missing pod is not
 	// worth the timeout's wait, which DeleteBundle would spend retrying.
-	_, err = client.Get(ctx, kube.Pod, server.Namespace, server.Pod)
+	_, err := client.Get(ctx, kube.Pod, server.Namespace, server.Pod)
 	if kube.IsNotFound(err) {
 		err = fmt.Errorf("there is no SPIRE server pod %s/%s to delete it through: set spire_server if SPIRE runs elsewhere, "+
 			"or delete_bundle_on_destroy = false where no SPIRE server is federated", server.Namespace, server.Pod)
@@ -433,7 +419,7 @@ func (r *federatedTrustDomainResource) Delete(ctx context.Context, req resource.
 	}
 	if err != nil {
 		// The object is gone: say so, but let Terraform forget it.
-		resp.Diagnostics.AddWarning("Peer Bundle Not Deleted",
+		diags.AddWarning("Peer Bundle Not Deleted",
 			fmt.Sprintf("The ClusterFederatedTrustDomain %q was deleted, but the SPIRE server may still hold the bundle of %q, "+
 				"and then workloads federated with it keep trusting that trust domain. Delete it with "+
 				"`spire-server bundle delete -id spiffe://%s -mode dissociate` once the federation relationship is gone.\n\n%v",

@@ -50,14 +50,6 @@ func spireTrustBroken(v types.String) bool {
 	return false
 }
 
-// spireTrustPending is how long after this provider applied an object that
-// was never seen federated a missing relationship or bundle is not a
-// finding yet: spire-controller-
-// manager reconciles within seconds (its default resync is 10 s), and SPIRE
-// fetches a bundle at its first refresh. A plan right after an apply without
-// wait_for_bundle would otherwise plan a repair of what is still on its way.
-const spireTrustPending = time.Minute
-
 // spireUnreachable is a refresh that could not ask SPIRE. Read says so once
 // per cluster and SPIRE server (claimSpireWarning), as a warning: the object
 // itself was read.
@@ -157,15 +149,6 @@ func spireTrustOf(ctx context.Context, client *kube.Client, td string, view spir
 	return judgeEndpointLag(held, answer.served, time.Now())
 }
 
-// endpointLag is how the bundle SPIRE holds trails the one the peer's
-// endpoint serves now.
-type endpointLag struct {
-	trustbundle.X509Difference
-	// Poll is the longest SPIRE waits until it fetches the bundle again on
-	// its own; 0 when the bundle states no refresh hint.
-	Poll time.Duration
-}
-
 // SPIRE's bundle client fetches a federated bundle every quarter of the
 // refresh hint the bundle last came with, and never takes a hint under a
 // minute.
@@ -200,13 +183,6 @@ func judgeEndpointLag(held, served *spiffebundle.Bundle, now time.Time) (string,
 		return spireTrustRevokedBundle, lag
 	}
 	return spireTrustFederated, lag
-}
-
-// endpointAnswer is what the peer's endpoint answered when fetched with the
-// bundle SPIRE holds.
-type endpointAnswer struct {
-	served  *spiffebundle.Bundle // nil when it did not answer with a bundle
-	refused bool                 // its certificate is of a CA the bundle lacks
 }
 
 // endpointWithHeld fetches the endpoint authenticated by held, once per

@@ -108,14 +108,7 @@ func TestAccHelmOwned_refusedAndListed(t *testing.T) {
 	provider := helmProvider(t, s)
 	defaultCSID := harness.HelmObjectName(s.chart.Namespace, harness.HelmDefaultClusterSPIFFEID)
 	helmFTD := harness.HelmObjectName(s.chart.Namespace, helmPeerKey)
-	// refusal matches the error's words in order, across its line breaks.
-	refusal := func(words ...string) *regexp.Regexp {
-		parts := []string{"Object Owned by Helm"}
-		for _, w := range words {
-			parts = append(parts, strings.Join(strings.Fields(regexp.QuoteMeta(w)), `\s+`))
-		}
-		return regexp.MustCompile(`(?s)` + strings.Join(parts, ".*"))
-	}
+	refusal := helmRefusal
 	owner := `owned by Helm release "spire" in namespace "spire-server"`
 	csid := fmt.Sprintf(`
 resource "zerotrust_cluster_spiffe_id" "chart" {
@@ -176,6 +169,67 @@ resource "zerotrust_federated_trust_domain" "peer" {
 			},
 		},
 	})
+}
+
+// helmRefusal matches the refusal of an object a Helm release owns, with
+// words in order across its line breaks.
+func helmRefusal(words ...string) *regexp.Regexp {
+	parts := []string{"Object Owned by Helm"}
+	for _, w := range words {
+		parts = append(parts, strings.Join(strings.Fields(regexp.QuoteMeta(w)), `\s+`))
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(parts, ".*"))
+}
+
+// TestAccHelmOwned_istioCSRRefused: an IstioCSR a Helm release owns (one
+// the cert-manager Operator's users install with a chart) is refused at plan
+// to a zerotrust_istio_csr of its namespace, naming the release, as the
+// other kinds' objects are; and to an import.
+func TestAccHelmOwned_istioCSRRefused(t *testing.T) {
+	istioCSRAlone(t)
+	ns := acctest.UniqueNamespace(t, acctest.East, "csrhelm")
+	issuer := istioCSRIssuer(t, ns, true)
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operator.openshift.io/v1alpha1", "kind": "IstioCSR",
+		"metadata": map[string]any{
+			"name": "default", "namespace": ns,
+			"labels": map[string]any{"app.kubernetes.io/managed-by": "Helm"},
+			"annotations": map[string]any{
+				"meta.helm.sh/release-name": "istio-csr", "meta.helm.sh/release-namespace": "cert-manager",
+			},
+		},
+		"spec": map[string]any{"istioCSRConfig": map[string]any{
+			"certManager":     map[string]any{"issuerRef": map[string]any{"name": issuer, "kind": "Issuer", "group": "cert-manager.io"}},
+			"istiodTLSConfig": map[string]any{"trustDomain": "cluster.local"},
+			"istio":           map[string]any{"namespace": istioCSRIstioNamespace},
+		}},
+	}}
+	if _, err := acctest.Dynamic(t, acctest.East).Resource(istioCSRGVR).Namespace(ns).Create(context.Background(), obj,
+		metav1.CreateOptions{FieldManager: "helm"}); err != nil {
+		t.Fatal(err)
+	}
+	config := istioCSRConfig(t, acctest.East, ns, minimalIstioCSRBody(issuer))
+	owner := `owned by Helm release "istio-csr" in namespace "cert-manager"`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				PlanOnly:    true,
+				ExpectError: helmRefusal("IstioCSR "+ns+"/default", owner, "Manage it in the release's values"),
+			},
+			{
+				Config:        config,
+				ResourceName:  istioCSRAddr,
+				ImportState:   true,
+				ImportStateId: acctest.East + "/" + ns,
+				ExpectError:   helmRefusal(owner, "Terraform neither takes over nor imports"),
+			},
+		},
+	})
+	if got, err := getIstioCSR(t, acctest.East, ns); err != nil || got.GetLabels()["app.kubernetes.io/managed-by"] != "Helm" {
+		t.Errorf("the release's IstioCSR %s/default changed or went (%v): the refusals must write nothing", ns, err)
+	}
 }
 
 // TestAccClusterSPIFFEIDFederation_helmDefault adds federation to the

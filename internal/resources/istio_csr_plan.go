@@ -181,18 +181,11 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 	keepUnchangedIstioCSR(ctx, req, resp)
 	recordReplacedNamespace(ctx, req, resp)
-	if r.Data == nil {
+	planned, _, ok := r.planned(ctx, req, resp)
+	if !ok {
 		return
 	}
-	var cluster, namespace types.String
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("cluster"), &cluster)...)
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("namespace"), &namespace)...)
-	if resp.Diagnostics.HasError() || !r.Data.CheckCluster(cluster, path.Root("cluster"), &resp.Diagnostics) {
-		return
-	}
-	if !namespace.IsUnknown() {
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), resourceID(cluster, namespace.ValueString()))...)
-	}
+	cluster := planned.Cluster
 	r.checkIstioCSRCluster(ctx, req, resp, cluster)
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.IstioCSR,
 		Outputs: istioCSROutputs,
@@ -211,7 +204,9 @@ func (r *istioCSRResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			// The dry run sends what the apply would, which looks at the
 			// object: ask for it (this runs only for an in-place update).
 			if obj != nil {
-				if client := planClient(ctx, r.Data, cluster, &diags); client != nil {
+				ctx, client, cancel := planLookup(ctx, r.Data, cluster, planApplyTimeout, &diags)
+				defer cancel()
+				if client != nil {
 					if live, err := client.Get(ctx, kube.IstioCSR, obj.GetNamespace(), istioCSRName); err == nil {
 						keepLiveSpelling(obj, live)
 						releaseIstioCSRResources(obj, live)

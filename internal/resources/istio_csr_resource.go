@@ -63,6 +63,7 @@ var istioCSRType = &kubeType[istioCSRResourceModel]{
 	},
 	afterRead:   recordIstioCSROwnership,
 	afterImport: recordIstioCSROwnership,
+	deleting:    deleteIstioCSR,
 }
 
 // recordIstioCSROwnership keeps in private state which fields of obj this
@@ -83,16 +84,14 @@ type istioCSRResource struct {
 }
 
 func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan, config istioCSRResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
+	plan, client := r.applying(ctx, req.Plan, &resp.Diagnostics)
+	if client == nil {
 		return
 	}
+	var config istioCSRResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	timeout, d := plan.Timeouts.Create(ctx, istioCSRDefaultTimeout)
-	resp.Diagnostics.Append(d...)
-	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
-	if client == nil || resp.Diagnostics.HasError() {
+	if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
 		return
 	}
 	// Taking over an IstioCSR someone else created would silently rewrite its
@@ -111,16 +110,14 @@ func (r *istioCSRResource) Create(ctx context.Context, req resource.CreateReques
 }
 
 func (r *istioCSRResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, config istioCSRResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
+	plan, client := r.applying(ctx, req.Plan, &resp.Diagnostics)
+	if client == nil {
 		return
 	}
+	var config istioCSRResourceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
 	timeout, d := plan.Timeouts.Update(ctx, istioCSRDefaultTimeout)
-	resp.Diagnostics.Append(d...)
-	client := r.Data.Client(plan.Cluster, &resp.Diagnostics)
-	if client == nil || resp.Diagnostics.HasError() {
+	if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
 		return
 	}
 	ns := plan.Namespace.ValueString()
@@ -224,25 +221,21 @@ func istioCSRKept(verb string) string {
 		"nothing is replaced and the agent keeps serving with the configuration it had."
 }
 
-// Delete removes the object, waits until it is gone (a replacement must
-// not find the old object still terminating: the operator would count it
-// and reject the new one for good), then deletes what the operator created
-// for it (cleanUpIstioCSROperands), which the operator leaves running.
-func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state istioCSRResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+// deleteIstioCSR is the descriptor's deleting: it removes the object,
+// waits until it is gone (a replacement must not find the old object still
+// terminating: the operator would count it and reject the new one for
+// good), then deletes what the operator created for it
+// (cleanUpIstioCSROperands), which the operator leaves running.
+func deleteIstioCSR(ctx context.Context, _ *kubeResource[istioCSRResourceModel], client *kube.Client, state istioCSRResourceModel,
+	diags *diag.Diagnostics,
+) {
 	timeout, d := state.Timeouts.Delete(ctx, istioCSRDefaultTimeout)
-	resp.Diagnostics.Append(d...)
-	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
-	if client == nil || resp.Diagnostics.HasError() {
+	if diags.Append(d...); diags.HasError() {
 		return
 	}
 	ns := state.Namespace.ValueString()
 	istioNS := ""
-	if istio, ok := objectAs[istioCSRIstioModel](ctx, state.Istio, &resp.Diagnostics); ok {
+	if istio, ok := objectAs[istioCSRIstioModel](ctx, state.Istio, diags); ok {
 		istioNS = istio.Namespace.ValueString()
 	}
 	obj, err := client.Get(ctx, kube.IstioCSR, ns, istioCSRName)
@@ -252,7 +245,7 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 	case kube.IsNotFound(err):
 		obj = nil
 	case err != nil:
-		resp.Diagnostics.Append(kube.Diagnostic(err, "read the IstioCSR "+ns+"/"+istioCSRName+" before deleting it"))
+		diags.Append(kube.Diagnostic(err, "read the IstioCSR "+ns+"/"+istioCSRName+" before deleting it"))
 		return
 	default:
 		if v, _, _ := unstructured.NestedString(obj.Object, "spec", "istioCSRConfig", "istio", "namespace"); v != "" {
@@ -261,7 +254,7 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 	if obj != nil {
 		if err := client.Delete(ctx, kube.IstioCSR, ns, istioCSRName); err != nil {
-			resp.Diagnostics.Append(kube.Diagnostic(err, "delete the IstioCSR "+ns+"/"+istioCSRName))
+			diags.Append(kube.Diagnostic(err, "delete the IstioCSR "+ns+"/"+istioCSRName))
 			return
 		}
 	}
@@ -281,10 +274,10 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 	switch {
 	case werr == nil:
 	case getErr != nil && waitCtx.Err() == nil:
-		resp.Diagnostics.Append(kube.Diagnostic(getErr, "wait for the IstioCSR "+ns+"/"+istioCSRName+" to be deleted"))
+		diags.Append(kube.Diagnostic(getErr, "wait for the IstioCSR "+ns+"/"+istioCSRName+" to be deleted"))
 		return
 	default:
-		resp.Diagnostics.AddError("IstioCSR Not Deleted", fmt.Sprintf(
+		diags.AddError("IstioCSR Not Deleted", fmt.Sprintf(
 			"The IstioCSR %s/%s on cluster %q still exists %s after it was deleted: a finalizer of the cert-manager "+
 				"Operator is holding it. Check that the operator is running.", ns, istioCSRName, client.DisplayName(), timeout))
 		return
@@ -295,7 +288,7 @@ func (r *istioCSRResource) Delete(ctx context.Context, req resource.DeleteReques
 	if isIstioCSRRejected(obj) {
 		return
 	}
-	resp.Diagnostics.Append(cleanUpIstioCSROperands(ctx, client, ns, istioNS)...)
+	diags.Append(cleanUpIstioCSROperands(ctx, client, ns, istioNS)...)
 }
 
 // istioCSRDiagnostic explains a missing namespace, which the API server

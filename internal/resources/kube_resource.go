@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -21,18 +23,20 @@ import (
 // This file is the skeleton of every resource that manages one Kubernetes
 // object of one kind: the descriptor (kubeType) names the type and says how
 // its model maps to the object, and kubeResource serves from it what such
-// resources do alike (Read, ImportState, the id and cluster check of a
-// plan, the plan and client an apply starts from, the refusal of an object
-// it did not create, the state and identity it stores). A resource then writes its
-// mapping and its behaviour (Create, Update, Delete, the rest of ModifyPlan)
-// and nothing else.
+// resources do alike (Read, ImportState, Delete, the prologue of a plan,
+// the plan and client an apply starts from, the refusal of an object it did
+// not create, the state and identity it stores). A resource then writes its
+// mapping, Create and Update, the rest of its ModifyPlan, and the hooks of
+// the steps it does its own way (completing, plan, refreshing, deleting);
+// it declares none of the skeleton's methods (internal/conventions).
 
 // kubeType is the descriptor of a single-kind Kubernetes resource: its
 // typeInfo and its model's mapping. M is the resource's model.
 type kubeType[M any] struct {
 	*typeInfo
 	// ref points into a model: its id attribute and the values that name
-	// its object.
+	// its object. Required, as fromObject and refresh are
+	// (TestKubeTypesAreComplete); every other hook has a default.
 	ref func(m *M) modelRef
 	// kindOf is the kind of a model's object when it depends on the model
 	// (domain_verification's API version); kinds[0] when nil.
@@ -43,7 +47,8 @@ type kubeType[M any] struct {
 	// refresh sets an existing model from its object (Read).
 	refresh func(ctx context.Context, m *M, obj *unstructured.Unstructured) diag.Diagnostics
 	// readWhat names a model's object on the cluster clusterName in the
-	// error of a failed read ("read " + readWhat).
+	// error of a failed read or delete ("read " + readWhat); "the <Kind>
+	// [<namespace>/]<name>" when nil.
 	readWhat func(m M, clusterName string) string
 	// importWhat names the object an import reads, in its error;
 	// "the <Kind> [<namespace>/]<name>" when nil.
@@ -56,6 +61,59 @@ type kubeType[M any] struct {
 	// before the state is stored; afterImport the same for ImportState.
 	afterRead, afterImport func(ctx context.Context, data *providerdata.Data, client *kube.Client, m *M,
 		obj *unstructured.Unstructured, private privateSetter) diag.Diagnostics
+	// completing is the type's part of the plan prologue (plannedModel),
+	// after the cluster check and before the id is set: values derived from
+	// others (a name from the trust domain) or decided by a lookup. state
+	// is nil on a create.
+	completing func(ctx context.Context, data *providerdata.Data, m *M, config M, state *M, diags *diag.Diagnostics)
+	// helmSeenByPlan: the type's plan reads every object of its kind and
+	// refuses one a Helm release owns itself (federated_trust_domain's
+	// duplicate check), so the prologue does not read the object again.
+	helmSeenByPlan bool
+	// mayAdopt reports a create that may take the object as it is and
+	// write nothing to it (domain_verification's adopt_existing): an
+	// object a Helm release owns is then no reason to refuse the plan.
+	mayAdopt func(m M) bool
+	// fastSchema is the resource schema of a type a configuration holds by
+	// the hundred: its Read, plan prologue (planned) and ValidateConfig
+	// (validated) then go through a fastpath.For of it, with the
+	// skeleton's Identity, Refresh and Plan as the hooks; plan is the rest
+	// of Plan after the prologue.
+	fastSchema func() schema.Schema
+	plan       func(ctx context.Context, r *kubeResource[M], plan *M, config M, state *M, private fastpath.PrivateGetter) diag.Diagnostics
+	// refreshing replaces refreshObject as the Refresh of a type whose
+	// refresh says something once per walk (fast as in fastpath.Hooks).
+	refreshing func(ctx context.Context, r *kubeResource[M], state *M, fast bool) (fastpath.Refresh, diag.Diagnostics)
+	// deleting is what Delete does once it has read the state and built
+	// the cluster's client, for a type that does more than delete its
+	// object (it may call deleteObject) or manages part of someone else's
+	// object; nil deletes the object.
+	deleting func(ctx context.Context, r *kubeResource[M], client *kube.Client, m M, diags *diag.Diagnostics)
+
+	fastOnce sync.Once
+	fastFor  *fastpath.For[M]
+}
+
+// fast is the type's fastpath.For, built once from fastSchema; nil for a
+// type without one.
+func (k *kubeType[M]) fast() *fastpath.For[M] {
+	if k.fastSchema == nil {
+		return nil
+	}
+	k.fastOnce.Do(func() {
+		k.fastFor = fastpath.New[M](context.Background(), k.fastSchema(), k.shape.schema())
+	})
+	return k.fastFor
+}
+
+// what names a model's object on cluster clusterName in an error: readWhat,
+// or "the <Kind> [<namespace>/]<name>".
+func (k *kubeType[M]) what(m M, clusterName string) string {
+	if k.readWhat != nil {
+		return k.readWhat(m, clusterName)
+	}
+	id, _ := k.identity(&m)
+	return "the " + k.kind(m).Kind + " " + strings.TrimPrefix(id.Namespace+"/"+id.Name, "/")
 }
 
 // modelRef is where a model holds its id and the values that name its
@@ -162,37 +220,93 @@ func (k *kubeType[M]) store(ctx context.Context, m *M, state *tfsdk.State, ident
 	diags.Append(id.set(ctx, k.shape, identity)...)
 }
 
-// planned is the prologue of a ModifyPlan: it reads the plan into m,
-// completes it (plannedModel) and stores it. ok is false on a destroy,
-// before the provider is configured, or once a diagnostic was added; a
-// caller that changes m further sets the plan again.
-func (k *kubeType[M]) planned(ctx context.Context, data *providerdata.Data, req resource.ModifyPlanRequest,
-	resp *resource.ModifyPlanResponse,
-) (m M, ok bool) {
-	if req.Plan.Raw.IsNull() || data == nil {
-		return m, false
+// planned is the prologue of a ModifyPlan: it reads the plan into m (the
+// response's, which plan modifiers of the resource may have changed),
+// completes it (plannedModel) and stores it; a type with a fast path goes
+// through its fastpath.For, whose Plan hook is the skeleton's Plan. config
+// is the configuration. ok is false on a destroy, before the provider is
+// configured, or once a diagnostic was added; a caller that changes m
+// further sets the plan again.
+func (r *kubeResource[M]) planned(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse,
+) (m, config M, ok bool) {
+	if f := r.fast(); f != nil {
+		return f.ModifyPlan(ctx, r.hooks(), req, resp)
 	}
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !k.plannedModel(ctx, data, &m, req.State.Raw.IsNull(), &resp.Diagnostics) {
-		return m, false
+	if req.Plan.Raw.IsNull() || r.Data == nil {
+		return m, config, false
+	}
+	resp.Diagnostics.Append(resp.Plan.Get(ctx, &m)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	var state *M
+	if !req.State.Raw.IsNull() {
+		state = new(M)
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() || !r.plannedModel(ctx, r.Data, &m, config, state, &resp.Diagnostics) {
+		return m, config, false
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
-	return m, !resp.Diagnostics.HasError()
+	return m, config, !resp.Diagnostics.HasError()
 }
 
-// plannedModel is planned's work on the model, for a Plan hook
-// (fastpath.Hooks) too: it checks m's cluster key, sets its id and refuses
-// a create of an object a Helm release owns (unless the type shares
-// objects). ok is false once a diagnostic was added.
-func (k *kubeType[M]) plannedModel(ctx context.Context, data *providerdata.Data, m *M, creating bool, diags *diag.Diagnostics) bool {
+// plannedModel is planned's work on the model, for the Plan hook too: it
+// checks m's cluster key, completes m (completing), sets its id and
+// refuses a create of an object a Helm release owns (unless the type
+// shares objects or the create may adopt it). state is nil on a create; ok
+// is false once a diagnostic was added.
+func (k *kubeType[M]) plannedModel(ctx context.Context, data *providerdata.Data, m *M, config M, state *M, diags *diag.Diagnostics) bool {
 	if !data.CheckCluster(k.ref(m).cluster, path.Root("cluster"), diags) {
 		return false
 	}
+	if k.completing != nil {
+		if k.completing(ctx, data, m, config, state, diags); diags.HasError() {
+			return false
+		}
+	}
 	k.setID(m)
-	if id, known := k.identity(m); known && creating && !k.sharesObject {
-		planRefuseHelmOwned(ctx, data, k.ref(m).cluster, k.kind(*m), id.Namespace, id.Name, path.Root("name"), diags)
+	adopting := k.mayAdopt != nil && k.mayAdopt(*m)
+	if id, known := k.identity(m); known && state == nil && !k.sharesObject && !adopting && !k.helmSeenByPlan {
+		at := path.Root("name")
+		if k.importID.fixedName != "" {
+			at = path.Root("namespace") // the one name of its kind is no attribute
+		}
+		planRefuseHelmOwned(ctx, data, k.ref(m).cluster, k.kind(*m), id.Namespace, id.Name, at, diags)
 	}
 	return !diags.HasError()
+}
+
+// Plan is the skeleton's part of fastpath.Hooks for a type with a fast
+// path: the prologue (plannedModel), then the type's plan.
+func (r *kubeResource[M]) Plan(ctx context.Context, plan *M, config M, state *M, private fastpath.PrivateGetter) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if !r.plannedModel(ctx, r.Data, plan, config, state, &diags) || r.kubeType.plan == nil {
+		return diags
+	}
+	diags.Append(r.kubeType.plan(ctx, r, plan, config, state, private)...)
+	return diags
+}
+
+// validated is a ValidateConfig's prologue: the configuration read (through
+// the fast path's codec for a type with one), then check.
+func (r *kubeResource[M]) validated(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse,
+	check func(ctx context.Context, config M, diags *diag.Diagnostics),
+) {
+	if f := r.fast(); f != nil {
+		f.ValidateConfig(ctx, req, resp, check)
+		return
+	}
+	var config M
+	if resp.Diagnostics.Append(req.Config.Get(ctx, &config)...); !resp.Diagnostics.HasError() {
+		check(ctx, config, &resp.Diagnostics)
+	}
+}
+
+// hooks is r as its fastpath.Hooks, nil until the provider is configured.
+func (r *kubeResource[M]) hooks() fastpath.Hooks[M] {
+	if r.Data == nil {
+		return nil
+	}
+	return r
 }
 
 // applying is the prologue of a Create or Update: it reads the plan into m
@@ -218,7 +332,7 @@ func (k *kubeType[M]) refuseForeign(ctx context.Context, client *kube.Client, m 
 		return nil, true
 	}
 	if err != nil {
-		diags.Append(kube.Diagnostic(err, "create "+k.readWhat(*m, client.DisplayName())))
+		diags.Append(kube.Diagnostic(err, "create "+k.what(*m, client.DisplayName())))
 		return nil, false
 	}
 	name := strings.TrimPrefix(id.Namespace+"/"+id.Name, "/")
@@ -230,8 +344,12 @@ func (k *kubeType[M]) refuseForeign(ctx context.Context, client *kube.Client, m 
 
 // Read implements resource.Resource: the object gone removes the resource,
 // else the model is refreshed from it (refreshObject). A type with a fast
-// path serves Read through fastpath.For with Refresh instead.
+// path reads through its fastpath.For, with Refresh.
 func (r *kubeResource[M]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if f := r.fast(); f != nil {
+		f.Read(ctx, r, req, resp)
+		return
+	}
 	var state M
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -281,7 +399,7 @@ func (r *kubeResource[M]) refreshObject(ctx context.Context, state *M, private p
 		return false, true, diags
 	}
 	if err != nil {
-		diags.Append(kube.Diagnostic(err, "read "+r.readWhat(*state, client.DisplayName())))
+		diags.Append(kube.Diagnostic(err, "read "+r.what(*state, client.DisplayName())))
 		return false, false, diags
 	}
 	diags.Append(r.refresh(ctx, state, obj)...)
@@ -300,11 +418,15 @@ func (r *kubeResource[M]) Identity(ctx context.Context, m M, typ tftypes.Type) (
 	return id.terraformValue(ctx, r.shape, typ)
 }
 
-// Refresh is refreshObject as a fastpath.Hooks refresh. What afterRead
-// keeps in private state must be one key (fastpath.Refresh holds one).
-// Nothing in the skeleton says something once per walk, so fast changes
-// nothing; a type whose afterRead does cannot take this Refresh.
-func (r *kubeResource[M]) Refresh(ctx context.Context, state *M, _ bool) (fastpath.Refresh, diag.Diagnostics) {
+// Refresh is refreshObject as a fastpath.Hooks refresh, or the type's
+// refreshing. What afterRead keeps in private state must be one key
+// (fastpath.Refresh holds one). Nothing in the skeleton says something once
+// per walk, so fast changes nothing; a type whose refresh does has
+// refreshing.
+func (r *kubeResource[M]) Refresh(ctx context.Context, state *M, fast bool) (fastpath.Refresh, diag.Diagnostics) {
+	if r.refreshing != nil {
+		return r.refreshing(ctx, r, state, fast)
+	}
 	var private onePrivateKey
 	found, gone, diags := r.refreshObject(ctx, state, &private)
 	return fastpath.Refresh{Found: found, Gone: gone, PrivateKey: private.key, Private: private.value}, diags
@@ -328,10 +450,9 @@ func (p *onePrivateKey) SetKey(_ context.Context, key string, value []byte) diag
 	return diags
 }
 
-// Delete implements resource.Resource for a resource whose object is its
-// own: it deletes it, and an object or CRD already gone is no error. A
-// resource that manages part of someone else's object, or leaves its object
-// behind, writes its own.
+// Delete implements resource.Resource: it reads the state, builds its
+// cluster's client and deletes the object (deleteObject), or does the
+// type's deleting instead.
 func (r *kubeResource[M]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state M
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -342,11 +463,23 @@ func (r *kubeResource[M]) Delete(ctx context.Context, req resource.DeleteRequest
 	if client == nil {
 		return
 	}
-	id, _ := r.identity(&state)
-	err := client.Delete(ctx, r.kind(state), id.Namespace, id.Name)
-	if err != nil && !kube.IsNotFound(err) && !kube.IsCRDNotInstalled(err) {
-		resp.Diagnostics.Append(kube.Diagnostic(err, "delete "+r.readWhat(state, client.DisplayName())))
+	if r.deleting != nil {
+		r.deleting(ctx, r, client, state, &resp.Diagnostics)
+		return
 	}
+	r.deleteObject(ctx, client, state, &resp.Diagnostics)
+}
+
+// deleteObject deletes m's object; one already gone, or whose CRD is, is no
+// error. ok is false once a diagnostic was added.
+func (k *kubeType[M]) deleteObject(ctx context.Context, client *kube.Client, m M, diags *diag.Diagnostics) bool {
+	id, _ := k.identity(&m)
+	err := client.Delete(ctx, k.kind(m), id.Namespace, id.Name)
+	if err != nil && !kube.IsCRDNotInstalled(err) {
+		diags.Append(kube.Diagnostic(err, "delete "+k.what(m, client.DisplayName())))
+		return false
+	}
+	return true
 }
 
 // ImportState implements resource.ResourceWithImportState: the identity or

@@ -15,7 +15,7 @@ import (
 // resource whose MeshService does not exist is flagged now, and an update is
 // dry-run applied for conflicts with other field managers and rejections.
 func (r *meshServiceIdentitiesResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	plan, ok := r.planned(ctx, r.Data, req, resp)
+	plan, _, ok := r.planned(ctx, req, resp)
 	if !ok {
 		return
 	}

@@ -47,6 +47,7 @@ var meshServiceIdentitiesType = &kubeType[meshServiceIdentitiesResourceModel]{
 	importWhat: func(id objectIdentity) string {
 		return fmt.Sprintf("the identities of MeshService %s/%s", id.Namespace, id.Name)
 	},
+	deleting: releaseMeshServiceIdentities,
 }
 
 // NewMeshServiceIdentitiesResource manages spec.identities of a Kuma
@@ -114,29 +115,23 @@ func meshServiceNotFound(m meshServiceIdentitiesResourceModel, clusterName, lead
 		lead, m.Name.ValueString(), m.Namespace.ValueString(), clusterName))
 }
 
-// Delete gives spec.identities back: an apply of nothing under the
-// provider's field manager releases the field, which the API server then
-// removes unless another manager holds it too. The MeshService stays.
-func (r *meshServiceIdentitiesResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state meshServiceIdentitiesResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	client := r.Data.Client(state.Cluster, &resp.Diagnostics)
-	if client == nil {
-		return
-	}
+// releaseMeshServiceIdentities is the descriptor's deleting: it gives
+// spec.identities back. An apply of nothing under the provider's field
+// manager releases the field, which the API server then removes unless
+// another manager holds it too. The MeshService stays.
+func releaseMeshServiceIdentities(ctx context.Context, _ *kubeResource[meshServiceIdentitiesResourceModel], client *kube.Client,
+	state meshServiceIdentitiesResourceModel, diags *diag.Diagnostics,
+) {
 	action := "release the identities of " + state.describe(client.DisplayName())
 	obj, err := client.Get(ctx, kube.KumaMeshService, state.Namespace.ValueString(), state.Name.ValueString())
 	if kube.IsNotFound(err) || kube.IsCRDNotInstalled(err) {
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, action))
+		diags.Append(kube.Diagnostic(err, action))
 		return
 	}
 	if err := releaseFields(ctx, client, kube.KumaMeshService, obj); err != nil {
-		resp.Diagnostics.Append(kube.Diagnostic(err, action))
+		diags.Append(kube.Diagnostic(err, action))
 	}
 }

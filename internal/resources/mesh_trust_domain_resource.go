@@ -393,16 +393,6 @@ func meshApplyDiagnostic(err error, kind meshKind, action string) diag.Diagnosti
 	return kube.Diagnostic(err, action)
 }
 
-// Names of the optional fields in the ownership record of a mesh object:
-// the resource writes each only when its attribute is configured. An
-// attribute removed from the configuration releases a held field (its value
-// after the apply is the operator's or absent), while a field never held
-// only mirrors what another manager set and stays as it is.
-const (
-	meshFieldTrustDomain = "trust_domain"
-	meshFieldKumaMesh    = "kuma_mesh"
-)
-
 // readMeshOwnership reads the ownership record; one that does not decode
 // reads as holding nothing, with a warning.
 func readMeshOwnership(ctx context.Context, private privateGetter, diags *diag.Diagnostics) ownershipRecord {

@@ -221,3 +221,20 @@ func readOwnership(ctx context.Context, private privateGetter) (ownershipRecord,
 func writeOwnership(ctx context.Context, private privateSetter, rec ownershipRecord) diag.Diagnostics {
 	return private.SetKey(ctx, ownershipKey, rec.value())
 }
+
+// Names of the optional fields in the ownership record of a mesh object:
+// the resource writes each only when its attribute is configured. An
+// attribute removed from the configuration releases a held field (its value
+// after the apply is the operator's or absent), while a field never held
+// only mirrors what another manager set and stays as it is.
+const (
+	meshFieldTrustDomain = "trust_domain"
+	meshFieldKumaMesh    = "kuma_mesh"
+)
+
+// federatedTrustDomainFieldClassName names spec.className in the
+// ownership record. An unset class_name means "the provider's
+// spire.class_name" only on objects whose class the provider wrote (it
+// created them, or class_name was set before); an object adopted with its
+// own class, or with none, keeps it, so importing plans no change.
+const federatedTrustDomainFieldClassName = "className"

@@ -69,7 +69,8 @@ func checkPlannedApply(ctx context.Context, data *providerdata.Data, req resourc
 	if d := resp.Plan.GetAttribute(ctx, path.Root("force_conflicts"), &force); d.HasError() {
 		return
 	}
-	client := planClient(ctx, data, cluster, &resp.Diagnostics)
+	ctx, client, cancel := planLookup(ctx, data, cluster, planApplyTimeout, &resp.Diagnostics)
+	defer cancel()
 	if client == nil {
 		return
 	}
@@ -77,8 +78,6 @@ func checkPlannedApply(ctx context.Context, data *providerdata.Data, req resourc
 	if !ok || obj == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, planApplyTimeout)
-	defer cancel()
 	_, err := client.ApplyDryRun(ctx, a.Kind, obj, force.ValueBool())
 	if kube.IsFieldConflict(err) && a.Forced != nil && a.Forced(err) {
 		_, err = client.ApplyDryRun(ctx, a.Kind, obj, true)

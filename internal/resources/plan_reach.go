@@ -51,17 +51,32 @@ func planClient(ctx context.Context, data *providerdata.Data, cluster types.Stri
 const planLookupTimeout = 15 * time.Second
 
 // planLookup is the prologue of every plan-time check that asks the
-// cluster: planClient's client, and a context bounded by timeout for its
-// requests. cancel is always set; client is nil when the check cannot ask.
+// cluster, the one way a plan reaches a cluster (internal/conventions
+// checks that no resource calls planClient, knownClient or
+// Clusters.Client at plan itself): planClient's client, and a context
+// bounded by timeout for its requests. cancel is always set; client is nil
+// when the check cannot ask.
 func planLookup(ctx context.Context, data *providerdata.Data, cluster types.String, timeout time.Duration,
 	diags *diag.Diagnostics,
 ) (context.Context, *kube.Client, context.CancelFunc) {
-	client := planClient(ctx, data, cluster, diags)
-	if client == nil {
-		return ctx, nil, func() {}
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, client, cancel, _ := planReach(ctx, data, cluster, timeout, diags)
 	return ctx, client, cancel
+}
+
+// planReach is planLookup that also says why client is nil: silent when
+// the cluster's connection is known and the cluster does not answer (asked
+// once per walk), which a plan may treat otherwise than a connection known
+// only at apply.
+func planReach(ctx context.Context, data *providerdata.Data, cluster types.String, timeout time.Duration,
+	diags *diag.Diagnostics,
+) (_ context.Context, client *kube.Client, cancel context.CancelFunc, silent bool) {
+	client = planClient(ctx, data, cluster, diags)
+	if client == nil {
+		known := knownClient(data, cluster)
+		return ctx, nil, func() {}, known != nil && known.Reachable(ctx) != nil
+	}
+	ctx, cancel = context.WithTimeout(ctx, timeout)
+	return ctx, client, cancel, false
 }
 
 // knownClient is the client of cluster, nil while its connection is
@@ -76,14 +91,6 @@ func knownClient(data *providerdata.Data, cluster types.String) *kube.Client {
 		return nil
 	}
 	return client
-}
-
-// doesNotAnswer reports whether cluster's connection is known and the
-// cluster did not answer Reachable (asked once per walk; the warning is
-// planClient's).
-func doesNotAnswer(ctx context.Context, data *providerdata.Data, cluster types.String) bool {
-	client := knownClient(data, cluster)
-	return client != nil && client.Reachable(ctx) != nil
 }
 
 // UnreachableNotes lists every plan-time check the plan skips on a cluster

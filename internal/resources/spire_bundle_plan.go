@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireserverattr"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
@@ -44,19 +45,27 @@ func (r *spireBundleResource) Plan(ctx context.Context, plan *spireBundleResourc
 	// Terraform accepts the prior value in place of the configured one
 	// when the provider returns it unchanged.
 	sameTrustDomain := state != nil && state.TrustDomain.Equal(plan.TrustDomain)
-	switch {
-	case configured.IsUnknown():
-		// Known at apply; compared then by the next plan.
-	case configured.IsNull() && !sameTrustDomain:
+	if configured.IsNull() && !sameTrustDomain {
 		validate.AttributeError(&diags, path.Root("bundle"), "No Bundle to Carry", fmt.Sprintf(
 			"bundle is null and this resource has set no bundle of %s yet, so there is none to keep. Give the peer's "+
 				"SPIFFE bundle; when it comes from a zerotrust_trust_bundle with on_unreachable = \"warn\", the peer's "+
 				"cluster did not answer (its warning names it), and the first run must reach it.", plan.TrustDomain))
 		return diags
+	}
+	var client *kube.Client
+	silent := false
+	if !plan.TrustDomain.IsUnknown() {
+		var cancel context.CancelFunc
+		ctx, client, cancel, silent = planReach(ctx, r.Data, plan.Cluster, planLookupTimeout, &diags)
+		defer cancel()
+	}
+	switch {
+	case configured.IsUnknown():
+		// Known at apply; compared then by the next plan.
 	case configured.IsNull():
 		// The source did not answer: keep what was carried last.
 		plan.Bundle = state.Bundle
-	case sameTrustDomain && doesNotAnswer(ctx, r.Data, plan.Cluster):
+	case sameTrustDomain && silent:
 		// Nothing can be set where nothing answers; the others go on.
 		plan.Bundle = state.Bundle
 	case sameTrustDomain:
@@ -74,7 +83,7 @@ func (r *spireBundleResource) Plan(ctx context.Context, plan *spireBundleResourc
 	relationship := slices.Contains(planned.relationshipsOf(cluster), td)
 	planned.addCarried(cluster, td)
 	where := fmt.Sprintf("cluster %q", cluster)
-	if client := planClient(ctx, r.Data, plan.Cluster, &diags); client != nil {
+	if client != nil {
 		where = fmt.Sprintf("cluster %q", client.DisplayName())
 		if !relationship {
 			// The refresh of this walk asked already (spireViewOf is shared);

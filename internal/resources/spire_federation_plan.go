@@ -258,8 +258,9 @@ func (r *spireFederationResource) planFacts(ctx context.Context, cluster types.S
 func (r *spireFederationResource) warnPeersWithoutBundle(ctx context.Context, plan, state spireFederationResourceModel,
 	facts *spirefacts.Facts, diags *diag.Diagnostics,
 ) {
-	client, err := r.Data.Clusters.Client(providerdata.ClusterKey(plan.Cluster))
-	if err != nil {
+	ctx, client, cancel := planLookup(ctx, r.Data, plan.Cluster, planLookupTimeout, diags)
+	defer cancel()
+	if client == nil {
 		return
 	}
 	applied := map[string]bool{}
@@ -275,8 +276,6 @@ func (r *spireFederationResource) warnPeersWithoutBundle(ctx context.Context, pl
 	if d.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, planLookupTimeout)
-	defer cancel()
 	view, err := spireViewOf(ctx, client, server)
 	if err != nil {
 		return

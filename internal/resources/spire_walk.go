@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"time"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
@@ -27,3 +28,11 @@ func workloadSPIRE(ctx context.Context, client *kube.Client, server spireexec.Se
 		return workloadtrust.Ask(ctx, server)
 	})
 }
+
+// spireTrustPending is how long after this provider applied an object that
+// was never seen federated a missing relationship or bundle is not a
+// finding yet: spire-controller-
+// manager reconciles within seconds (its default resync is 10 s), and SPIRE
+// fetches a bundle at its first refresh. A plan right after an apply without
+// wait_for_bundle would otherwise plan a repair of what is still on its way.
+const spireTrustPending = time.Minute

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/workloadtrust"
 )
@@ -48,6 +51,22 @@ type clusterWalk struct {
 	// bundlesNotRead: the "SPIRE Bundles Not Read" warning of
 	// zerotrust_spire_bundle, by SPIRE server.
 	bundlesNotRead onceSet[string]
+}
+
+// endpointLag is how the bundle SPIRE holds trails the one the peer's
+// endpoint serves now.
+type endpointLag struct {
+	trustbundle.X509Difference
+	// Poll is the longest SPIRE waits until it fetches the bundle again on
+	// its own; 0 when the bundle states no refresh hint.
+	Poll time.Duration
+}
+
+// endpointAnswer is what the peer's endpoint answered when fetched with the
+// bundle SPIRE holds.
+type endpointAnswer struct {
+	served  *spiffebundle.Bundle // nil when it did not answer with a bundle
+	refused bool                 // its certificate is of a CA the bundle lacks
 }
 
 // walkOf is client's walk state.
