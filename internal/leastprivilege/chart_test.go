@@ -61,7 +61,7 @@ output "installed_by" {
 }
 
 output "same_bundle" {
-  value = data.zerotrust_trust_bundle.this.bundle_pem == data.zerotrust_trust_bundle.from_spire.bundle_pem
+  value = data.zerotrust_trust_bundle.this.x509_fingerprints_sha256 == data.zerotrust_trust_bundle.from_spire.x509_fingerprints_sha256
 }
 `)
 	out := e.mustTF(t, dir, "apply", "-auto-approve")
@@ -95,6 +95,7 @@ output "same_bundle" {
 			if strings.Contains(out, "Installation Not Found") {
 				t.Errorf("a refusal is reported as a missing installation:\n%s", out)
 			}
+			t.Logf("plan without the binding:\n%s", out)
 			// The file as shipped puts the binding back.
 			if _, err := c.ManifestKubeconfig(ctx, readFiles(t, rbac.HelmFile)...); err != nil {
 				t.Fatal(err)
