@@ -239,8 +239,13 @@ refusal.
 			fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s | %s |\n", row.role, group, row.resource, codeList(row.verbs), row.when)
 		}
 	}
-	b.WriteString("\n## Manifests\n\nApply the file of the cluster's SPIRE install, then the files of what else Terraform " +
-		"manages there. Each binds the ServiceAccount `" + SubjectNamespace + "/" + SubjectName + "`; the install files create it.\n")
+	b.WriteString("\n## Manifests\n\nApply, as they are, the file of the cluster's SPIRE install and then the files of " +
+		"what else Terraform manages there; a mixed fleet applies each cluster's own. A cluster that manages no IstioCSR and " +
+		"no mesh applies only its install's file, and then the provider may delete no ClusterRole and read nothing of " +
+		"cert-manager. Each file binds the ServiceAccount `" + SubjectNamespace + "/" + SubjectName + "`; the install files " +
+		"create it, and `kubectl -n " + SubjectNamespace + " create token " + SubjectName + "` gives Terraform's kubeconfig its " +
+		"token. Every RoleBinding is in a namespace the install or product creates, so a file fails only on a cluster it " +
+		"is not for.\n")
 	for _, f := range Files {
 		fmt.Fprintf(&b, "\n### `%s`\n\nFor %s.\n\n{{ codefile \"yaml\" %q }}\n", f.Path, f.For, f.Path)
 	}
