@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -198,6 +199,40 @@ func TestTableWellFormed(t *testing.T) {
 		}
 		if !slices.ContainsFunc(Roles, func(s RoleSpec) bool { return s.Name == r.Role }) {
 			t.Errorf("rule %s names an unknown role", r.Key())
+		}
+	}
+}
+
+// TestDocsNameOnlyShippedManifests: every examples/rbac/*.yaml the prose
+// names (README, CONTRIBUTING, templates, docs, examples) is a manifest the
+// table renders, so a renamed or removed file is not left named.
+func TestDocsNameOnlyShippedManifests(t *testing.T) {
+	named := regexp.MustCompile(ManifestDir + `/[A-Za-z0-9_.-]+\.yaml`)
+	root := filepath.Join("..", "..")
+	var files []string
+	for _, f := range []string{"README.md", "CONTRIBUTING.md"} {
+		files = append(files, filepath.Join(root, f))
+	}
+	for _, dir := range []string{"templates", "docs", "examples"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range named.FindAllString(string(b), -1) {
+			if !slices.Contains(Paths(), m) {
+				t.Errorf("%s names %s, which internal/rbac does not render (it renders %v)", path, m, Paths())
+			}
 		}
 	}
 }
