@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install the Debian packages the tests and the demo need, when missing:
+# Install the Debian packages the tests need, when missing (the demo needs
+# none: it runs no DNS server, so `make demo` does not call this script):
 #   knot            the authoritative DNS server of the DNS harness (knotd)
 #   bind9-dnsutils  dig and nsupdate, for looking at that server by hand
 #

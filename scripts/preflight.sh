@@ -5,9 +5,11 @@
 #
 #   scripts/preflight.sh test|demo
 #
-# It checks: Go (the version go.mod asks for, no toolchain download), a C
-# compiler when a cgo tool (spire-server) still has to be built, flock, the
-# Debian packages (knotd, or the means to install it), free disk, the
+# It says what the target needs, then checks: Go (the version go.mod asks
+# for, no toolchain download), a C compiler when a cgo tool (spire-server)
+# still has to be built, flock, for `test` only the Debian package knot
+# (knotd, or the means to install it; `demo` installs nothing and needs no
+# root), free disk, the
 # operators' published CRDs (internal/testkit/upstreamcrds/pins.tsv: each from
 # $ZT_UPSTREAM_CRDS, the tool cache, ../shared/upstream-crds or a download,
 # checked against its sha256, as the harness takes them), and whether the
@@ -121,6 +123,13 @@ else
 fi
 
 # --- Debian packages --------------------------------------------------------
+# Only the DNS tests of `make test` run knotd: the demo needs no package and
+# no root.
+case $target in
+test) needs="make test needs Go $want_go, a C compiler while spire-server is unbuilt, flock, knotd (Debian package knot, for the DNS tests: root or sudo once to install it), free disk, the operators' CRDs and, while tools or modules are missing, the module proxy" ;;
+demo) needs="make demo needs Go $want_go, a C compiler while spire-server is unbuilt, flock, free disk, the operators' CRDs and, while tools or modules are missing, the module proxy; no root and no Debian package (knot is for make test's DNS tests alone)" ;;
+*) needs="" ;;
+esac
 if [[ $target == test ]]; then
 	if ! command -v knotd >/dev/null 2>&1 && [[ ! -x /usr/sbin/knotd ]]; then
 		if ! command -v apt-get >/dev/null 2>&1; then
@@ -195,6 +204,7 @@ secs=$(printf '%d.%01d' $((elapsed / 1000)) $((elapsed % 1000 / 100)))
 if ((${#missing[@]})); then
 	{
 		echo "preflight ($target): ${#missing[@]} things missing, found in ${secs} s; nothing was built:"
+		[[ -z $needs ]] || echo "  ($needs)"
 		for m in "${missing[@]}"; do echo "  - $m"; done
 	} >&2
 	exit 1
@@ -203,3 +213,4 @@ echo "preflight ($target): ok in ${secs} s: $(
 	IFS=';'
 	echo "${notes[*]}"
 )" | sed 's/;/; /g'
+[[ -z $needs ]] || echo "  ($needs)"

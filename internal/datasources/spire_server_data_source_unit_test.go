@@ -9,6 +9,10 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
 )
@@ -36,6 +40,28 @@ func TestSpireServerDiagnostic(t *testing.T) {
 	}
 	if d := spireServerDiagnostic(errors.New("boom"), "east"); d.Summary() == "SPIRE Installation Not Found" {
 		t.Errorf("an API error reads as not found: %q", d.Detail())
+	}
+}
+
+// TestSpireServerRefusalIsAPermissionProblem: Detect's error when auto found
+// none of the operator's objects and the chart's ConfigMaps may not be
+// listed reads as a permission problem naming the verb, the resource, the
+// namespace and the role of the RBAC manifests that grants it, never as a
+// missing installation.
+func TestSpireServerRefusalIsAPermissionProblem(t *testing.T) {
+	refusal := &kube.OpError{Cluster: "west", Verb: "list", Kind: kube.ConfigMap, Namespace: "spire-server",
+		Err: apierrors.NewForbidden(k8sschema.GroupResource{Resource: "configmaps"}, "", errors.New(
+			`User "system:serviceaccount:terraform:zerotrust" cannot list resource "configmaps" in API group "" in the namespace "spire-server"`))}
+	err := fmt.Errorf("cluster %q has none of the operator's objects, and looking for the chart's was refused: %w", "west", refusal)
+	d := spireServerDiagnostic(err, "west")
+	if d.Summary() != "Forbidden by the Cluster's RBAC" {
+		t.Errorf("summary %q, want \"Forbidden by the Cluster's RBAC\": %s", d.Summary(), d.Detail())
+	}
+	for _, w := range []string{`may not "list" the resource "configmaps"`, `ClusterRole "zerotrust-spire", bound in namespace "spire-server"`,
+		"examples/rbac/helm-chart.yaml", "none of the operator's objects"} {
+		if !strings.Contains(d.Detail(), w) {
+			t.Errorf("the diagnostic does not say %q:\n%s", w, d.Detail())
+		}
 	}
 }
 

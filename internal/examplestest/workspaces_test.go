@@ -40,21 +40,19 @@ type workspace struct {
 }
 
 // workspaceKubeconfig is the kubeconfig a workspace gets for cluster c: the
-// token of a ServiceAccount bound only to the project's least-privilege
-// manifest (examples/rbac/zerotrust-rbac.yaml as committed: the cluster-wide
-// role, and the SPIRE role in the SPIRE namespace only), reaching c and no
-// other cluster.
+// token of the ServiceAccount the project's least-privilege manifest for
+// the operator's install creates and binds (examples/rbac/operator.yaml,
+// applied unchanged: the cluster-wide role, and the SPIRE role in the SPIRE
+// namespace only), reaching c and no other cluster.
 func workspaceKubeconfig(t *testing.T, c *harness.Cluster) string {
 	t.Helper()
-	manifest, err := os.ReadFile(filepath.Join(repoRoot(t), rbac.ManifestPath))
+	manifest, err := os.ReadFile(filepath.Join(repoRoot(t), rbac.OperatorFile.Path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	path, err := c.ServiceAccountKubeconfigPerRole(ctx, "terraform/zerotrust", manifest, map[string][]string{
-		rbac.Spire: {harness.DefaultSpireNamespace},
-	})
+	path, err := c.ManifestKubeconfig(ctx, manifest)
 	if err != nil {
 		t.Fatalf("least-privilege kubeconfig of workspace %s: %v", c.Name, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/rbac"
 )
 
 // OpError records which call on which cluster failed, so the diagnostic can
@@ -128,9 +130,11 @@ func NotCheckedWarning(err error, check string) (diag.Diagnostic, bool) {
 			"Least privilege guide) to have the plan check it.\n\n%v", check, sentence, err)), true
 }
 
-// opTarget is what an OpError says about where a call went.
+// opTarget is what an OpError says about where a call went. resource is
+// "plural.group"; group, plural and namespace are apart for the RBAC table.
 type opTarget struct {
 	cluster, verb, resource, object string
+	group, plural, namespace        string
 }
 
 // refusal matches the authorizer's reason in a 403 answer: `User "u"
@@ -138,13 +142,14 @@ type opTarget struct {
 // It names the verb RBAC checked, which is not always the request's: a
 // server-side apply of an object that does not exist yet is a PATCH that the
 // API server also authorizes as create.
-var refusal = regexp.MustCompile(`cannot (\S+) resource "([^"]+)" in API group "([^"]*)"`)
+var refusal = regexp.MustCompile(`cannot (\S+) resource "([^"]+)" in API group "([^"]*)"(?: in the namespace "([^"]*)")?`)
 
 func target(err error) opTarget {
 	t := opTarget{cluster: "default", object: "the object"}
 	var op *OpError
 	if errors.As(err, &op) {
 		t.cluster, t.verb = op.Cluster, op.Verb
+		t.plural, t.group, t.namespace = op.Kind.Plural, op.Kind.Group, op.Namespace
 		t.resource = op.Kind.Plural
 		if op.Kind.Group != "" {
 			t.resource += "." + op.Kind.Group
@@ -162,9 +167,12 @@ func target(err error) opTarget {
 	var status apierrors.APIStatus
 	if apierrors.IsForbidden(err) && errors.As(err, &status) {
 		if m := refusal.FindStringSubmatch(status.Status().Message); m != nil {
-			t.verb, t.resource = m[1], m[2]
+			t.verb, t.resource, t.plural, t.group = m[1], m[2], m[2], m[3]
 			if m[3] != "" {
 				t.resource += "." + m[3]
+			}
+			if m[4] != "" {
+				t.namespace = m[4]
 			}
 		}
 	}
@@ -225,10 +233,14 @@ func explain(err error, action string) (string, string) {
 				"help; if the configuration is valid, this is a bug in the provider: please report it with this "+
 				"message.\n\n%v", action, cluster, t.object, err)
 	case apierrors.IsForbidden(err):
+		grant := rbac.Grant(t.group, t.plural, t.verb, t.namespace)
+		if grant != "" {
+			grant = " " + grant
+		}
 		return "Forbidden by the Cluster's RBAC", fmt.Sprintf(
 			"Could not %s: %s. Grant that verb on that resource to the identity Terraform uses (a ClusterRole and "+
-				"binding), or use other credentials.\n\n%v",
-			action, t.refused(), err)
+				"binding), or use other credentials.%s\n\n%v",
+			action, t.refused(), grant, err)
 	case apierrors.IsUnauthorized(err):
 		return "Cluster Rejected the Credentials", fmt.Sprintf(
 			"Could not %s: cluster %q did not accept the credentials (expired token, wrong client certificate, or "+

@@ -51,6 +51,36 @@ func TestRefusedNamesWhatRBACChecked(t *testing.T) {
 	}
 }
 
+// TestForbiddenNamesTheGrantingRole: the Forbidden diagnostic names the
+// ClusterRole of the RBAC manifests that grants what was refused, and where
+// it is bound, for the namespace the refusal names (the authorizer's reason,
+// or the call's) and for a cluster-wide request.
+func TestForbiddenNamesTheGrantingRole(t *testing.T) {
+	listCMs := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "",
+		errors.New(`User "system:serviceaccount:terraform:zerotrust" cannot list resource "configmaps" in API group "" in the namespace "spire-server"`))
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"the chart's server ConfigMaps", &OpError{Cluster: "west", Verb: "list", Kind: ConfigMap, Namespace: "spire-server", Err: listCMs},
+			`The provider's RBAC manifests grant it with the ClusterRole "zerotrust-spire", bound in namespace "spire-server" by a RoleBinding (examples/rbac/helm-chart.yaml).`},
+		{"the chart's bundle, no reason given", &OpError{Cluster: "west", Verb: "get", Kind: ConfigMap, Namespace: "spire-system", Name: "spire-bundle",
+			Err: apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "spire-bundle", errors.New("no reason given"))},
+			`the ClusterRole "zerotrust-spire-bundle", bound in namespace "spire-system" by a RoleBinding (examples/rbac/helm-chart.yaml)`},
+		{"cluster-wide", &OpError{Cluster: "east", Verb: "list", Kind: SpireServer, Err: apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("no reason given"))},
+			`the ClusterRole "zerotrust", bound cluster-wide by a ClusterRoleBinding (examples/rbac/operator.yaml, examples/rbac/helm-chart.yaml)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			summary, detail := explain(tc.err, "act")
+			if summary != "Forbidden by the Cluster's RBAC" || !strings.Contains(detail, tc.want) {
+				t.Errorf("%s:\n%s\nwant it to say %q", summary, detail, tc.want)
+			}
+		})
+	}
+}
+
 // TestRefusedOnce: a 403 is remembered for the client's life and answered
 // again without a request; other answers are asked again.
 func TestRefusedOnce(t *testing.T) {

@@ -20,27 +20,43 @@ import (
 // clusterName is the audited cluster the tests run on.
 const clusterName = "rbac"
 
-// Namespaces the configuration uses, each bound to the roles it needs.
+// Namespaces the configuration uses: those the optional manifests bind
+// their roles in, as shipped.
 const (
-	csrNS   = "lp-csr"
-	istioNS = "lp-istio"
-	kymaNS  = "lp-kyma"
-	kumaNS  = "lp-kuma"
-	// bundleNS holds a bundle ConfigMap apart from the SPIRE server, as the
-	// SPIFFE Helm chart's spire-system does.
-	bundleNS = "lp-spire-bundle"
+	csrNS   = rbac.IstioCSRNamespace
+	istioNS = rbac.IstioNamespace
+	kymaNS  = rbac.KymaNamespace
+	kumaNS  = rbac.KumaNamespace
 )
+
+// operatorFiles are the manifests TestAccLeastPrivilege applies, unchanged, to
+// its cluster, whose SPIRE is laid out as the operator does: the operator's
+// install file and the optional ones. The chart's file is
+// TestAccLeastPrivilegeChart's.
+var operatorFiles = []rbac.File{rbac.OperatorFile, rbac.IstioCSRFile, rbac.KymaFile, rbac.KumaFile}
+
+// readFiles reads the committed manifests of files.
+func readFiles(t *testing.T, files ...rbac.File) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join("..", "..", f.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
 
 // env is what every exercise shares: one audited cluster with SPIRE (exec
 // reaches the real spire-server), a standalone peer SPIRE server to federate
 // with, the operator stand-ins (with their admin clients), and the
 // ServiceAccount whose token is the provider's only credential.
 type env struct {
-	c     *harness.Cluster
-	spire *harness.Spire
-	peer  *harness.Spire
-	// manifest is examples/rbac/zerotrust-rbac.yaml as committed.
-	manifest   []byte
+	c          *harness.Cluster
+	spire      *harness.Spire
+	peer       *harness.Spire
 	kubeconfig string
 	token      string
 	reattach   string
@@ -49,14 +65,16 @@ type env struct {
 	// cluster has no relationship with, for zerotrust_spire_bundle.
 	courierBundle string
 	pems          []string
+	// helm is set on a cluster whose SPIRE the chart installed.
+	helm bool
 }
 
 // courierTrustDomain is the peer whose bundle Terraform sets in SPIRE.
 const courierTrustDomain = "courier.zt.test"
 
-// saName is the ServiceAccount the provider runs as, as the manifest's
+// saName is the ServiceAccount the provider runs as, as the manifests'
 // bindings name it.
-const saName = "terraform/zerotrust"
+const saName = rbac.SubjectNamespace + "/" + rbac.SubjectName
 
 func setup(t *testing.T) *env {
 	t.Helper()
@@ -83,18 +101,17 @@ func setup(t *testing.T) *env {
 	acctest.IstioCSRStandIn(t, clusterName)
 	acctest.DomainVerificationController(t, clusterName)
 
-	e.manifest, err = os.ReadFile(filepath.Join("..", "..", rbac.ManifestPath))
-	if err != nil {
-		t.Fatal(err)
+	// The namespaces the optional files bind in, as the products they are
+	// for would have made them; the operator's SPIRE made its own.
+	for _, ns := range []string{csrNS, istioNS, kymaNS, kumaNS} {
+		acctest.EnsureNamespace(t, clusterName, ns)
 	}
-	e.kubeconfig, err = e.c.ServiceAccountKubeconfigPerRole(ctx, saName, e.manifest, map[string][]string{
-		rbac.Spire:       {harness.DefaultSpireNamespace},
-		rbac.SpireBundle: {bundleNS},
-		rbac.IstioCSR:    {csrNS, istioNS},
-		rbac.Mesh:        {kymaNS, kumaNS},
-	})
+	e.kubeconfig, err = e.c.ManifestKubeconfig(ctx, readFiles(t, operatorFiles...)...)
 	if err != nil {
-		t.Fatalf("ServiceAccountKubeconfig: %v", err)
+		t.Fatalf("applying the manifests as shipped: %v", err)
+	}
+	for _, f := range operatorFiles {
+		t.Logf("%s applied unchanged to cluster %s", f.Path, clusterName)
 	}
 	if e.token, err = harness.ServiceAccountToken(e.kubeconfig); err != nil {
 		t.Fatal(err)
@@ -103,14 +120,19 @@ func setup(t *testing.T) *env {
 	return e
 }
 
-// provider is the provider block: the ServiceAccount's kubeconfig and
-// nothing else.
+// provider is the provider block: the ServiceAccount's kubeconfig and, on
+// a cluster whose SPIRE the chart installed, that install.
 func (e *env) provider() string {
+	spire := ""
+	if e.helm {
+		spire = `
+  spire      = { install = "helm" }`
+	}
 	return acctest.RequiredProviders + fmt.Sprintf(`
 provider "zerotrust" {
-  kubernetes = { config_path = %q }
+  kubernetes = { config_path = %q }%s
 }
-`, e.kubeconfig)
+`, e.kubeconfig, spire)
 }
 
 // workdir is a terraform working directory holding main.tf (the provider

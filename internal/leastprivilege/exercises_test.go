@@ -9,7 +9,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -169,17 +168,6 @@ data "zerotrust_spire_server" "chart" {
 			t.Fatal(err)
 		}
 	}
-	// The cluster's bundle published apart from its server, read from there
-	// as from the chart's spire-system (check_spire would exec in that
-	// namespace, which has no server).
-	acctest.CreateConfigMap(t, clusterName, bundleNS, "spire-bundle", map[string]any{"bundle.crt": e.bundlePEM(t)})
-	apart := e.workdir(t, fmt.Sprintf(`
-data "zerotrust_trust_bundle" "apart" {
-  trust_domain = %q
-  config_map   = { namespace = %q, check_spire = false }
-}
-`, e.spire.TrustDomain, bundleNS))
-	e.mustTF(t, apart, "apply", "-auto-approve")
 	// An operator-made federation Route that managed_route = false deletes.
 	staleRoute := func(t *testing.T) {
 		acctest.ApplyAs(t, e.c, kube.Route, acctest.OperatorManager, map[string]any{
@@ -252,7 +240,7 @@ data "zerotrust_trust_bundle" "apart" {
 		{rule: key(rbac.Spire, "ingresses.networking.k8s.io", "get"), ns: spNS, object: `Ingress "` + spNS + `/spire-server-federation"`,
 			before: chartLayout, after: chartGone, run: plan(chart)},
 		// IstioCSR, cluster-wide
-		{rule: key(rbac.Cluster, csr, "list"), object: "IstioCSR objects", run: query("zerotrust_istio_csr")},
+		{rule: key(rbac.IstioCSRCluster, csr, "list"), object: "IstioCSR objects", run: query("zerotrust_istio_csr")},
 		// Meshes, cluster-wide
 		{rule: key(rbac.Cluster, sail, "get"), object: `Istio "default"`, run: plan(d.mesh)},
 		{rule: key(rbac.Cluster, sail, "list"), object: "Istio objects", run: query("zerotrust_mesh_trust_domain")},
@@ -267,13 +255,12 @@ data "zerotrust_trust_bundle" "apart" {
 		{rule: key(rbac.Cluster, dv, "patch"), object: `DomainVerification "fresh.` + dvDomain + `"`, run: apply(dvFresh, dvProbeConfig("fresh."+dvDomain))},
 		{rule: key(rbac.Cluster, dv, "delete"), object: `DomainVerification "probe.` + dvDomain + `"`, run: destroy(dvProbe)},
 		// cert-manager, read at plan: a replacement checks the issuer.
-		{rule: key(rbac.Cluster, "clusterissuers.cert-manager.io", "get"), object: `ClusterIssuer "` + csrOtherIssuer + `"`, warns: true, run: plan(d.csr, istioCSRConfig(6))},
+		{rule: key(rbac.IstioCSRCluster, "clusterissuers.cert-manager.io", "get"), object: `ClusterIssuer "` + csrOtherIssuer + `"`, warns: true, run: plan(d.csr, istioCSRConfig(6))},
 		// SPIRE namespace
 		{rule: key(rbac.Spire, "pods", "get"), ns: spNS, object: pod, run: plan(d.spire)},
 		{rule: key(rbac.Spire, "pods/exec", "get"), ns: spNS, object: pod, run: plan(d.spire)},
 		{rule: key(rbac.Spire, "pods/exec", "create"), ns: spNS, object: pod, run: plan(d.spire)},
 		{rule: key(rbac.Spire, "configmaps", "get"), ns: spNS, object: `ConfigMap "` + spNS + `/spire-bundle"`, run: plan(d.spire)},
-		{rule: key(rbac.SpireBundle, "configmaps", "get"), ns: bundleNS, object: `ConfigMap "` + bundleNS + `/spire-bundle"`, run: plan(apart)},
 		{rule: key(rbac.Spire, "routes.route.openshift.io", "get"), ns: spNS, object: `Route "` + spNS + `/spire-server-federation"`, run: plan(d.spire)},
 		{rule: key(rbac.Spire, "routes.route.openshift.io", "delete"), ns: spNS, object: `Route "` + spNS + `/spire-server-federation"`,
 			before: staleRoute, after: func(t *testing.T) { deleteRoute(t, e) }, run: apply(d.spire, e.spireConfig(spireExtraPeer+spireExtraPeer2))},
@@ -303,10 +290,10 @@ data "zerotrust_trust_bundle" "apart" {
 		operand(rbac.IstioCSR, "roles.rbac.authorization.k8s.io", "delete", `Role "`+istioNS+`/`, istioNS),
 		operand(rbac.IstioCSR, "rolebindings.rbac.authorization.k8s.io", "list", "RoleBinding objects", istioNS),
 		operand(rbac.IstioCSR, "rolebindings.rbac.authorization.k8s.io", "delete", `RoleBinding "`+istioNS+`/`, istioNS),
-		operand(rbac.Cluster, "clusterroles.rbac.authorization.k8s.io", "list", "ClusterRole objects", ""),
-		operand(rbac.Cluster, "clusterroles.rbac.authorization.k8s.io", "delete", `ClusterRole "cert-manager-istio-csr`, ""),
-		operand(rbac.Cluster, "clusterrolebindings.rbac.authorization.k8s.io", "list", "ClusterRoleBinding objects", ""),
-		operand(rbac.Cluster, "clusterrolebindings.rbac.authorization.k8s.io", "delete", `ClusterRoleBinding "cert-manager-istio-csr`, ""),
+		operand(rbac.IstioCSRCluster, "clusterroles.rbac.authorization.k8s.io", "list", "ClusterRole objects", ""),
+		operand(rbac.IstioCSRCluster, "clusterroles.rbac.authorization.k8s.io", "delete", `ClusterRole "cert-manager-istio-csr`, ""),
+		operand(rbac.IstioCSRCluster, "clusterrolebindings.rbac.authorization.k8s.io", "list", "ClusterRoleBinding objects", ""),
+		operand(rbac.IstioCSRCluster, "clusterrolebindings.rbac.authorization.k8s.io", "delete", `ClusterRoleBinding "cert-manager-istio-csr`, ""),
 		// Mesh namespaces
 		{rule: key(rbac.Mesh, kyma, "get"), ns: kymaNS, object: `Istio "` + kymaNS + `/default"`, run: plan(d.mesh)},
 		{rule: key(rbac.Mesh, kyma, "patch"), ns: kymaNS, object: `Istio "` + kymaNS + `/default"`, run: apply(d.mesh, mesh(meshVersions{2, 3, 2, 2}))},
@@ -343,19 +330,6 @@ func removeIstioCSROperands(t *testing.T) {
 			}
 		}
 	}
-}
-
-// bundlePEM is the bundle the cluster's SPIRE publishes, as its ConfigMap
-// holds it.
-func (e *env) bundlePEM(t *testing.T) string {
-	t.Helper()
-	cm, err := acctest.Dynamic(t, clusterName).Resource(kube.ConfigMap.GVR()).Namespace(e.spire.BundleNamespace).
-		Get(context.Background(), e.spire.BundleConfigMap, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pem, _, _ := unstructured.NestedString(cm.Object, "data", "bundle.crt")
-	return pem
 }
 
 // deleteRoute removes the federation Route staleRoute made, as an administrator.

@@ -23,10 +23,12 @@ const mixedMeshApp = "lp-member"
 // `workloads` set, to a mixed fleet: lpeast's SPIRE laid out as the
 // OpenShift operator does, lpwest's and lpnorth's as the SPIFFE Helm chart
 // does (spire_install = "helm"). On every cluster the provider's only
-// credential is a ServiceAccount token bound to the committed manifest as
-// its comments say: the cluster-wide role, zerotrust-spire in the SPIRE
-// server's namespace (the operator's, or the chart's spire-server) and, on
-// the chart's clusters, zerotrust-spire-bundle in spire-system. The one
+// credential is the token of the ServiceAccount that the committed manifest
+// of the cluster's install creates and binds, applied unchanged:
+// examples/rbac/operator.yaml on lpeast (the cluster-wide role, and
+// zerotrust-spire in the operator's namespace), examples/rbac/helm-chart.yaml
+// on the chart's clusters (zerotrust-spire in spire-server,
+// zerotrust-spire-bundle in spire-system). The one
 // apply says no word of a missing permission; after it every SPIRE server
 // holds every peer's bundle, the pod workload of every cluster completes an
 // mTLS handshake with every other one (each ordered pair), and the next
@@ -36,29 +38,26 @@ func TestAccLeastPrivilegeMixedMesh(t *testing.T) {
 	names := []string{"lpeast", "lpwest", "lpnorth"}
 	helm := []string{"lpwest", "lpnorth"}
 	ctx := context.Background()
-	manifest, err := os.ReadFile(filepath.Join("..", "..", rbac.ManifestPath))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var spires []*harness.Spire
 	var tds []string
 	vars := map[string]any{}
 	for _, n := range names {
-		roles := map[string][]string{}
 		var s *harness.Spire
+		file := rbac.OperatorFile
 		if slices.Contains(helm, n) {
 			s = acctest.HelmSpire(t, n)
-			roles[rbac.Spire], roles[rbac.SpireBundle] = []string{s.Namespace}, []string{s.BundleNamespace}
+			file = rbac.HelmFile
 		} else {
 			acctest.OwnCluster(t, n)
 			s = acctest.Spire(t, n)
-			roles[rbac.Spire] = []string{s.Namespace}
 		}
 		c := s.Cluster
-		kubeconfig, err := c.ServiceAccountKubeconfigPerRole(ctx, saName, manifest, roles)
+		start := time.Now()
+		kubeconfig, err := c.ManifestKubeconfig(ctx, readFiles(t, file)...)
 		if err != nil {
-			t.Fatalf("ServiceAccountKubeconfig of %s: %v", n, err)
+			t.Fatalf("applying %s as shipped to %s: %v", file.Path, n, err)
 		}
+		t.Logf("%s applied unchanged to %s in %s", file.Path, n, time.Since(start).Round(time.Millisecond))
 		v := map[string]any{"config_path": kubeconfig, "config_context": c.Name, "bundle_endpoint_url": s.BundleEndpointURL}
 		if slices.Contains(helm, n) {
 			v["spire_install"] = "helm"

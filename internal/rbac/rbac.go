@@ -1,11 +1,14 @@
 // Package rbac is the provider's least-privilege table: every API group,
 // resource and verb a resource, data source, list resource or action of this
-// provider uses, with the Terraform types that use it and when. The manifest
-// in examples/rbac and the guide templates/guides/least-privilege.md.tmpl
-// are rendered from it (cmd/rbacgen, run by scripts/docs.sh); a unit test
-// fails when they differ from what the table renders, and the acceptance
-// tests of internal/leastprivilege run every type with credentials bound only
-// to that manifest, and take each rule out in turn to show it is needed.
+// provider uses, with the Terraform types that use it and when. The
+// manifests in examples/rbac (one per SPIRE install, one per optional
+// product; File) and the guide templates/guides/least-privilege.md.tmpl are
+// rendered from it (cmd/rbacgen, run by scripts/docs.sh); a unit test fails
+// when they differ from what the table renders. The acceptance tests of
+// internal/leastprivilege apply the manifests unchanged, run every type with
+// the token of the ServiceAccount they bind and nothing else, and take each
+// rule out in turn to show it is needed. Grant names, for a refusal's
+// diagnostic, the role of the manifests that grants what was refused.
 package rbac
 
 import (
@@ -16,44 +19,51 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
-// Role names of the manifest. Cluster is bound cluster-wide (a
-// ClusterRoleBinding); the others are ClusterRoles granted per namespace by a
-// RoleBinding (a ClusterRole bound by a RoleBinding grants only in that
-// namespace), so pod exec and the operator-owned objects it deletes are never
-// granted cluster-wide. SpireBundle is apart from Spire because the SPIFFE
-// Helm chart's recommended layout publishes the trust bundle in the agents'
-// namespace, where the provider reads one ConfigMap and execs into nothing.
+// Role names of the manifests. Cluster and IstioCSRCluster are bound
+// cluster-wide (a ClusterRoleBinding); the others are ClusterRoles granted
+// per namespace by a RoleBinding (a ClusterRole bound by a RoleBinding grants
+// only in that namespace), so pod exec and the operator-owned objects it
+// deletes are never granted cluster-wide. SpireBundle is apart from Spire
+// because the SPIFFE Helm chart's recommended layout publishes the trust
+// bundle in the agents' namespace, where the provider reads one ConfigMap and
+// execs into nothing. What only zerotrust_istio_csr needs, the deletion of
+// the ClusterRoles the cert-manager Operator leaves behind among it, is in
+// roles of their own, in a file of their own: a fleet without IstioCSRs
+// never grants it.
 const (
-	Cluster     = "zerotrust"
-	Spire       = "zerotrust-spire"
-	SpireBundle = "zerotrust-spire-bundle"
-	IstioCSR    = "zerotrust-istio-csr"
-	Mesh        = "zerotrust-mesh"
+	Cluster         = "zerotrust"
+	Spire           = "zerotrust-spire"
+	SpireBundle     = "zerotrust-spire-bundle"
+	IstioCSR        = "zerotrust-istio-csr"
+	IstioCSRCluster = "zerotrust-istio-csr-cluster"
+	Mesh            = "zerotrust-mesh"
 )
 
-// RoleSpec describes one ClusterRole of the manifest.
+// RoleSpec describes one ClusterRole of the manifests.
 type RoleSpec struct {
 	Name string
 	// Namespaced roles are bound by a RoleBinding in each namespace BindIn
-	// names; the cluster role by a ClusterRoleBinding.
+	// names; the cluster-wide ones by a ClusterRoleBinding.
 	Namespaced bool
 	// BindIn says in which namespaces the role must be bound.
 	BindIn string
 }
 
-// Roles lists the manifest's ClusterRoles in manifest order.
+// Roles lists the ClusterRoles in manifest order.
 var Roles = []RoleSpec{
 	{Name: Cluster, BindIn: "cluster-wide (ClusterRoleBinding): cluster-scoped kinds, and lists across all namespaces"},
 	{Name: Spire, Namespaced: true, BindIn: "the SPIRE server's namespace (each cluster's `spire.namespace`: default " +
-		"`zero-trust-workload-identity-manager`, or `spire-server` with `spire.install = \"helm\"`, the SPIFFE Helm chart's " +
+		"`" + OperatorSpireNamespace + "`, or `" + HelmSpireNamespace + "` with `spire.install = \"helm\"`, the SPIFFE Helm chart's " +
 		"recommended layout), and any other `spire_server.namespace` or `config_map.namespace` used where a SPIRE server runs; " +
-		"the federation Route is always read in `zero-trust-workload-identity-manager`, so bind it there too when an " +
+		"the federation Route is always read in `" + OperatorSpireNamespace + "`, so bind it there too when an " +
 		"operator's SPIRE namespace differs"},
 	{Name: SpireBundle, Namespaced: true, BindIn: "each cluster's `spire.bundle_namespace` where it is not its " +
-		"`spire.namespace`: `spire-system` with `spire.install = \"helm\"` (the chart's recommended layout publishes the " +
+		"`spire.namespace`: `" + HelmSpireBundleNamespace + "` with `spire.install = \"helm\"` (the chart's recommended layout publishes the " +
 		"trust bundle apart from the server), where `zerotrust_trust_bundle` reads the bundle ConfigMap; not needed for " +
 		"the operator, which publishes it beside the server"},
 	{Name: IstioCSR, Namespaced: true, BindIn: "each namespace of a `zerotrust_istio_csr` (`namespace`) and its `istio.namespace`"},
+	{Name: IstioCSRCluster, BindIn: "cluster-wide (ClusterRoleBinding), only where a `zerotrust_istio_csr` is managed: the " +
+		"IstioCSRs of the cluster, the ClusterIssuer it names and the ClusterRoles the cert-manager Operator leaves behind"},
 	{Name: Mesh, Namespaced: true, BindIn: "each namespace of a Kyma `Istio`, Kuma `MeshTrust` or `MeshService` the configuration manages or reads"},
 }
 
@@ -221,10 +231,6 @@ var Rules = []Rule{
 		{rCSID, "plan (the cluster's own trust domain; refused, the plan skips the check)"},
 		{rCSF, "plan (the cluster's own trust domain; refused, the plan skips the check)"},
 	}},
-	{Cluster, "operator.openshift.io", "istiocsrs", "list", []Use{
-		{rCSR, "plan of a create or replacement (the operator serves one IstioCSR per cluster), across all namespaces; refused, the plan warns and skips the check"},
-		{lCSR, "always, across all namespaces"},
-	}},
 	{Cluster, "sailoperator.io", "istios", "get", []Use{
 		{rMesh, "only with `mesh.kind = \"istio_sail\"`: plan, apply, refresh, import, destroy"},
 	}},
@@ -262,13 +268,6 @@ var Rules = []Rule{
 	{Cluster, "kuadrant.dev", "domainverifications", "delete", []Use{
 		{rDV, "destroy of an object the resource created"},
 	}},
-	{Cluster, "cert-manager.io", "clusterissuers", "get", []Use{
-		{rCSR, "plan of a create or replacement, when `cert_manager.issuer_ref.kind` is ClusterIssuer; refused, the plan warns and skips the check"},
-	}},
-	{Cluster, "rbac.authorization.k8s.io", "clusterroles", "list", []Use{{rCSR, istioCSROperands}}},
-	{Cluster, "rbac.authorization.k8s.io", "clusterroles", "delete", []Use{{rCSR, istioCSROperands}}},
-	{Cluster, "rbac.authorization.k8s.io", "clusterrolebindings", "list", []Use{{rCSR, istioCSROperands}}},
-	{Cluster, "rbac.authorization.k8s.io", "clusterrolebindings", "delete", []Use{{rCSR, istioCSROperands}}},
 
 	// The SPIRE namespace.
 	{Spire, "", "pods", "get", spireExec},
@@ -288,8 +287,8 @@ var Rules = []Rule{
 	}},
 	{Spire, "", "configmaps", "list", []Use{
 		{dSS, "with `install = \"helm\"`, and with `auto` on a cluster without the operator's objects, in its " +
-			"`namespace` (finds the Helm chart's SPIRE server ConfigMap; refused under `auto`, the read fails as not " +
-			"found and names the refusal)"},
+			"`namespace` (finds the Helm chart's SPIRE server ConfigMap; refused, the read fails with \"Forbidden by the " +
+			"Cluster's RBAC\", never as not found)"},
 	}},
 	{Spire, "networking.k8s.io", "ingresses", "get", []Use{
 		{dSS, "when it reads a Helm-installed SPIRE (`bundle_endpoint_url`, the chart's federation Ingress)"},
@@ -328,6 +327,19 @@ var Rules = []Rule{
 	{IstioCSR, "rbac.authorization.k8s.io", "roles", "delete", []Use{{rCSR, istioCSROperands}}},
 	{IstioCSR, "rbac.authorization.k8s.io", "rolebindings", "list", []Use{{rCSR, istioCSROperands}}},
 	{IstioCSR, "rbac.authorization.k8s.io", "rolebindings", "delete", []Use{{rCSR, istioCSROperands}}},
+
+	// Cluster-wide, for the IstioCSR alone.
+	{IstioCSRCluster, "operator.openshift.io", "istiocsrs", "list", []Use{
+		{rCSR, "plan of a create or replacement (the operator serves one IstioCSR per cluster), across all namespaces; refused, the plan warns and skips the check"},
+		{lCSR, "always, across all namespaces"},
+	}},
+	{IstioCSRCluster, "cert-manager.io", "clusterissuers", "get", []Use{
+		{rCSR, "plan of a create or replacement, when `cert_manager.issuer_ref.kind` is ClusterIssuer; refused, the plan warns and skips the check"},
+	}},
+	{IstioCSRCluster, "rbac.authorization.k8s.io", "clusterroles", "list", []Use{{rCSR, istioCSROperands}}},
+	{IstioCSRCluster, "rbac.authorization.k8s.io", "clusterroles", "delete", []Use{{rCSR, istioCSROperands}}},
+	{IstioCSRCluster, "rbac.authorization.k8s.io", "clusterrolebindings", "list", []Use{{rCSR, istioCSROperands}}},
+	{IstioCSRCluster, "rbac.authorization.k8s.io", "clusterrolebindings", "delete", []Use{{rCSR, istioCSROperands}}},
 
 	// The mesh namespaces.
 	{Mesh, "operator.kyma-project.io", "istios", "get", []Use{

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/provider"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/rbac"
 )
 
@@ -22,6 +23,20 @@ func TestTableCoversEveryType(t *testing.T) {
 	for _, typ := range inTable {
 		if !slices.Contains(served, typ) {
 			t.Errorf("the RBAC table names %s, which the provider does not register", typ)
+		}
+	}
+}
+
+// TestNamespacesAreTheProvidersDefaults: the install files bind the SPIRE
+// roles where the provider looks by default.
+func TestNamespacesAreTheProvidersDefaults(t *testing.T) {
+	for got, want := range map[string]string{
+		rbac.OperatorSpireNamespace:   providerdata.OperatorSpireNamespace,
+		rbac.HelmSpireNamespace:       providerdata.HelmSpireNamespace,
+		rbac.HelmSpireBundleNamespace: providerdata.HelmSpireBundleNS,
+	} {
+		if got != want {
+			t.Errorf("internal/rbac binds in %q where the provider's default is %q", got, want)
 		}
 	}
 }

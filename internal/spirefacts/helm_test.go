@@ -5,7 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
 // The objects of release "spire" in namespace "spire-server", laid out as the
@@ -209,9 +213,22 @@ func TestNotFoundErrorNamesWhatWasLookedFor(t *testing.T) {
 	}
 }
 
-func TestNotFoundErrorSaysTheChartWasNotLookedFor(t *testing.T) {
-	msg := (&NotFoundError{Cluster: "east", Install: InstallAuto, HelmRefused: errors.New("configmaps is forbidden")}).Error()
-	if !strings.Contains(msg, "ZeroTrustWorkloadIdentityManager") || !strings.Contains(msg, "refused (configmaps is forbidden)") {
-		t.Errorf("NotFoundError = %q, want the operator named and the refusal", msg)
+// TestRefusedLookupIsNotANotFound: a refused list of the chart's ConfigMaps
+// stays a 403, with what was looked for, and is no NotFoundError: a missing
+// permission is never reported as a missing installation.
+func TestRefusedLookupIsNotANotFound(t *testing.T) {
+	refusal := &kube.OpError{Cluster: "west", Verb: "list", Kind: kube.ConfigMap, Namespace: "spire-server",
+		Err: apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", errors.New("no"))}
+	err := refusedHelmLookup("west", "spire-server", refusal)
+	var notFound *NotFoundError
+	if errors.As(err, &notFound) {
+		t.Errorf("a refusal is reported as a NotFoundError: %v", err)
+	}
+	var op *kube.OpError
+	if !apierrors.IsForbidden(err) || !errors.As(err, &op) || op.Namespace != "spire-server" {
+		t.Errorf("the refusal is lost: %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "none of the operator's objects") || !strings.Contains(msg, `namespace "spire-server" was refused`) {
+		t.Errorf("the error does not say what was looked for: %q", msg)
 	}
 }

@@ -26,10 +26,6 @@ type NotFoundError struct {
 	Install string
 	// HelmNamespace is where the chart's server ConfigMap was looked for.
 	HelmNamespace string
-	// HelmRefused is the API server's refusal to list ConfigMaps, when auto
-	// found no operator and could not look for the chart: a provider bound
-	// for the operator alone need not be allowed to.
-	HelmRefused error
 }
 
 func (e *NotFoundError) Error() string {
@@ -38,11 +34,7 @@ func (e *NotFoundError) Error() string {
 		looked = append(looked, "neither a ZeroTrustWorkloadIdentityManager nor a SpireServer named \"cluster\" "+
 			"(operator.openshift.io/v1alpha1, the OpenShift Zero Trust Workload Identity Manager operator)")
 	}
-	switch {
-	case e.HelmRefused != nil:
-		looked = append(looked, fmt.Sprintf("could not look for the SPIFFE Helm chart's SPIRE server: listing "+
-			"ConfigMaps in namespace %q was refused (%v)", e.HelmNamespace, e.HelmRefused))
-	case e.Install != InstallOperator:
+	if e.Install != InstallOperator {
 		looked = append(looked, fmt.Sprintf("no ConfigMap labelled %s=%s with key %q in namespace %q (the SPIRE "+
 			"server's configuration as the SPIFFE Helm chart spiffe/spire installs it)",
 			OperatorManagedByLabel, HelmManagedByValue, HelmServerConfigKey, e.HelmNamespace))
@@ -102,7 +94,10 @@ func (f *Facts) Installation(cluster, bundleEndpointURL string, d OperatorDefaul
 // with InstallAuto the operator's when its objects exist, else the chart's,
 // whose server is looked for in helmNamespace.
 // A cluster without it returns *NotFoundError; more than one chart release
-// *AmbiguousError.
+// *AmbiguousError. A refused request is never taken for a missing install:
+// when the chart's ConfigMaps may not be listed, the refusal is returned (a
+// 403, kube.Diagnostic's "Forbidden by the Cluster's RBAC", which names the
+// role that grants it), since the chart may be there.
 func Detect(ctx context.Context, c *kube.Client, install, helmNamespace string, d OperatorDefaults) (*Installation, error) {
 	if install != InstallHelm {
 		facts, err := Lookup(ctx, c)
@@ -122,7 +117,7 @@ func Detect(ctx context.Context, c *kube.Client, install, helmNamespace string, 
 	}
 	objs, err := LookupHelm(ctx, c, helmNamespace)
 	if install == InstallAuto && apierrors.IsForbidden(err) {
-		return nil, &NotFoundError{Cluster: c.DisplayName(), Install: install, HelmNamespace: helmNamespace, HelmRefused: err}
+		return nil, refusedHelmLookup(c.DisplayName(), helmNamespace, err)
 	}
 	if err != nil {
 		return nil, err
@@ -135,6 +130,15 @@ func Detect(ctx context.Context, c *kube.Client, install, helmNamespace string, 
 		return nil, fmt.Errorf("cluster %q: %w", c.DisplayName(), err)
 	}
 	return in, nil
+}
+
+// refusedHelmLookup is Detect's error when auto found none of the operator's
+// objects and the API server refused the look for the chart's: the refusal
+// itself (still a 403 to apierrors.IsForbidden and kube.Diagnostic), with
+// what was looked for before it.
+func refusedHelmLookup(cluster, namespace string, refusal error) error {
+	return fmt.Errorf("cluster %q has none of the operator's objects, and looking for the SPIFFE Helm chart's "+
+		"SPIRE server in namespace %q was refused: %w", cluster, namespace, refusal)
 }
 
 // LookupHelm finds a chart release's SPIRE server ConfigMap in namespace
