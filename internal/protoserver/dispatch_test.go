@@ -103,13 +103,13 @@ func TestFastPathAskedOnce(t *testing.T) {
 func TestTuneQuietsLogsOnlyWhenNoneAsked(t *testing.T) {
 	const address = "registry.terraform.io/ztfabric/zero-trust"
 	names := []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_ZERO_TRUST", "TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO"}
-	clear := func() {
+	unsetAll := func() {
 		for _, n := range names {
 			t.Setenv(n, "")
 			_ = os.Unsetenv(n)
 		}
 	}
-	clear()
+	unsetAll()
 	quietLogs(address)
 	for _, n := range names[3:] {
 		if os.Getenv(n) != "off" {
@@ -120,7 +120,7 @@ func TestTuneQuietsLogsOnlyWhenNoneAsked(t *testing.T) {
 		t.Errorf("no log variable set: TF_LOG_PROVIDER_ZERO_TRUST = %q, want off", os.Getenv("TF_LOG_PROVIDER_ZERO_TRUST"))
 	}
 	for _, asked := range []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_ZERO_TRUST", "TF_LOG_SDK_PROTO"} {
-		clear()
+		unsetAll()
 		t.Setenv(asked, "debug")
 		quietLogs(address)
 		for _, n := range names {
