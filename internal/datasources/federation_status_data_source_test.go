@@ -109,31 +109,17 @@ func fsHealthy(cluster, td string) knownvalue.Check {
 	})
 }
 
-// fsLogProblems logs the problems a read reported, so the test's output
-// shows what a check block would print.
-type fsLogProblems struct {
-	t       *testing.T
-	address string
+// fsLog logs an attribute a read reported (its problems, its graph), so the
+// test's output shows what a check block or a README would show.
+type fsLog struct {
+	t             *testing.T
+	address, attr string
 }
 
-func (c fsLogProblems) CheckState(_ context.Context, req statecheck.CheckStateRequest, _ *statecheck.CheckStateResponse) {
+func (c fsLog) CheckState(_ context.Context, req statecheck.CheckStateRequest, _ *statecheck.CheckStateResponse) {
 	for _, r := range req.State.Values.RootModule.Resources {
 		if r.Address == c.address {
-			c.t.Logf("%s problems: %v", c.address, r.AttributeValues["problems"])
-		}
-	}
-}
-
-// fsLogMermaid logs the graph a read drew, as a README would show it.
-type fsLogMermaid struct {
-	t       *testing.T
-	address string
-}
-
-func (c fsLogMermaid) CheckState(_ context.Context, req statecheck.CheckStateRequest, _ *statecheck.CheckStateResponse) {
-	for _, r := range req.State.Values.RootModule.Resources {
-		if r.Address == c.address {
-			c.t.Logf("%s mermaid:\n%v", c.address, r.AttributeValues["mermaid"])
+			c.t.Logf("%s %s:\n%v", c.address, c.attr, r.AttributeValues[c.attr])
 		}
 	}
 }
@@ -224,7 +210,7 @@ data "zerotrust_federation_status" "nope" {
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("ok"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("problems"), knownvalue.ListExact([]knownvalue.Check{})),
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("check_endpoints"), knownvalue.Bool(true)),
-					fsLogMermaid{t, all},
+					fsLog{t, all, "mermaid"},
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("mermaid"), knownvalue.StringExact(
 						fsMermaid(members, func(fsMember, fsMember) string { return "ok" }))),
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("federations"), knownvalue.ListExact([]knownvalue.Check{
@@ -259,7 +245,7 @@ data "zerotrust_federation_status" "nope" {
 				},
 				Config: fsConfig(t, members, false),
 				ConfigStateChecks: []statecheck.StateCheck{
-					fsLogProblems{t, all},
+					fsLog{t, all, "problems"},
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("ok"), knownvalue.Bool(false)),
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("problems"), knownvalue.ListExact([]knownvalue.Check{
 						fsProblem(`^fseast: ClusterSPIFFEID ghost: the SPIRE server holds no bundle of "ghost\.zt\.test"`),
@@ -290,14 +276,14 @@ data "zerotrust_federation_status" "nope" {
 				},
 				Config: fsConfig(t, members, false),
 				ConfigStateChecks: []statecheck.StateCheck{
-					fsLogProblems{t, all},
+					fsLog{t, all, "problems"},
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("ok"), knownvalue.Bool(false)),
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("problems"), knownvalue.ListExact([]knownvalue.Check{
 						cannotAsk(td(north)), cannotAsk(td(west)), endpointDown("fsnorth"), endpointDown("fswest"),
 					})),
 					// fseast's SPIRE server cannot say its trust domain, so the
 					// peers' edges point at the trust domain alone.
-					fsLogMermaid{t, all},
+					fsLog{t, all, "mermaid"},
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("mermaid"), knownvalue.StringRegexp(regexp.MustCompile(
 						`(?s)  c0\["fseast"\]\n.*  c0 -->\|"SPIRE not asked"\| c1\n.*  t0\(\["fseast\.zt\.test"\]\)\n  c1 -->\|"endpoint down"\| t0\n`+
 							`.*  c2 -->\|"endpoint down"\| t0\n.*  linkStyle 0 stroke:#8c959f`))),
@@ -324,7 +310,7 @@ data "zerotrust_federation_status" "nope" {
 				},
 				Config: fsConfig(t, members, false),
 				ConfigStateChecks: []statecheck.StateCheck{
-					fsLogProblems{t, all},
+					fsLog{t, all, "problems"},
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("problems"), knownvalue.ListExact([]knownvalue.Check{
 						fsProblem(`^fswest: fsnorth\.zt\.test: SPIRE still holds the bundle although no federation relationship or ` +
 							`ClusterFederatedTrustDomain declares it`),
