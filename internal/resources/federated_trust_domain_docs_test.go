@@ -20,9 +20,10 @@ import (
 // TestAccFederatedTrustDomain_docsImport runs the import examples of the
 // resource's page as they are written (examples/resources/
 // zerotrust_federated_trust_domain: the import blocks by identity and by ID,
-// and every `terraform import` line of import.sh as an import by that ID)
+// each expected to plan no change, and every `terraform import` line of
+// import.sh, run as written, its state compared with the created one)
 // against the objects the page's own resource.tf creates with their default
-// names, and expects each import to plan no change. The page's cluster
+// names. The page's cluster
 // keys, "east" and "west", and the `kubernetes` connection are one cluster of
 // the test's own, so the examples run unedited; west's bundle ConfigMap,
 // which resource.tf reads, is made for it.
@@ -75,11 +76,12 @@ func TestAccFederatedTrustDomain_docsImport(t *testing.T) {
 		}
 		lines++
 		steps = append(steps, resource.TestStep{
-			Config:          resources,
-			ResourceName:    fields[2],
-			ImportState:     true,
-			ImportStateKind: resource.ImportBlockWithID,
-			ImportStateId:   fields[3],
+			Config:            resources,
+			ResourceName:      fields[2],
+			ImportState:       true,
+			ImportStateKind:   resource.ImportCommandWithID,
+			ImportStateId:     fields[3],
+			ImportStateVerify: true,
 		})
 	}
 	if lines == 0 {
