@@ -8,24 +8,18 @@ provider "zerotrust" {
 
   clusters = {
     east = { config_path = "~/.kube/config", config_context = "east" }
-    west = { config_path = "~/.kube/config", config_context = "west" }
-    # A cluster created in the same configuration: values may be unknown at plan time.
-    # north = {
-    #   host                   = module.eks.cluster_endpoint
-    #   cluster_ca_certificate = base64decode(module.eks.cluster_certificate_authority_data)
-    #   exec = {
-    #     api_version = "client.authentication.k8s.io/v1beta1"
-    #     command     = "aws"
-    #     args        = ["eks", "get-token", "--cluster-name", module.eks.cluster_name]
-    #   }
-    # }
+    # A cluster whose SPIRE the SPIFFE Helm chart installed (EKS, GKE, AKS).
+    west = { config_path = "~/.kube/config", config_context = "west", spire = { install = "helm" } }
   }
 
-  field_manager = "zerotrust"
-  qps           = 50
-  burst         = 100
+  # The defaults, written out.
+  field_manager  = "zerotrust"
+  qps            = 1000
+  burst          = 2000
+  on_unreachable = "warn"
 
   spire = {
+    install    = "operator"
     namespace  = "zero-trust-workload-identity-manager"
     class_name = "zero-trust-workload-identity-manager-spire"
   }

@@ -50,6 +50,8 @@ type fsEntry struct {
 type fsReport struct {
 	Entries   []fsEntry
 	Workloads []fsWorkloads
+	// Nodes are the clusters to check (answering or not), sorted by key.
+	Nodes []fsNode
 	// Problems of clusters that could not be checked at all.
 	ClusterProblems []string
 }
@@ -72,11 +74,13 @@ func checkFederations(ctx context.Context, clusters []fsCluster, checkEndpoints 
 	for _, r := range reports {
 		all.Entries = append(all.Entries, r.Entries...)
 		all.Workloads = append(all.Workloads, r.Workloads...)
+		all.Nodes = append(all.Nodes, r.Nodes...)
 		all.ClusterProblems = append(all.ClusterProblems, r.ClusterProblems...)
 	}
 	slices.SortFunc(all.Entries, func(a, b fsEntry) int {
 		return cmp.Or(strings.Compare(a.ClusterKey, b.ClusterKey), strings.Compare(a.TrustDomain, b.TrustDomain))
 	})
+	slices.SortFunc(all.Nodes, func(a, b fsNode) int { return strings.Compare(a.Key, b.Key) })
 	return all
 }
 
@@ -85,19 +89,23 @@ func checkFederations(ctx context.Context, clusters []fsCluster, checkEndpoints 
 // names the problems.
 func checkCluster(ctx context.Context, c fsCluster, checkEndpoints bool, peers fsPeers) fsReport {
 	name := c.Client.DisplayName()
-	var report fsReport
+	report := fsReport{Nodes: []fsNode{{Key: c.Key, Name: name}}}
 	// A cluster that does not answer at all costs one bounded request
 	// (kube.PlanReachTimeout), not every check's retries.
 	if err := c.Client.Reachable(ctx); err != nil {
 		report.ClusterProblems = append(report.ClusterProblems, fmt.Sprintf("%s: not checked: %v", name, err))
 		return report
 	}
+	report.Nodes[0].Checked = true
 	cftds, err := listCFTDs(ctx, c.Client)
 	if err != nil {
 		report.ClusterProblems = append(report.ClusterProblems, fmt.Sprintf(
 			"%s: cannot list its ClusterFederatedTrustDomains: %v", name, err))
 	}
 	view, spireErr := c.Spire.View(ctx)
+	if spireErr == nil {
+		report.Nodes[0].TrustDomain = ownTrustDomain(ctx, c.Spire)
+	}
 	entries := map[string]*fsEntry{}
 	entry := func(td string) *fsEntry {
 		if e := entries[td]; e != nil {

@@ -109,19 +109,41 @@ func fsHealthy(cluster, td string) knownvalue.Check {
 	})
 }
 
-// fsLogProblems logs the problems a read reported, so the test's output
-// shows what a check block would print.
-type fsLogProblems struct {
-	t       *testing.T
-	address string
+// fsLog logs an attribute a read reported (its problems, its graph), so the
+// test's output shows what a check block or a README would show.
+type fsLog struct {
+	t             *testing.T
+	address, attr string
 }
 
-func (c fsLogProblems) CheckState(_ context.Context, req statecheck.CheckStateRequest, _ *statecheck.CheckStateResponse) {
+func (c fsLog) CheckState(_ context.Context, req statecheck.CheckStateRequest, _ *statecheck.CheckStateResponse) {
 	for _, r := range req.State.Values.RootModule.Resources {
 		if r.Address == c.address {
-			c.t.Logf("%s problems: %v", c.address, r.AttributeValues["problems"])
+			c.t.Logf("%s %s:\n%v", c.address, c.attr, r.AttributeValues[c.attr])
 		}
 	}
+}
+
+// fsMermaid is the graph of members, each federating with every other,
+// every edge labelled as label says.
+func fsMermaid(members []fsMember, label func(from, to fsMember) string) string {
+	var b strings.Builder
+	b.WriteString("flowchart LR\n  %% A --> B: A federates with (trusts) B; the label is the federation's health.\n")
+	for i, m := range members {
+		fmt.Fprintf(&b, "  c%d[\"%s<br/>%s\"]\n", i, m.name, m.spire.TrustDomain)
+	}
+	var styles []string
+	for i, from := range members {
+		for j, to := range members {
+			if i == j {
+				continue
+			}
+			fmt.Fprintf(&b, "  c%d -->|\"%s\"| c%d\n", i, label(from, to), j)
+			styles = append(styles, fmt.Sprintf("  linkStyle %d stroke:#2da44e\n", len(styles)))
+		}
+	}
+	b.WriteString(strings.Join(styles, ""))
+	return b.String()
 }
 
 func fsProblem(pattern string) knownvalue.Check {
@@ -188,6 +210,9 @@ data "zerotrust_federation_status" "nope" {
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("ok"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("problems"), knownvalue.ListExact([]knownvalue.Check{})),
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("check_endpoints"), knownvalue.Bool(true)),
+					fsLog{t, all, "mermaid"},
+					statecheck.ExpectKnownValue(all, tfjsonpath.New("mermaid"), knownvalue.StringExact(
+						fsMermaid(members, func(fsMember, fsMember) string { return "ok" }))),
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("federations"), knownvalue.ListExact([]knownvalue.Check{
 						fsHealthy("fseast", td(north)), fsHealthy("fseast", td(west)),
 						fsHealthy("fsnorth", td(east)), fsHealthy("fsnorth", td(west)),
@@ -220,7 +245,7 @@ data "zerotrust_federation_status" "nope" {
 				},
 				Config: fsConfig(t, members, false),
 				ConfigStateChecks: []statecheck.StateCheck{
-					fsLogProblems{t, all},
+					fsLog{t, all, "problems"},
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("ok"), knownvalue.Bool(false)),
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("problems"), knownvalue.ListExact([]knownvalue.Check{
 						fsProblem(`^fseast: ClusterSPIFFEID ghost: the SPIRE server holds no bundle of "ghost\.zt\.test"`),
@@ -251,11 +276,17 @@ data "zerotrust_federation_status" "nope" {
 				},
 				Config: fsConfig(t, members, false),
 				ConfigStateChecks: []statecheck.StateCheck{
-					fsLogProblems{t, all},
+					fsLog{t, all, "problems"},
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("ok"), knownvalue.Bool(false)),
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("problems"), knownvalue.ListExact([]knownvalue.Check{
 						cannotAsk(td(north)), cannotAsk(td(west)), endpointDown("fsnorth"), endpointDown("fswest"),
 					})),
+					// fseast's SPIRE server cannot say its trust domain, so the
+					// peers' edges point at the trust domain alone.
+					fsLog{t, all, "mermaid"},
+					statecheck.ExpectKnownValue(all, tfjsonpath.New("mermaid"), knownvalue.StringRegexp(regexp.MustCompile(
+						`(?s)  c0\["fseast"\]\n.*  c0 -->\|"SPIRE not asked"\| c1\n.*  t0\(\["fseast\.zt\.test"\]\)\n  c1 -->\|"endpoint down"\| t0\n`+
+							`.*  c2 -->\|"endpoint down"\| t0\n.*  linkStyle 0 stroke:#8c959f`))),
 					// fseast's own entries: SPIRE unknown, the peers' endpoints
 					// checked with the objects' bootstrap bundles.
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("federations").AtSliceIndex(0), knownvalue.ObjectPartial(map[string]knownvalue.Check{
@@ -279,7 +310,7 @@ data "zerotrust_federation_status" "nope" {
 				},
 				Config: fsConfig(t, members, false),
 				ConfigStateChecks: []statecheck.StateCheck{
-					fsLogProblems{t, all},
+					fsLog{t, all, "problems"},
 					statecheck.ExpectKnownValue(all, tfjsonpath.New("problems"), knownvalue.ListExact([]knownvalue.Check{
 						fsProblem(`^fswest: fsnorth\.zt\.test: SPIRE still holds the bundle although no federation relationship or ` +
 							`ClusterFederatedTrustDomain declares it`),

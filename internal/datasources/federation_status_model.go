@@ -22,6 +22,7 @@ type federationStatusModel struct {
 	Workloads      types.List   `tfsdk:"workloads"`
 	OK             types.Bool   `tfsdk:"ok"`
 	Problems       types.List   `tfsdk:"problems"`
+	Mermaid        types.String `tfsdk:"mermaid"`
 }
 
 // fsEntryModel is one element of `federations`.
@@ -86,6 +87,7 @@ func (m *federationStatusModel) setReport(ctx context.Context, r fsReport) diag.
 	m.Problems, d = types.ListValueFrom(ctx, types.StringType, problems)
 	diags.Append(d...)
 	m.OK = types.BoolValue(len(problems) == 0)
+	m.Mermaid = types.StringValue(r.mermaid())
 	return diags
 }
 

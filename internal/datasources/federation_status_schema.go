@@ -83,6 +83,18 @@ func federationStatusSchema() schema.Schema {
 					"checked at all; the `kubernetes` connection is `default`); ready for `join(\"\\n\", ...)` as a check's " +
 					"`error_message`. Empty when `ok`.",
 			},
+			"mermaid": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The fleet's trust as a [Mermaid](https://mermaid.js.org) flowchart, for a " +
+					"fenced code block of language `mermaid` in Markdown (GitHub, GitLab and most wikis draw it; `terraform output -raw` " +
+					"prints it as it is): " +
+					"each checked cluster is a node with its trust domain (as its SPIRE server states it), and each entry of " +
+					"`federations` an edge from the cluster that trusts to the cluster it trusts (to the trust domain alone " +
+					"when no checked cluster is of it), labelled with its health and coloured by it: `ok` (green), the first " +
+					"thing wrong and how many more problems it has, such as `no bundle`, `endpoint down` or `leftover bundle` " +
+					"(red), or `SPIRE not asked` (grey, dashed). A cluster that does not answer is a dashed node marked " +
+					"`not checked`. The same fleet in the same state draws the same text.",
+			},
 		},
 	}
 }

@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"strconv"
+
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -203,7 +205,7 @@ func providerSchema() schema.Schema {
 					"outputs, with a warning); the plan skips its checks on that cluster with one warning; and the apply " +
 					"applies every change that does not touch it, while each change on it fails at once naming the " +
 					"cluster. `" + providerdata.OnUnreachableError + "` fails the refresh and every data source read on " +
-					"that cluster, so nothing is planned while any cluster is down.\n\n" +
+					"that cluster, so nothing is planned while any cluster is down. " +
 					"The trade-off: with `" + providerdata.OnUnreachableWarn + "`, one dead cluster among ten stops " +
 					"nothing on the nine others (the reason to manage a fleet in one run), and hides only drift on the " +
 					"dead cluster, which the warnings name; with `" + providerdata.OnUnreachableError + "`, a run either " +
@@ -238,20 +240,20 @@ func providerSchema() schema.Schema {
 			"qps": schema.Float64Attribute{
 				Optional: true,
 				MarkdownDescription: "Client-side request rate limit per cluster, in requests per second. Defaults " +
-					"to `1000`, high enough that Terraform's `-parallelism` (how many requests are in flight) " +
+					"to `" + strconv.Itoa(defaultQPS) + "`, high enough that Terraform's `-parallelism` (how many requests are in flight) " +
 					"decides the pace and the API server's priority and fairness protects it; lower it for " +
 					"an API server that must not see bursts from Terraform.",
 				Validators: []validator.Float64{float64validator.Between(1, 10000)},
 			},
 			"burst": schema.Int64Attribute{
 				Optional:            true,
-				MarkdownDescription: "Client-side request burst per cluster. Defaults to `2000`.",
+				MarkdownDescription: "Client-side request burst per cluster. Defaults to `" + strconv.Itoa(defaultBurst) + "`.",
 				Validators:          []validator.Int64{int64validator.Between(1, 100000)},
 			},
 			"max_federated_trust_domains": schema.Int64Attribute{
 				Optional: true,
-				MarkdownDescription: "Most `federates_with` entries a `zerotrust_spire_federation` may hold, 1 to 50. " +
-					"Defaults to `50`: the Zero Trust Workload Identity Manager operator refuses more whatever its CRD " +
+				MarkdownDescription: "Most `federates_with` entries a `zerotrust_spire_federation` may hold, 1 to " +
+					strconv.Itoa(defaultMaxFederatedTrustDomains) + ". Defaults to `" + strconv.Itoa(defaultMaxFederatedTrustDomains) + "`: the Zero Trust Workload Identity Manager operator refuses more whatever its CRD " +
 					"allows (its validateFederationConfig hard-codes \"federatesWith array cannot exceed 50 entries\"), " +
 					"so only a lower limit can be set.",
 				Validators: []validator.Int64{int64validator.Between(1, defaultMaxFederatedTrustDomains)},

@@ -20,9 +20,9 @@ data "zerotrust_trust_bundle" "west" {
   config_map   = { name = "spire-bundle" }
 }
 
-# A Web PKI bundle endpoint needs no endpoint SPIFFE ID and no bootstrap bundle.
+# A Web PKI bundle endpoint needs no endpoint SPIFFE ID and no bootstrap
+# bundle. Without `cluster`, on the provider's `kubernetes` connection.
 resource "zerotrust_federated_trust_domain" "partner" {
-  cluster                 = "east"
   trust_domain            = "partner.example.com"
   bundle_endpoint_url     = "https://bundle.partner.example.com/spiffe"
   bundle_endpoint_profile = { type = "https_web" }
