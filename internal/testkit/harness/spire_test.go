@@ -506,7 +506,7 @@ func TestAccSpireHelmLayout(t *testing.T) {
 	want := spirefacts.Installation{
 		Install: spirefacts.InstallHelm, Release: HelmSpireRelease, ReleaseNamespace: s.Namespace,
 		TrustDomain: s.TrustDomain, ClusterName: s.Cluster.Name,
-		BundleConfigMap: s.BundleConfigMap, BundleNamespace: HelmSpireBundleNamespace,
+		BundleConfigMap: s.BundleConfigMap, BundleNamespace: HelmSpireBundleNamespace, BundleKey: HelmBundleKey,
 		FederationProfile: "https_spiffe", BundleEndpointPort: int64(s.bundlePort),
 		BundleEndpointURL: "https://" + HelmSpireServerName + "-federation." + s.TrustDomain,
 		EndpointSPIFFEID:  s.EndpointSPIFFEID, ClassName: s.ClassName,
