@@ -124,7 +124,9 @@ func TestAccTrustBundleDataSource_sources(t *testing.T) {
 	east := acctest.Spire(t, acctest.East)
 	shown := tbShow(t, east)
 
-	// An installation that publishes the SPIFFE JSON in its ConfigMap.
+	// An installation that publishes the SPIFFE JSON in its ConfigMap, with
+	// the PEM key a notifier left behind: the two agree, so the JSON (which
+	// also carries the JWT authorities) is read.
 	jsonCM := acctest.UniqueName("bundle-json")
 	cs, err := kubernetes.NewForConfig(east.Cluster.RESTConfig())
 	if err != nil {
@@ -132,7 +134,7 @@ func TestAccTrustBundleDataSource_sources(t *testing.T) {
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: jsonCM, Namespace: east.Namespace},
-		Data:       map[string]string{"bundle.spiffe": shown.json, "bundle.crt": "not read: bundle.spiffe wins"},
+		Data:       map[string]string{"bundle.spiffe": shown.json, "bundle.crt": shown.pem},
 	}
 	if _, err := cs.CoreV1().ConfigMaps(east.Namespace).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
