@@ -155,3 +155,26 @@ func logBundleConfigMap(t *testing.T, s *harness.Spire) {
 	t.Logf("ConfigMap %s/%s on cluster %s, keys written by %v:\n%v", s.BundleNamespace, s.BundleConfigMap, s.Cluster.Name,
 		bundlesource.Writers(cm), data)
 }
+
+// publishedBundleConfig reads the bundle cluster's SPIRE publishes as a
+// peer's configuration would: data.zerotrust_spire_server.<name> (with the
+// arguments args) finds the ConfigMap, its namespace and key in SPIRE's
+// configuration, and data.zerotrust_trust_bundle.<name> reads it there.
+func publishedBundleConfig(name, cluster, trustDomain, args string) string {
+	return fmt.Sprintf(`
+data "zerotrust_spire_server" %[1]q {
+  cluster = %[2]q
+  %[4]s
+}
+
+data "zerotrust_trust_bundle" %[1]q {
+  cluster      = %[2]q
+  trust_domain = %[3]q
+  config_map = {
+    namespace = data.zerotrust_spire_server.%[1]s.bundle_namespace
+    name      = data.zerotrust_spire_server.%[1]s.bundle_config_map
+    key       = data.zerotrust_spire_server.%[1]s.bundle_config_map_key
+  }
+}
+`, name, cluster, trustDomain, args)
+}

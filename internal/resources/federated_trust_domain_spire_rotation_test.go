@@ -47,21 +47,8 @@ func rotatingPeer(t *testing.T, prefix string) *harness.Spire {
 // namespace and key) by zerotrust_spire_server from the chart's
 // configuration.
 func rotatingPeerConfig(t *testing.T, peer *harness.Spire) string {
-	return helmClusterProvider(peer.Cluster, acctest.Cluster(t, acctest.East)) + fmt.Sprintf(`
-data "zerotrust_spire_server" "peer" {
-  cluster = %[1]q
-}
-
-data "zerotrust_trust_bundle" "peer" {
-  cluster      = %[1]q
-  trust_domain = %[2]q
-  config_map = {
-    namespace = data.zerotrust_spire_server.peer.bundle_namespace
-    name      = data.zerotrust_spire_server.peer.bundle_config_map
-    key       = data.zerotrust_spire_server.peer.bundle_config_map_key
-  }
-}
-
+	return helmClusterProvider(peer.Cluster, acctest.Cluster(t, acctest.East)) +
+		publishedBundleConfig("peer", peer.Cluster.Name, peer.TrustDomain, "") + fmt.Sprintf(`
 resource "zerotrust_federated_trust_domain" "peer" {
   cluster             = "east"
   trust_domain        = %[2]q

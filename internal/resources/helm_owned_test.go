@@ -224,25 +224,11 @@ resource "zerotrust_cluster_spiffe_id_federation" "dflt" {
     create = "3m"
   }
 }
-
-# The chart's notifier.k8sBundle case: SPIRE's Notifier "k8sbundle" writes
-# PEM under bundle.crt, as the chart's configuration says.
-data "zerotrust_spire_server" "chart" {
-  cluster   = %[1]q
-  install   = "helm"
-  namespace = %[4]q
-}
-
-data "zerotrust_trust_bundle" "chart" {
-  cluster      = %[1]q
-  trust_domain = %[5]q
-  config_map = {
-    namespace = data.zerotrust_spire_server.chart.bundle_namespace
-    name      = data.zerotrust_spire_server.chart.bundle_config_map
-    key       = data.zerotrust_spire_server.chart.bundle_config_map_key
-  }
-}
-`, helmCluster, name, s.peer.TrustDomain, s.chart.Namespace, s.chart.TrustDomain)
+`, helmCluster, name, s.peer.TrustDomain) +
+		// The chart's notifier.k8sBundle case: SPIRE's Notifier "k8sbundle"
+		// writes PEM under bundle.crt, as the chart's configuration says.
+		publishedBundleConfig("chart", helmCluster, s.chart.TrustDomain,
+			fmt.Sprintf("install = \"helm\"\n  namespace = %q", s.chart.Namespace))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
