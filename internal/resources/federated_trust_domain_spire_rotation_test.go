@@ -255,22 +255,27 @@ func peerConfigMapFollows(t *testing.T, peer *harness.Spire, what string, ok fun
 	td := spiffeid.RequireTrustDomainFromString(peer.TrustDomain)
 	start := time.Now()
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, peerConfigMapPublishBound, true, func(ctx context.Context) (bool, error) {
+	// read is the published bundle, or nil with last saying why there is none.
+	read := func(ctx context.Context) *spiffebundle.Bundle {
 		cm, err := acctest.Dynamic(t, peer.Cluster.Name).Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).
 			Namespace(peer.BundleNamespace).Get(ctx, peer.BundleConfigMap, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
-			return false, nil
+			return nil
 		}
 		data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 		writer := bundlesource.Writers(cm)[peer.BundleKey]
 		b, key, err := bundlesource.FromConfigMap(td, peer.BundleNamespace+"/"+peer.BundleConfigMap, data, "", nil)
 		if err != nil || key != bundlesource.KeySPIFFE || writer != bundlesource.PluginPublisher {
 			last = fmt.Sprintf("key %q written by %q: %v", key, writer, err)
-			return false, nil
+			return nil
 		}
 		last = fmt.Sprintf("%s written by %s: %s", key, writer, trustbundle.Describe(b.X509Authorities()))
-		return ok(b), nil
+		return b
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, peerConfigMapPublishBound, true, func(ctx context.Context) (bool, error) {
+		b := read(ctx)
+		return b != nil && ok(b), nil
 	})
 	if err != nil {
 		t.Fatalf("the peer's bundle ConfigMap %s/%s did not follow %s within %v; last: %s",
