@@ -14,7 +14,7 @@
 # step outside Terraform.
 # DEMO_SPIRE picks how each cluster's SPIRE is laid out: "operator" (the
 # default: all three as the OpenShift operator does) or "mixed" (east as the
-# operator does, west and north as the SPIFFE Helm chart does); the same
+# operator does, west and north as the SPIFFE Helm chart's defaults do); the same
 # example federates either fleet in one apply.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,7 +67,9 @@ up() {
   echo "==> starting ${#clusters[@]} local clusters ($names), each with SPIRE, spire-controller-manager, a pod exec endpoint,"
   echo "    a k8s_psat spire-agent and a workload as the Pod apps/app (label zerotrust.example/workload=app), accepting only the"
   echo "    other clusters' workloads; it has no identity until a ClusterSPIFFEID selects it"
-  [ -z "$helm" ] || echo "    (SPIRE of $helm laid out as the SPIFFE Helm chart does, the others' as the OpenShift operator does)"
+  [ -z "$helm" ] || echo "    (SPIRE of $helm laid out as the SPIFFE Helm chart's defaults do, its BundlePublisher k8s_configmap writing"
+  [ -z "$helm" ] || echo "    bundle.spiffe into spire-system/spire-bundle; the others' as the OpenShift operator does, its k8sbundle notifier"
+  [ -z "$helm" ] || echo "    writing bundle.crt)"
   # Terraform state left from clusters that no longer run describes nothing:
   # start from an empty one unless the recorded lab is still up (then `up`
   # keeps it, and the apply below changes nothing).

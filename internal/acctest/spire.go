@@ -106,7 +106,8 @@ func Spire(t *testing.T, clusterName string) *harness.Spire {
 // HelmSpire returns an OwnCluster named name with a SPIRE server laid out
 // as the SPIFFE Helm chart installs it (harness.SpireOptions.Helm: release
 // spire in namespace spire-server, class spire-server-spire, bundle
-// published in spire-system), trust domain
+// published in spire-system by real SPIRE's BundlePublisher "k8s_configmap"
+// under bundle.spiffe, as the chart's defaults have it), trust domain
 // "<name>.zt.test", and spire-controller-manager; both stop when t has
 // finished.
 func HelmSpire(t *testing.T, name string) *harness.Spire {

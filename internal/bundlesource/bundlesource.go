@@ -1,6 +1,7 @@
 // Package bundlesource reads a trust domain's SPIFFE bundle from the places
 // SPIRE publishes it: its federation bundle endpoint, the bundle ConfigMap
-// its k8sbundle notifier keeps current, or the server itself through pod
+// its BundlePublisher "k8s_configmap" or Notifier "k8sbundle" keeps current
+// (configmap.go), or the server itself through pod
 // exec of `spire-server bundle show`. Read retries a source until a deadline,
 // because a SPIRE server restarting (after a federation change, or a new
 // pod) is a normal, short-lived state.
@@ -14,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"time"
 
@@ -22,7 +22,6 @@ import (
 	"github.com/spiffe/go-spiffe/v2/federation"
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
@@ -52,13 +51,6 @@ func EndpointSPIFFEIDProblem(profile string, idSet bool, trustDomain string) (su
 	}
 	return "", ""
 }
-
-// ConfigMap keys SPIRE installations use: SPIFFE bundle JSON, or the PEM
-// X.509 authorities SPIRE's k8sbundle notifier writes by default.
-const (
-	KeySPIFFE = "bundle.spiffe"
-	KeyPEM    = "bundle.crt"
-)
 
 // Source is one place to read a trust bundle from.
 type Source interface {
@@ -207,70 +199,6 @@ func FetchRelationship(ctx context.Context, rel spireexec.Endpoint, td spiffeid.
 		src.EndpointID, src.Bootstrap = id, anchor
 	}
 	return src.Fetch(ctx, td)
-}
-
-// ConfigMap is a bundle ConfigMap. An empty Key means KeySPIFFE when the
-// ConfigMap has it, else KeyPEM.
-type ConfigMap struct {
-	Client               *kube.Client
-	Namespace, Name, Key string
-}
-
-func (c ConfigMap) String() string {
-	key := c.Key
-	if key == "" {
-		key = KeySPIFFE + " or " + KeyPEM
-	}
-	return fmt.Sprintf("ConfigMap %s/%s (key %s) on cluster %q", c.Namespace, c.Name, key, c.Client.DisplayName())
-}
-
-// Fetch implements Source. A missing ConfigMap or key is worth waiting for
-// (the notifier writes the bundle after SPIRE starts); content that is
-// neither SPIFFE JSON nor PEM certificates is not.
-func (c ConfigMap) Fetch(ctx context.Context, td spiffeid.TrustDomain) (*spiffebundle.Bundle, error) {
-	obj, err := c.Client.Get(ctx, kube.ConfigMap, c.Namespace, c.Name)
-	if err != nil {
-		return nil, classifyAPIError(err)
-	}
-	data, _, _ := unstructured.NestedStringMap(obj.Object, "data")
-	key, err := SelectKey(data, c.Key)
-	if err != nil {
-		return nil, err
-	}
-	b, err := Decode(td, []byte(data[key]))
-	if err != nil {
-		return nil, Permanent(fmt.Errorf("key %s of ConfigMap %s/%s: %w", key, c.Namespace, c.Name, err))
-	}
-	return b, nil
-}
-
-// SelectKey picks the ConfigMap key to read: want when set, else KeySPIFFE
-// when present, else KeyPEM. A missing or empty key is an error naming the
-// keys that are there.
-func SelectKey(data map[string]string, want string) (string, error) {
-	key := want
-	if key == "" {
-		key = KeyPEM
-		if strings.TrimSpace(data[KeySPIFFE]) != "" {
-			key = KeySPIFFE
-		}
-	}
-	if strings.TrimSpace(data[key]) != "" {
-		return key, nil
-	}
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	have := "no keys"
-	if len(keys) > 0 {
-		have = "keys " + strings.Join(keys, ", ")
-	}
-	if want == "" {
-		return "", fmt.Errorf("neither %s nor %s is set (the ConfigMap has %s)", KeySPIFFE, KeyPEM, have)
-	}
-	return "", fmt.Errorf("key %s is not set (the ConfigMap has %s)", want, have)
 }
 
 // Decode reads a bundle in either format SPIRE publishes: SPIFFE bundle

@@ -107,38 +107,6 @@ func TestReadReportsTheErrorBeforeTheDeadline(t *testing.T) {
 	}
 }
 
-func TestSelectKey(t *testing.T) {
-	cases := []struct {
-		name    string
-		data    map[string]string
-		want    string
-		key     string
-		wantErr string
-	}{
-		{"spiffe preferred", map[string]string{"bundle.crt": "pem", "bundle.spiffe": "{}"}, "", "bundle.spiffe", ""},
-		{"pem fallback", map[string]string{"bundle.crt": "pem"}, "", "bundle.crt", ""},
-		{"empty spiffe ignored", map[string]string{"bundle.crt": "pem", "bundle.spiffe": " "}, "", "bundle.crt", ""},
-		{"explicit", map[string]string{"ca.pem": "pem", "bundle.spiffe": "{}"}, "ca.pem", "ca.pem", ""},
-		{"nothing", map[string]string{"other": "x"}, "", "", "neither bundle.spiffe nor bundle.crt is set (the ConfigMap has keys other)"},
-		{"empty", nil, "", "", "the ConfigMap has no keys"},
-		{"explicit missing", map[string]string{"bundle.crt": "pem"}, "ca.pem", "", "key ca.pem is not set (the ConfigMap has keys bundle.crt)"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := bundlesource.SelectKey(tc.data, tc.want)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("SelectKey error = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.key {
-				t.Fatalf("SelectKey = %q, %v; want %q", got, err, tc.key)
-			}
-		})
-	}
-}
-
 func TestDecode(t *testing.T) {
 	now := time.Now()
 	ca := bundletest.NewCA(t, td, now.Add(-time.Hour), now.Add(time.Hour))

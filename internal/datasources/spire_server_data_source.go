@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/bundlesource"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/spirefacts"
@@ -45,6 +46,7 @@ type spireServerDataSourceModel struct {
 	TrustDomain        types.String `tfsdk:"trust_domain"`
 	ClusterName        types.String `tfsdk:"cluster_name"`
 	BundleConfigMap    types.String `tfsdk:"bundle_config_map"`
+	BundleConfigMapKey types.String `tfsdk:"bundle_config_map_key"`
 	Namespace          types.String `tfsdk:"namespace"`
 	FederationProfile  types.String `tfsdk:"federation_profile"`
 	BundleEndpointURL  types.String `tfsdk:"bundle_endpoint_url"`
@@ -130,7 +132,17 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				Computed: true,
 				MarkdownDescription: "Name of the ConfigMap holding the trust bundle (the operator's `spec.bundleConfigMap`, " +
 					"default `" + spirefacts.DefaultBundleConfigMap + "`; the chart's bundle publisher's or notifier's " +
-					"ConfigMap, null when it publishes none), in `bundle_namespace`.",
+					"ConfigMap, null when it publishes none), in `bundle_namespace`, holding the bundle under " +
+					"`bundle_config_map_key`.",
+			},
+			"bundle_config_map_key": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "Key of `bundle_config_map` that SPIRE writes the bundle under, as the server's " +
+					"configuration says: for the chart, its BundlePublisher `k8s_configmap`'s `configmap_key` (the chart's " +
+					"default, `" + bundlesource.KeySPIFFE + "`, SPIFFE bundle JSON) or, with `notifier.k8sBundle`, its " +
+					"Notifier `k8sbundle`'s `config_map_key` (`" + bundlesource.KeyPEM + "`, PEM, by default); `" +
+					bundlesource.KeyPEM + "` for the operator, which renders that notifier. `zerotrust_trust_bundle`'s " +
+					"`config_map` reads either key. Null when `bundle_config_map` is.",
 			},
 			"namespace": schema.StringAttribute{
 				Optional: true,
@@ -220,6 +232,10 @@ func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadReq
 	m.ClusterName = optionalString(in.ClusterName)
 	m.BundleConfigMap = optionalString(in.BundleConfigMap)
 	m.BundleNamespace = optionalString(in.BundleNamespace)
+	m.BundleConfigMapKey = optionalString(in.BundleKey)
+	if in.BundleConfigMap == "" {
+		m.BundleConfigMapKey = types.StringNull()
+	}
 	m.Namespace = types.StringValue(in.ServerNamespace)
 	m.FederationProfile = optionalString(in.FederationProfile)
 	m.BundleEndpointURL = optionalString(in.BundleEndpointURL)

@@ -70,13 +70,15 @@ func TestAccSpireServerDataSource(t *testing.T) {
 					// Federation with the CRD's default profile.
 					Config: spireServerConfig(provider, c),
 					ConfigStateChecks: expectOutputs(map[string]knownvalue.Check{
-						"trust_domain":        knownvalue.StringExact(td),
-						"cluster_name":        knownvalue.StringExact("solo-cluster"),
-						"bundle_config_map":   knownvalue.StringExact("spire-bundle"),
-						"namespace":           knownvalue.StringExact("zero-trust-workload-identity-manager"),
-						"federation_profile":  knownvalue.StringExact("https_spiffe"),
-						"bundle_endpoint_url": knownvalue.Null(),
-						"endpoint_spiffe_id":  knownvalue.StringExact("spiffe://" + td + "/spire/server"),
+						"trust_domain":      knownvalue.StringExact(td),
+						"cluster_name":      knownvalue.StringExact("solo-cluster"),
+						"bundle_config_map": knownvalue.StringExact("spire-bundle"),
+						// The operator renders SPIRE's Notifier "k8sbundle".
+						"bundle_config_map_key": knownvalue.StringExact("bundle.crt"),
+						"namespace":             knownvalue.StringExact("zero-trust-workload-identity-manager"),
+						"federation_profile":    knownvalue.StringExact("https_spiffe"),
+						"bundle_endpoint_url":   knownvalue.Null(),
+						"endpoint_spiffe_id":    knownvalue.StringExact("spiffe://" + td + "/spire/server"),
 					}),
 				},
 				{
@@ -263,20 +265,22 @@ data "zerotrust_spire_server" "this" {
 }
 `, c.Name, ns)
 		chart := map[string]knownvalue.Check{
-			"installed_by":         knownvalue.StringExact("helm"),
-			"helm_release":         knownvalue.StringExact(ns + "/spire"),
-			"trust_domain":         knownvalue.StringExact(td),
-			"cluster_name":         knownvalue.StringExact("chart-cluster"),
-			"namespace":            knownvalue.StringExact(ns),
-			"bundle_config_map":    knownvalue.StringExact("spire-bundle"),
-			"bundle_namespace":     knownvalue.StringExact("spire-system"),
-			"federation_profile":   knownvalue.StringExact("https_spiffe"),
-			"bundle_endpoint_port": knownvalue.Int64Exact(8443),
-			"bundle_endpoint_url":  knownvalue.StringExact("https://spire-server-federation." + td),
-			"endpoint_spiffe_id":   knownvalue.StringExact("spiffe://" + td + "/spire/server"),
-			"class_name":           knownvalue.StringExact(ns + "-spire"),
-			"server_pod":           knownvalue.StringExact("spire-server-0"),
-			"server_container":     knownvalue.StringExact("spire-server"),
+			"installed_by":      knownvalue.StringExact("helm"),
+			"helm_release":      knownvalue.StringExact(ns + "/spire"),
+			"trust_domain":      knownvalue.StringExact(td),
+			"cluster_name":      knownvalue.StringExact("chart-cluster"),
+			"namespace":         knownvalue.StringExact(ns),
+			"bundle_config_map": knownvalue.StringExact("spire-bundle"),
+			// The chart's default: BundlePublisher "k8s_configmap".
+			"bundle_config_map_key": knownvalue.StringExact("bundle.spiffe"),
+			"bundle_namespace":      knownvalue.StringExact("spire-system"),
+			"federation_profile":    knownvalue.StringExact("https_spiffe"),
+			"bundle_endpoint_port":  knownvalue.Int64Exact(8443),
+			"bundle_endpoint_url":   knownvalue.StringExact("https://spire-server-federation." + td),
+			"endpoint_spiffe_id":    knownvalue.StringExact("spiffe://" + td + "/spire/server"),
+			"class_name":            knownvalue.StringExact(ns + "-spire"),
+			"server_pod":            knownvalue.StringExact("spire-server-0"),
+			"server_container":      knownvalue.StringExact("spire-server"),
 		}
 		return resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,

@@ -303,8 +303,9 @@ func tbReadFailure(err error, td spiffeid.TrustDomain, src bundlesource.Source, 
 			"is the SPIFFE ID the endpoint presents (usually spiffe://<trust domain>/spire/server) and bootstrap_bundle " +
 			"is a current bundle of its trust domain; for https_web, that ca_certificates (or the system roots) verify it."
 	case bundlesource.ConfigMap:
-		hint = "Check that the ConfigMap exists and that the SPIRE server (its k8sbundle notifier) or the operator writes " +
-			"the bundle into it."
+		hint = "Check that the ConfigMap exists and that the SPIRE server writes the bundle into it: with its " +
+			bundlesource.PluginPublisher + " (the Helm chart's default, key " + bundlesource.KeySPIFFE + ") or its " +
+			bundlesource.PluginNotifier + " (the operator's, key " + bundlesource.KeyPEM + ")."
 	case bundlesource.SpireServer:
 		hint = "Check that the SPIRE server pod is running and that the credentials may `get` `pods` and `get` and `create` `pods/exec` in its namespace."
 	}
@@ -379,14 +380,23 @@ func tbLeaveOutRevoked(ctx context.Context, cm bundlesource.ConfigMap, spire pro
 			dropped = append(dropped, tbDropped{name: fmt.Sprintf("JWT authority %q", id), id: id, jwt: true})
 		}
 	}
+	if len(dropped) == 0 && len(diff.Missing) == 0 {
+		return
+	}
+	var w tbWriter
+	w.key, w.writer, _ = cm.Writer(ctx) // a second read, only to word the warnings: unknown is said as such
 	if len(dropped) > 0 {
 		previous, err := pod.Previous(ctx)
-		tbDroppedWarnings(cm, td, dropped, previous, err, at, diags)
+		tbDroppedWarnings(cm, w, td, dropped, previous, err, at, diags)
 	}
 	if len(diff.Missing) > 0 {
+		when := "SPIRE's " + bundlesource.PluginNotifier + " writes them at SPIRE's next bundle update"
+		if w.publisher() {
+			when = "SPIRE's " + bundlesource.PluginPublisher + ", which wrote it, publishes them within 30 seconds"
+		}
 		diags.AddAttributeWarning(at, "Bundle ConfigMap Lags SPIRE", fmt.Sprintf(
-			"The SPIRE server holds X.509 authorities of %q that %s does not yet: %s. Its k8sbundle notifier writes them "+
-				"at SPIRE's next bundle update; read spire_server instead to get them now.",
-			td.Name(), cm, strings.Join(trustbundle.Describe(diff.Missing), ", ")))
+			"The SPIRE server holds X.509 authorities of %q that %s does not yet: %s. %s; read spire_server instead "+
+				"to get them now.",
+			td.Name(), cm, strings.Join(trustbundle.Describe(diff.Missing), ", "), when))
 	}
 }

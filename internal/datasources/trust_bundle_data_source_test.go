@@ -124,7 +124,9 @@ func TestAccTrustBundleDataSource_sources(t *testing.T) {
 	east := acctest.Spire(t, acctest.East)
 	shown := tbShow(t, east)
 
-	// An installation that publishes the SPIFFE JSON in its ConfigMap.
+	// An installation that publishes the SPIFFE JSON in its ConfigMap, with
+	// the PEM key a notifier left behind: the two agree, so the JSON (which
+	// also carries the JWT authorities) is read.
 	jsonCM := acctest.UniqueName("bundle-json")
 	cs, err := kubernetes.NewForConfig(east.Cluster.RESTConfig())
 	if err != nil {
@@ -132,14 +134,23 @@ func TestAccTrustBundleDataSource_sources(t *testing.T) {
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: jsonCM, Namespace: east.Namespace},
-		Data:       map[string]string{"bundle.spiffe": shown.json, "bundle.crt": "not read: bundle.spiffe wins"},
+		Data:       map[string]string{"bundle.spiffe": shown.json, "bundle.crt": shown.pem},
 	}
-	if _, err := cs.CoreV1().ConfigMaps(east.Namespace).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// One whose two keys disagree: a PEM key of another CA left behind.
+	mixedCM := acctest.UniqueName("bundle-mixed")
+	other := bundletest.NewCA(t, spiffeid.RequireTrustDomainFromString(east.TrustDomain), time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	mixed := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: mixedCM, Namespace: east.Namespace},
+		Data:       map[string]string{"bundle.spiffe": shown.json, "bundle.crt": string(bundletest.PEM(other))},
 	}
-	t.Cleanup(func() {
-		_ = cs.CoreV1().ConfigMaps(east.Namespace).Delete(context.Background(), jsonCM, metav1.DeleteOptions{})
-	})
+	for _, c := range []*corev1.ConfigMap{cm, mixed} {
+		if _, err := cs.CoreV1().ConfigMaps(east.Namespace).Create(context.Background(), c, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cs.CoreV1().ConfigMaps(east.Namespace).Delete(context.Background(), c.Name, metav1.DeleteOptions{})
+		})
+	}
 
 	config := acctest.ProviderConfig(t) + fmt.Sprintf(`
 locals {
@@ -229,6 +240,20 @@ resource "terraform_data" "bundles" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
+			},
+			{
+				// Two keys that disagree: which one SPIRE keeps cannot be
+				// told, and the error names the ConfigMap, its keys and
+				// which plugin writes which.
+				Config: acctest.ProviderConfig(t) + fmt.Sprintf(`
+data "zerotrust_trust_bundle" "mixed" {
+  cluster      = "east"
+  trust_domain = %q
+  config_map   = { name = %q }
+}
+`, east.TrustDomain, mixedCM),
+				ExpectError: regexp.MustCompile(`(?s)Cannot Read the Trust Bundle.*` + mixedCM + `.*bundle\.spiffe.*bundle\.crt.*different\s+X\.509.*` +
+					`BundlePublisher\s+"k8s_configmap".*Notifier\s+"k8sbundle"`),
 			},
 		},
 	})

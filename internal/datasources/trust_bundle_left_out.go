@@ -21,16 +21,45 @@ type tbDropped struct {
 	jwt      bool
 }
 
+// tbWriter is who wrote the key of a bundle ConfigMap that was read: key,
+// and writer as bundlesource.Writers names it ("" when the ConfigMap keeps
+// no record).
+type tbWriter struct{ key, writer string }
+
+// publisher reports whether SPIRE's BundlePublisher "k8s_configmap" wrote
+// the key: it publishes at once when SPIRE revokes an authority, where the
+// Notifier "k8sbundle" does not.
+func (w tbWriter) publisher() bool { return w.writer == bundlesource.PluginPublisher }
+
+// expected is the SPIRE plugin that writes the key by default.
+func (w tbWriter) expected() string {
+	if w.key == bundlesource.KeySPIFFE {
+		return bundlesource.PluginPublisher
+	}
+	return bundlesource.PluginNotifier
+}
+
+// wrote says who last wrote the key, for a message.
+func (w tbWriter) wrote() string {
+	if w.writer == "" {
+		return "the ConfigMap keeps no record of who last wrote its key " + w.key
+	}
+	return "its key " + w.key + " was last written by " + w.writer
+}
+
 // tbDroppedWarnings names, truthfully, why the authorities dropped were in
 // the ConfigMap. `localauthority ... revoke` accepts only SPIRE's previous
 // ("old") authority, or for X.509 the upstream authority that signed it, and
-// leaves it named as such until the next prepare, whose new authority makes
-// SPIRE's k8sbundle notifier write the ConfigMap again, without what was
-// revoked. So an authority SPIRE revoked and the ConfigMap still holds is
-// one of those; any other was never SPIRE's to revoke: someone else put it
-// there. When SPIRE cannot be asked for its previous authorities
-// (previousErr), the two cannot be told apart, and the warning says both.
-func tbDroppedWarnings(cm bundlesource.ConfigMap, td spiffeid.TrustDomain, dropped []tbDropped, previous spireexec.Previous,
+// leaves it named as such until the next prepare. SPIRE's Notifier
+// "k8sbundle" does not write the ConfigMap at a revoke, only at the next
+// prepare, without what was revoked; its BundlePublisher "k8s_configmap"
+// publishes at once, so a revoked authority it left there means a publish
+// failed or is under way. So an authority SPIRE revoked and the ConfigMap
+// still holds is one of those; any other was never SPIRE's to revoke:
+// someone else put it there. When SPIRE cannot be asked for its previous
+// authorities (previousErr), the two cannot be told apart, and the warning
+// says both.
+func tbDroppedWarnings(cm bundlesource.ConfigMap, w tbWriter, td spiffeid.TrustDomain, dropped []tbDropped, previous spireexec.Previous,
 	previousErr error, at path.Path, diags *diag.Diagnostics) {
 	var revoked, foreign []string
 	for _, d := range dropped {
@@ -48,10 +77,16 @@ func tbDroppedWarnings(cm bundlesource.ConfigMap, td spiffeid.TrustDomain, dropp
 	slices.Sort(foreign)
 	const leftOut = "They are left out of this data source's outputs, so nothing seeded from it trusts them."
 	if len(revoked) > 0 {
+		why := "(SPIRE's " + bundlesource.PluginNotifier + " does not rewrite the ConfigMap when SPIRE revokes an " +
+			"authority; " + w.wrote() + ")"
+		if w.publisher() {
+			why = "(" + w.wrote() + ", which publishes at once when SPIRE revokes an authority and compares every 30 " +
+				"seconds, so its publish since the revoke failed or is still under way: the SPIRE server's log says " +
+				"\"Failed to publish bundle\" when it fails)"
+		}
 		diags.AddAttributeWarning(at, "Revoked Authorities Left Out", fmt.Sprintf(
 			"%s holds authorities of %q that its SPIRE server held and revoked since it last wrote the ConfigMap "+
-				"(SPIRE does not rewrite the ConfigMap when it revokes an authority): %s. %s",
-			cm, td.Name(), strings.Join(revoked, ", "), leftOut))
+				"%s: %s. %s", cm, td.Name(), why, strings.Join(revoked, ", "), leftOut))
 	}
 	if len(foreign) == 0 {
 		return
@@ -67,6 +102,6 @@ func tbDroppedWarnings(cm bundlesource.ConfigMap, td spiffeid.TrustDomain, dropp
 	diags.AddAttributeWarning(at, "Authorities SPIRE Never Held Left Out", fmt.Sprintf(
 		"%s holds authorities of %q that its SPIRE server never held: %s. SPIRE does not hold them, and none is "+
 			"its previous authority, the only kind SPIRE revokes, so SPIRE did not write them there: the ConfigMap "+
-			"may have been altered. Check who writes it (only SPIRE's k8sbundle notifier should). %s",
-		cm, td.Name(), strings.Join(foreign, ", "), leftOut))
+			"may have been altered. Check who writes it: only SPIRE's %s should, and %s. %s",
+		cm, td.Name(), strings.Join(foreign, ", "), w.expected(), w.wrote(), leftOut))
 }

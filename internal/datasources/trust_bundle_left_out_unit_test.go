@@ -26,9 +26,10 @@ func TestTBDroppedWarnings(t *testing.T) {
 		{name: `JWT authority "k1"`, id: "k1", jwt: true}, {name: `JWT authority "k2"`, id: "k2", jwt: true},
 	}
 	previous := spireexec.Previous{X509: "ab12", X509Upstream: "CD34", JWT: "k1"}
+	w := tbWriter{key: bundlesource.KeyPEM, writer: `field manager "spire-server"`}
 	warnings := func(previousErr error) map[string]string {
 		var diags diag.Diagnostics
-		tbDroppedWarnings(cm, td, dropped, previous, previousErr, path.Root("config_map"), &diags)
+		tbDroppedWarnings(cm, w, td, dropped, previous, previousErr, path.Root("config_map"), &diags)
 		out := map[string]string{}
 		for _, d := range diags {
 			if d.Severity() != diag.SeverityWarning {
@@ -56,6 +57,20 @@ func TestTBDroppedWarnings(t *testing.T) {
 	if strings.Contains(never, "cert-old") || strings.Contains(revoked, "cert-appended") {
 		t.Errorf("authorities in the wrong warning:\nrevoked: %s\nnever held: %s", revoked, never)
 	}
+
+	if !strings.Contains(revoked, `Notifier "k8sbundle" does not rewrite`) || !strings.Contains(never, `only SPIRE's Notifier "k8sbundle" should`) {
+		t.Errorf("bundle.crt written by spire-server: want the notifier named:\nrevoked: %s\nnever held: %s", revoked, never)
+	}
+	// What the chart's default publisher wrote: it rewrites the ConfigMap
+	// at a revoke, so a revoked authority still there is a failed publish.
+	w = tbWriter{key: bundlesource.KeySPIFFE, writer: bundlesource.PluginPublisher}
+	got = warnings(nil)
+	revoked, never = got["Revoked Authorities Left Out"], got["Authorities SPIRE Never Held Left Out"]
+	if !strings.Contains(revoked, "publishes at once when SPIRE revokes") || strings.Contains(revoked, "does not rewrite") ||
+		!strings.Contains(never, `only SPIRE's BundlePublisher "k8s_configmap" should`) {
+		t.Errorf("bundle.spiffe written by the BundlePublisher: want it named:\nrevoked: %s\nnever held: %s", revoked, never)
+	}
+	w = tbWriter{key: bundlesource.KeyPEM, writer: `field manager "spire-server"`}
 
 	got = warnings(errors.New("exec refused"))
 	both := got["Authorities Not in SPIRE's Bundle Left Out"]

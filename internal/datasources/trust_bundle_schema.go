@@ -28,8 +28,10 @@ func trustBundleSchema() schema.Schema {
 			"expired, is an error. `spiffe_bundle` is normalised (stable key and key-set order), so reading an unchanged " +
 			"bundle again never shows a difference in a plan.\n\n" +
 			"What each source carries: the endpoint serves the full bundle with its refresh hint; `bundle show` and a " +
-			"`bundle.spiffe` ConfigMap key carry authorities and sequence number but no refresh hint; a `bundle.crt` " +
-			"(PEM) ConfigMap key carries only the X.509 authorities.",
+			"`bundle.spiffe` ConfigMap key (SPIRE's BundlePublisher `k8s_configmap`, the Helm chart's default) carry " +
+			"authorities and sequence number, and the key a refresh hint only when the publisher's `refresh_hint` is set; " +
+			"a `bundle.crt` (PEM) ConfigMap key (SPIRE's Notifier `k8sbundle`, the operator's) carries only the X.509 " +
+			"authorities.",
 		Attributes: map[string]schema.Attribute{
 			"trust_domain": schema.StringAttribute{
 				Required: true,
@@ -101,8 +103,12 @@ func trustBundleSchema() schema.Schema {
 			},
 			"config_map": schema.SingleNestedAttribute{
 				Optional: true,
-				MarkdownDescription: "Read the bundle from the ConfigMap the SPIRE server publishes it in (its `k8sbundle` " +
-					"notifier, or the operator). `config_map = {}` reads the defaults.",
+				MarkdownDescription: "Read the bundle from the ConfigMap the SPIRE server publishes it in: its BundlePublisher " +
+					"`k8s_configmap` writes SPIFFE bundle JSON under `" + bundlesource.KeySPIFFE + "` (the SPIFFE Helm chart's " +
+					"default, `bundlePublisher.k8sConfigMap`), its Notifier `k8sbundle` writes PEM certificates under `" +
+					bundlesource.KeyPEM + "` (what the operator renders, and the chart with `notifier.k8sBundle`). Both are " +
+					"read. `config_map = {}` reads the defaults; `zerotrust_spire_server` reports the ConfigMap, namespace and " +
+					"key a cluster's SPIRE server publishes to.",
 				Attributes: map[string]schema.Attribute{
 					"namespace": schema.StringAttribute{
 						Optional: true,
@@ -118,8 +124,12 @@ func trustBundleSchema() schema.Schema {
 					"key": schema.StringAttribute{
 						Optional: true,
 						MarkdownDescription: "Key holding the bundle, as SPIFFE bundle JSON or PEM certificates (detected from " +
-							"the content). Defaults to `" + bundlesource.KeySPIFFE + "` when the ConfigMap has it, else `" +
-							bundlesource.KeyPEM + "`.",
+							"the content). Unset reads whichever of `" + bundlesource.KeySPIFFE + "` and `" + bundlesource.KeyPEM +
+							"` the ConfigMap has; when it has both (one plugin replaced by the other leaves its key behind) they " +
+							"must hold the same X.509 authorities, and `" + bundlesource.KeySPIFFE + "`, which also carries the JWT " +
+							"authorities, is read. The read fails, naming the ConfigMap, its keys, who wrote each (its managed " +
+							"fields) and which plugin writes which key, when it has neither key (after `timeout`: SPIRE may not " +
+							"have written it yet), when the two disagree, or when a value is not a bundle of `trust_domain`.",
 						Validators: []validator.String{validate.ConfigMapKey()},
 					},
 					"check_spire": schema.BoolAttribute{
@@ -128,9 +138,12 @@ func trustBundleSchema() schema.Schema {
 							"`spire-server bundle show -format spiffe` in the cluster's SPIRE server pod and container (its " +
 							"`spire` settings: `spire-server-0`, container `spire-server`, for the operator), in the cluster's " +
 							"`spire.namespace` when the ConfigMap is in its `spire.bundle_namespace`, else in the ConfigMap's " +
-							"namespace; the credentials need `get` on `pods` and `get` and `create` on `pods/exec` there). Defaults to `true`. SPIRE rewrites the ConfigMap " +
-							"when it prepares an authority but not when it revokes one, so a ConfigMap can carry a revoked " +
-							"authority for as long as nothing else changes the bundle. Authorities the ConfigMap holds and SPIRE " +
+							"namespace; the credentials need `get` on `pods` and `get` and `create` on `pods/exec` there). Defaults to `true`. SPIRE's " +
+							"Notifier `k8sbundle` rewrites the ConfigMap when SPIRE prepares an authority but not when it revokes " +
+							"one, so its ConfigMap can carry a revoked authority for as long as nothing else changes the bundle; " +
+							"the BundlePublisher `k8s_configmap` publishes at the revoke too (and compares every 30 seconds), so " +
+							"its ConfigMap holds a revoked authority only while a publish fails. The warnings name which plugin " +
+							"wrote the key read, from the ConfigMap's managed fields. Authorities the ConfigMap holds and SPIRE " +
 							"does not are left out of every output, with a warning naming them and why they were there: SPIRE " +
 							"revoked them (its previous authority, asked with `spire-server localauthority x509 show` and " +
 							"`localauthority jwt show`), or SPIRE never held them and the ConfigMap may have been altered; " +

@@ -45,7 +45,10 @@ var helmSpiresOnce = sync.OnceValues(func() (helmSpires, error) { return startHe
 
 // startHelmSpires starts a standalone peer serving its bundle endpoint,
 // and on helmCluster a server whose chart values declare the
-// ClusterFederatedTrustDomain for the peer (with its bundle).
+// ClusterFederatedTrustDomain for the peer (with its bundle). That server
+// publishes its bundle as the chart's notifier.k8sBundle does (PEM
+// bundle.crt from SPIRE's Notifier "k8sbundle"), the chart's other case:
+// the chart's default publisher runs in the other chart-layout tests.
 func startHelmSpires() (helmSpires, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -59,7 +62,7 @@ func startHelmSpires() (helmSpires, error) {
 		return helmSpires{}, err
 	}
 	chart, err := harness.StartSpire(ctx, helmLabCluster, harness.SpireOptions{
-		TrustDomain: "helmchart.zt.test", Helm: true, ControllerManager: true,
+		TrustDomain: "helmchart.zt.test", Helm: true, HelmNotifier: true, ControllerManager: true,
 		HelmFederatedTrustDomains: map[string]harness.HelmFederatedTrustDomain{helmPeerKey: {
 			TrustDomain: peer.TrustDomain, BundleEndpointURL: peer.BundleEndpointURL,
 			EndpointSPIFFEID: peer.EndpointSPIFFEID, TrustDomainBundle: string(bundle),
@@ -268,14 +271,18 @@ func TestAccClusterSPIFFEIDFederation_helmDefault(t *testing.T) {
 	}
 	config := helmProvider(t, s) + fmt.Sprintf(`
 resource "zerotrust_cluster_spiffe_id_federation" "dflt" {
-  cluster        = %q
-  name           = %q
-  federates_with = [%q]
+  cluster        = %[1]q
+  name           = %[2]q
+  federates_with = [%[3]q]
   timeouts = {
     create = "3m"
   }
 }
-`, helmCluster, name, s.peer.TrustDomain)
+`, helmCluster, name, s.peer.TrustDomain) +
+		// The chart's notifier.k8sBundle case: SPIRE's Notifier "k8sbundle"
+		// writes PEM under bundle.crt, as the chart's configuration says.
+		publishedBundleConfig("chart", helmCluster, s.chart.TrustDomain,
+			fmt.Sprintf("install = \"helm\"\n  namespace = %q", s.chart.Namespace))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		CheckDestroy: func(*terraform.State) error {
@@ -297,6 +304,10 @@ resource "zerotrust_cluster_spiffe_id_federation" "dflt" {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("zerotrust_cluster_spiffe_id_federation.dflt", tfjsonpath.New("federates_with"),
 						knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact(s.peer.TrustDomain)})),
+					statecheck.ExpectKnownValue("data.zerotrust_spire_server.chart", tfjsonpath.New("bundle_config_map_key"),
+						knownvalue.StringExact("bundle.crt")),
+					statecheck.ExpectKnownValue("data.zerotrust_trust_bundle.chart", tfjsonpath.New("x509_authorities_pem"),
+						knownvalue.StringRegexp(regexp.MustCompile(`^-----BEGIN CERTIFICATE-----`))),
 					acctest.ClusterCheck(func(*terraform.State) error {
 						w := waitWorkload()
 						obj, err := client.Get(ctx, name, metav1.GetOptions{})

@@ -67,8 +67,11 @@ type Installation struct {
 
 	TrustDomain, ClusterName string
 	// BundleConfigMap is the ConfigMap SPIRE publishes its trust bundle to,
-	// in BundleNamespace.
-	BundleConfigMap, BundleNamespace string
+	// in BundleNamespace, under BundleKey: the BundlePublisher
+	// "k8s_configmap"'s configmap_key (bundle.spiffe, SPIFFE bundle JSON,
+	// with the chart's defaults) or the Notifier "k8sbundle"'s config_map_key
+	// (bundle.crt, PEM, by default; the operator renders this notifier).
+	BundleConfigMap, BundleNamespace, BundleKey string
 	// FederationProfile is https_spiffe or https_web; "" without federation.
 	FederationProfile  string
 	BundleEndpointPort int64
@@ -169,7 +172,7 @@ func HelmInstallation(objs HelmObjects) (*Installation, error) {
 		}
 		in.FederationProfile = profile
 	}
-	in.BundleConfigMap, in.BundleNamespace = bundlePublished(conf.Plugins)
+	in.BundleConfigMap, in.BundleNamespace, in.BundleKey = bundlePublished(conf.Plugins)
 	if in.BundleNamespace == "" && in.BundleConfigMap != "" {
 		in.BundleNamespace = cm.GetNamespace()
 	}
@@ -225,14 +228,15 @@ func bundleEndpointProfile(raw json.RawMessage) (string, error) {
 
 // bundlePublished is the ConfigMap the server's BundlePublisher
 // "k8s_configmap" (the chart's default, cluster "chart-internal") or its
-// Notifier "k8sbundle" writes the bundle to, and its namespace ("" for the
-// plugin's default, the server's own).
-func bundlePublished(plugins map[string]json.RawMessage) (name, namespace string) {
+// Notifier "k8sbundle" writes the bundle to, its namespace ("" for the
+// plugin's default, the server's own) and the key.
+func bundlePublished(plugins map[string]json.RawMessage) (name, namespace, key string) {
 	for _, d := range pluginData(plugins["BundlePublisher"], "k8s_configmap") {
 		var pd struct {
 			Clusters []map[string]struct {
 				Namespace     string `json:"namespace"`
 				ConfigMapName string `json:"configmap_name"`
+				ConfigMapKey  string `json:"configmap_key"`
 				KubeConfig    string `json:"kubeconfig_path"`
 			} `json:"clusters"`
 		}
@@ -241,23 +245,27 @@ func bundlePublished(plugins map[string]json.RawMessage) (name, namespace string
 		}
 		for _, c := range pd.Clusters {
 			// One entry per cluster; the local one has no kubeconfig.
-			for _, key := range sortedKeys(c) {
-				if c[key].KubeConfig == "" && c[key].ConfigMapName != "" {
-					return c[key].ConfigMapName, c[key].Namespace
+			for _, k := range sortedKeys(c) {
+				if c[k].KubeConfig == "" && c[k].ConfigMapName != "" {
+					return c[k].ConfigMapName, c[k].Namespace, c[k].ConfigMapKey
 				}
 			}
 		}
 	}
 	for _, d := range pluginData(plugins["Notifier"], "k8sbundle") {
 		var pd struct {
-			Namespace string `json:"namespace"`
-			ConfigMap string `json:"config_map"`
+			Namespace    string `json:"namespace"`
+			ConfigMap    string `json:"config_map"`
+			ConfigMapKey string `json:"config_map_key"`
 		}
 		if json.Unmarshal(d, &pd) == nil && pd.ConfigMap != "" {
-			return pd.ConfigMap, pd.Namespace
+			if pd.ConfigMapKey == "" {
+				pd.ConfigMapKey = NotifierBundleKey
+			}
+			return pd.ConfigMap, pd.Namespace, pd.ConfigMapKey
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // pluginData returns the plugin_data of every plugin named name in one plugin

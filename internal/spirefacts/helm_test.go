@@ -72,7 +72,7 @@ func TestHelmInstallation(t *testing.T) {
 	want := Installation{
 		Install: InstallHelm, Release: "spire", ReleaseNamespace: "spire-server",
 		TrustDomain: "east.example.org", ClusterName: "east",
-		BundleConfigMap: "spire-bundle", BundleNamespace: "spire-system",
+		BundleConfigMap: "spire-bundle", BundleNamespace: "spire-system", BundleKey: "bundle.spiffe",
 		FederationProfile: "https_spiffe", BundleEndpointPort: 8443,
 		BundleEndpointURL: "https://spire-server-federation.east.example.org",
 		EndpointSPIFFEID:  "spiffe://east.example.org/spire/server",
@@ -100,6 +100,9 @@ func TestHelmInstallationVariants(t *testing.T) {
 	}
 	if got.ClassName != "spire-server-spire" {
 		t.Errorf("default ClassName = %q, want <release namespace>-<release>", got.ClassName)
+	}
+	if got.BundleKey != "bundle.crt" {
+		t.Errorf("the notifier's default key: BundleKey = %q, want bundle.crt", got.BundleKey)
 	}
 	if got.BundleConfigMap != "west-bundle" || got.BundleNamespace != "spire" {
 		t.Errorf("Notifier bundle = %s/%s, want spire/west-bundle", got.BundleNamespace, got.BundleConfigMap)
@@ -180,7 +183,7 @@ func TestOperatorInstallation(t *testing.T) {
 	}
 	want := Installation{
 		Install: InstallOperator, TrustDomain: "east.example.org", ClusterName: "east",
-		BundleConfigMap: DefaultBundleConfigMap, BundleNamespace: "ztwim",
+		BundleConfigMap: DefaultBundleConfigMap, BundleNamespace: "ztwim", BundleKey: "bundle.crt",
 		FederationProfile: "https_spiffe", BundleEndpointPort: 8443,
 		BundleEndpointURL: "https://federation.east.example.org", EndpointSPIFFEID: "spiffe://east.example.org/spire/server",
 		ClassName: "ztwim-spire", ServerNamespace: "ztwim", ServerPod: "spire-server-0", ServerContainer: "spire-server",

@@ -76,6 +76,7 @@ func (f *Facts) Installation(cluster, bundleEndpointURL string, d OperatorDefaul
 		ClusterName:       f.ClusterName(),
 		BundleConfigMap:   f.BundleConfigMap(),
 		BundleNamespace:   d.Namespace,
+		BundleKey:         NotifierBundleKey,
 		FederationProfile: f.FederationProfile(),
 		BundleEndpointURL: bundleEndpointURL,
 		EndpointSPIFFEID:  EndpointSPIFFEID(td),

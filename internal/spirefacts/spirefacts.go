@@ -48,6 +48,10 @@ const (
 	OperatorManagedByValue = "zero-trust-workload-identity-manager"
 	// DefaultBundleConfigMap is the operator's default bundle ConfigMap name.
 	DefaultBundleConfigMap = "spire-bundle"
+	// NotifierBundleKey is the key SPIRE's Notifier "k8sbundle" writes PEM
+	// certificates under when its config_map_key is unset; the operator
+	// renders that notifier.
+	NotifierBundleKey = "bundle.crt"
 )
 
 // Facts holds the two singletons as read; either may be nil (absent, or its

@@ -6,7 +6,9 @@ data "zerotrust_trust_bundle" "west" {
   spire_server = {} # namespace from the provider's spire.namespace, pod spire-server-0
 }
 
-# The same bundle from the ConfigMap SPIRE keeps current (bundle.spiffe, else bundle.crt).
+# The same bundle from the ConfigMap SPIRE keeps current: bundle.spiffe from its
+# BundlePublisher "k8s_configmap" (the Helm chart's default) or bundle.crt from its
+# Notifier "k8sbundle" (the operator's), whichever the ConfigMap has.
 data "zerotrust_trust_bundle" "west_configmap" {
   cluster      = "west"
   trust_domain = "west.example.org"

@@ -250,6 +250,8 @@ type SpireState struct {
 	// BundleNamespace holds BundleConfigMap; empty in a state written before
 	// it was recorded, where it is Namespace.
 	BundleNamespace string `json:"bundle_namespace,omitempty"`
+	// BundleKey is the key of BundleConfigMap SPIRE writes (Spire.BundleKey).
+	BundleKey string `json:"bundle_key,omitempty"`
 	// Helm: laid out as the SPIFFE Helm chart does (SpireOptions.Helm).
 	Helm bool `json:"helm,omitempty"`
 	// SocketPath is the server API (admin) socket, in SocketDir, a directory

@@ -84,8 +84,18 @@ type SpireOptions struct {
 	// Namespace then defaults to HelmSpireNamespace and ClassName to the
 	// chart's default, HelmSpireClassName; the bundle ConfigMap is in
 	// HelmSpireBundleNamespace, and the chart's default ClusterSPIFFEIDs
-	// exist as Helm made them (HelmClusterSPIFFEIDs).
+	// exist as Helm made them (HelmClusterSPIFFEIDs). The bundle is
+	// published as the chart's defaults publish it: SPIRE's BundlePublisher
+	// "k8s_configmap" writes SPIFFE bundle JSON under HelmBundleKey, and
+	// creates the ConfigMap itself (see HelmNotifier for the other case).
 	Helm bool
+	// HelmNotifier, only with Helm, publishes the bundle as the chart's
+	// values notifier.k8sBundle.enabled=true and
+	// bundlePublisher.k8sConfigMap.enabled=false do (the chart refuses both
+	// at once): SPIRE's Notifier "k8sbundle" patches PEM certificates under
+	// "bundle.crt" into the ConfigMap the chart creates. The operator's
+	// layout always publishes this way.
+	HelmNotifier bool
 	// HelmFederatedTrustDomains, only with Helm, are the chart's
 	// controllerManager.identities.clusterFederatedTrustDomains: each key
 	// becomes a ClusterFederatedTrustDomain as Helm makes it (named
@@ -110,7 +120,7 @@ type SpireOptions struct {
 // its federation bundle endpoint on 127.0.0.1, and, unless standalone, the
 // Kubernetes objects that make it look deployed in its cluster: a Node and
 // Pod through which pod exec reaches the real binary, the bundle ConfigMap
-// that SPIRE's k8sbundle notifier keeps current, the
+// that SPIRE's own plugin keeps current (BundleKey), the
 // ZeroTrustWorkloadIdentityManager and SpireServer `cluster` objects the
 // operator would create (the SpireServer's bundle endpoint is the real one,
 // so peers derive its URL from the cluster), and optionally the real
@@ -131,13 +141,16 @@ type Spire struct {
 	// Namespace is set.
 	Namespace, PodName, Container string
 	NodeName                      string
-	// BundleConfigMap in BundleNamespace holds "bundle.crt" (PEM), kept
-	// current by SPIRE's k8sbundle notifier. BundleNamespace is Namespace in
-	// the operator's layout and HelmSpireBundleNamespace in the chart's,
-	// whose recommended layout publishes the bundle where the agents run.
-	// Both empty when standalone.
-	BundleConfigMap, BundleNamespace string
-	ClassName                        string
+	// BundleConfigMap in BundleNamespace holds the bundle under BundleKey,
+	// written by real SPIRE: "bundle.crt" (PEM) from its Notifier
+	// "k8sbundle" in the operator's layout and with HelmNotifier,
+	// HelmBundleKey (SPIFFE bundle JSON) from its BundlePublisher
+	// "k8s_configmap" in the chart's default layout. BundleNamespace is
+	// Namespace in the operator's layout and HelmSpireBundleNamespace in the
+	// chart's, whose recommended layout publishes the bundle where the
+	// agents run. All empty when standalone.
+	BundleConfigMap, BundleNamespace, BundleKey string
+	ClassName                                   string
 
 	mu         sync.Mutex
 	opts       SpireOptions
@@ -176,8 +189,8 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	if opts.Standalone && opts.Helm {
 		return nil, errors.New("spire: a standalone server has no cluster objects to lay out as the Helm chart does")
 	}
-	if (len(opts.HelmFederatedTrustDomains) > 0 || len(opts.HelmDisabledClusterSPIFFEIDs) > 0) && !opts.Helm {
-		return nil, errors.New("spire: HelmFederatedTrustDomains and HelmDisabledClusterSPIFFEIDs are the Helm chart's values; set Helm too")
+	if (len(opts.HelmFederatedTrustDomains) > 0 || len(opts.HelmDisabledClusterSPIFFEIDs) > 0 || opts.HelmNotifier) && !opts.Helm {
+		return nil, errors.New("spire: HelmFederatedTrustDomains, HelmDisabledClusterSPIFFEIDs and HelmNotifier are the Helm chart's values; set Helm too")
 	}
 	if opts.Standalone && opts.Detach {
 		return nil, errors.New("spire: Detach is for servers of a cluster (ztlab up --spire), not standalone ones")
@@ -205,9 +218,12 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	}
 	if !opts.Standalone {
 		s.Namespace, s.PodName, s.Container = opts.Namespace, SpirePodName, SpireContainerName
-		s.BundleConfigMap, s.BundleNamespace = SpireBundleConfigMap, opts.Namespace
+		s.BundleConfigMap, s.BundleNamespace, s.BundleKey = SpireBundleConfigMap, opts.Namespace, NotifierBundleKey
 		if opts.Helm {
 			s.BundleNamespace = HelmSpireBundleNamespace
+		}
+		if s.publishes() {
+			s.BundleKey = HelmBundleKey
 		}
 		s.NodeName = "spire-" + opts.Namespace
 	}
@@ -406,9 +422,7 @@ func (s *Spire) serverConfig() string {
 		fmt.Fprintf(&b, "  NodeAttestor \"k8s_psat\" {\n    plugin_data {\n      clusters = {\n        %q = {\n"+
 			"          service_account_allow_list = [%q]\n          kube_config_file = %q\n        }\n      }\n    }\n  }\n",
 			s.Cluster.Name, s.Namespace+":"+SpireAgentServiceAccount, s.Cluster.Kubeconfig)
-		fmt.Fprintf(&b, "  Notifier \"k8sbundle\" {\n    plugin_data {\n      namespace = %q\n      config_map = %q\n"+
-			"      config_map_key = \"bundle.crt\"\n      kube_config_file_path = %q\n    }\n  }\n",
-			s.BundleNamespace, s.BundleConfigMap, s.Cluster.Kubeconfig)
+		s.writeBundlePlugin(&b)
 	}
 	b.WriteString("}\n\nhealth_checks {\n  listener_enabled = true\n  bind_address = \"127.0.0.1\"\n")
 	fmt.Fprintf(&b, "  bind_port = \"%d\"\n  live_path = \"/live\"\n  ready_path = \"/ready\"\n}\n", s.healthPort)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spiffe/go-spiffe/v2/bundle/spiffebundle"
+	"github.com/spiffe/go-spiffe/v2/spiffeid"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,8 +52,10 @@ func SpireServerRequiredSpec() map[string]any {
 const spireServerImage = "ghcr.io/spiffe/spire-server:1.15.3"
 
 // createClusterObjects makes what must exist before the server starts: the
-// namespace, the bundle ConfigMap (the k8sbundle notifier patches it and
-// fails when it is missing) and, unless laid out as the Helm chart does, the
+// namespaces, the bundle ConfigMap when SPIRE's Notifier "k8sbundle" writes
+// it (it patches the ConfigMap and fails when it is missing; the
+// BundlePublisher "k8s_configmap" creates its own with a server-side apply)
+// and, unless laid out as the Helm chart does, the
 // ZeroTrustWorkloadIdentityManager `cluster` object describing this
 // installation.
 func (s *Spire) createClusterObjects(ctx context.Context) error {
@@ -65,13 +69,15 @@ func (s *Spire) createClusterObjects(ctx context.Context) error {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: s.BundleConfigMap, Namespace: s.BundleNamespace}}
-	if s.opts.Helm {
-		// The chart makes the ConfigMap the notifier patches.
-		cm.ObjectMeta = s.helmMeta(s.BundleConfigMap, s.BundleNamespace)
-	}
-	if _, err := cs.CoreV1().ConfigMaps(s.BundleNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating ConfigMap %s/%s: %w", s.BundleNamespace, s.BundleConfigMap, err)
+	if !s.publishes() {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: s.BundleConfigMap, Namespace: s.BundleNamespace}}
+		if s.opts.Helm {
+			// The chart makes the ConfigMap the notifier patches.
+			cm.ObjectMeta = s.helmMeta(s.BundleConfigMap, s.BundleNamespace)
+		}
+		if _, err := cs.CoreV1().ConfigMaps(s.BundleNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ConfigMap %s/%s: %w", s.BundleNamespace, s.BundleConfigMap, err)
+		}
 	}
 	if s.opts.Helm {
 		return nil
@@ -150,8 +156,8 @@ func (s *Spire) applySpireServer(ctx context.Context) error {
 	return nil
 }
 
-// waitBundleConfigMap waits until the k8sbundle notifier has written the
-// server's bundle into the ConfigMap.
+// waitBundleConfigMap waits until SPIRE's plugin (BundlePlugin) has written
+// the server's bundle under BundleKey.
 func (s *Spire) waitBundleConfigMap(ctx context.Context) error {
 	cs, err := kubernetes.NewForConfig(s.Cluster.RESTConfig())
 	if err != nil {
@@ -165,15 +171,15 @@ func (s *Spire) waitBundleConfigMap(ctx context.Context) error {
 		switch {
 		case err != nil:
 			last = err.Error()
-		case strings.Contains(cm.Data["bundle.crt"], "BEGIN CERTIFICATE"):
+		case s.holdsBundle(cm.Data[s.BundleKey]):
 			return nil
 		default:
-			last = fmt.Sprintf("no bundle.crt yet (keys: %d)", len(cm.Data))
+			last = fmt.Sprintf("no bundle under %s yet (keys: %d)", s.BundleKey, len(cm.Data))
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the k8sbundle notifier did not write ConfigMap %s/%s (%s); last lines of %s:\n%s",
-				s.BundleNamespace, s.BundleConfigMap, last, s.LogPath(), fileTail(s.LogPath(), 25))
+			return fmt.Errorf("SPIRE's %s did not write ConfigMap %s/%s (%s); last lines of %s:\n%s",
+				s.BundlePlugin(), s.BundleNamespace, s.BundleConfigMap, last, s.LogPath(), fileTail(s.LogPath(), 25))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -235,6 +241,17 @@ func ensureNode(ctx context.Context, cs kubernetes.Interface, name string, statu
 		return nil, fmt.Errorf("updating Node %s status: %w", name, err)
 	}
 	return cur, nil
+}
+
+// holdsBundle reports whether data, a value of the bundle ConfigMap, is a
+// bundle of this server with an X.509 authority, in the format its plugin
+// writes.
+func (s *Spire) holdsBundle(data string) bool {
+	if !s.publishes() {
+		return strings.Contains(data, "BEGIN CERTIFICATE")
+	}
+	b, err := spiffebundle.Parse(spiffeid.RequireTrustDomainFromString(s.TrustDomain), []byte(data))
+	return err == nil && len(b.X509Authorities()) > 0
 }
 
 func ptrTo[T any](v T) *T { return &v }

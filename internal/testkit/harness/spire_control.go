@@ -75,7 +75,7 @@ func (s *Spire) ControllerManagerPID() int {
 func (s *Spire) State() SpireState {
 	st := SpireState{
 		TrustDomain: s.TrustDomain, BundleEndpointURL: s.BundleEndpointURL, EndpointSPIFFEID: s.EndpointSPIFFEID,
-		Namespace: s.Namespace, BundleConfigMap: s.BundleConfigMap, BundleNamespace: s.BundleNamespace, Helm: s.opts.Helm,
+		Namespace: s.Namespace, BundleConfigMap: s.BundleConfigMap, BundleNamespace: s.BundleNamespace, BundleKey: s.BundleKey, Helm: s.opts.Helm,
 		SocketPath: s.SocketPath, SocketDir: s.sockDir, Dir: s.Dir, Bin: s.bin,
 		ServerPID: s.ServerPID(), ControllerManagerPID: s.ControllerManagerPID(),
 	}

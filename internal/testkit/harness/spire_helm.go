@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -18,7 +19,7 @@ import (
 // HelmSpireNamespace, whose objects are named after the chart's server
 // fullname, HelmSpireServerName. The chart's default className is
 // <release namespace>-<release name>. With global.spire.recommendations the
-// chart's notifier publishes the bundle in the agents' namespace,
+// chart publishes the bundle in the agents' namespace,
 // HelmSpireBundleNamespace, not the server's.
 const (
 	HelmSpireNamespace  = "spire-server"
@@ -30,7 +31,68 @@ const (
 	HelmSpireBundleNamespace = "spire-system"
 	// HelmFieldManager is the field manager Helm's writes are recorded under.
 	HelmFieldManager = "helm"
+
+	// The chart's default publisher, bundlePublisher.k8sConfigMap: SPIRE's
+	// BundlePublisher "k8s_configmap" with one entry under `clusters`,
+	// HelmBundlePublisherCluster, the cluster SPIRE runs in (in a real
+	// cluster without kubeconfig_path: the in-cluster credentials), writing
+	// format HelmBundleFormat under HelmBundleKey.
+	HelmBundlePublisherCluster = "chart-internal"
+	HelmBundleFormat           = "spiffe"
+	HelmBundleKey              = "bundle.spiffe"
+	// NotifierBundleKey is where SPIRE's Notifier "k8sbundle" writes PEM
+	// certificates: its config_map_key, "bundle.crt" by default.
+	NotifierBundleKey = "bundle.crt"
 )
+
+// publishes reports whether the bundle ConfigMap is written by SPIRE's
+// BundlePublisher "k8s_configmap" (the chart's default), not its Notifier
+// "k8sbundle".
+func (s *Spire) publishes() bool { return s.opts.Helm && !s.opts.HelmNotifier }
+
+// BundlePlugin names the SPIRE plugin that writes the bundle ConfigMap, for
+// messages: `BundlePublisher "k8s_configmap"` or `Notifier "k8sbundle"`.
+func (s *Spire) BundlePlugin() string {
+	if s.publishes() {
+		return `BundlePublisher "k8s_configmap"`
+	}
+	return `Notifier "k8sbundle"`
+}
+
+// writeBundlePlugin writes the plugin that publishes the bundle into the
+// server's HCL configuration. Real SPIRE writes the ConfigMap; the plugin
+// reaches the lab's API server through the cluster's kubeconfig, where a
+// pod would use its in-cluster credentials.
+func (s *Spire) writeBundlePlugin(b *strings.Builder) {
+	if s.publishes() {
+		fmt.Fprintf(b, "  BundlePublisher \"k8s_configmap\" {\n    plugin_data {\n      clusters %q {\n"+
+			"        format = %q\n        namespace = %q\n        configmap_name = %q\n        configmap_key = %q\n"+
+			"        kubeconfig_path = %q\n      }\n    }\n  }\n",
+			HelmBundlePublisherCluster, HelmBundleFormat, s.BundleNamespace, s.BundleConfigMap, HelmBundleKey, s.Cluster.Kubeconfig)
+		return
+	}
+	fmt.Fprintf(b, "  Notifier \"k8sbundle\" {\n    plugin_data {\n      namespace = %q\n      config_map = %q\n"+
+		"      config_map_key = %q\n      kube_config_file_path = %q\n    }\n  }\n",
+		s.BundleNamespace, s.BundleConfigMap, NotifierBundleKey, s.Cluster.Kubeconfig)
+}
+
+// helmBundlePlugins is the `plugins` section of server.conf as the chart
+// renders it (JSON, each plugin type a list of one-key objects) for the
+// plugin that publishes the bundle. The chart's publisher entry has no
+// kubeconfig_path: in a real cluster it uses the pod's credentials.
+func (s *Spire) helmBundlePlugins() map[string]any {
+	if s.publishes() {
+		return map[string]any{"BundlePublisher": []any{map[string]any{"k8s_configmap": map[string]any{
+			"plugin_data": map[string]any{"clusters": []any{map[string]any{HelmBundlePublisherCluster: map[string]any{
+				"format": HelmBundleFormat, "namespace": s.BundleNamespace,
+				"configmap_name": s.BundleConfigMap, "configmap_key": HelmBundleKey,
+			}}}},
+		}}}}
+	}
+	return map[string]any{"Notifier": []any{map[string]any{"k8sbundle": map[string]any{
+		"plugin_data": map[string]any{"namespace": s.BundleNamespace, "config_map": s.BundleConfigMap},
+	}}}}
+}
 
 // HelmSpireClassName is the chart's default className for release
 // HelmSpireRelease in namespace.
@@ -38,11 +100,10 @@ func HelmSpireClassName(namespace string) string { return namespace + "-" + Helm
 
 // applyHelmObjects writes, in Helm's place, the objects the provider reads of
 // a chart install: the server's configuration ConfigMap (server.conf as JSON,
-// as the chart renders it, saying what this server really runs: the chart's
-// values notifier.k8sBundle.enabled=true, bundlePublisher.k8sConfigMap.enabled=false,
-// which publish the PEM bundle.crt into the system namespace as the
-// default BundlePublisher publishes bundle.spiffe there), the
-// controller manager's ConfigMap, the chart's ClusterSPIFFEIDs and
+// as the chart renders it, saying what this server really runs: by default
+// the BundlePublisher "k8s_configmap" writing bundle.spiffe into the system
+// namespace, with HelmNotifier the Notifier "k8sbundle" writing the PEM
+// bundle.crt there), the controller manager's ConfigMap, the chart's ClusterSPIFFEIDs and
 // ClusterFederatedTrustDomains (applyHelmIdentities) and, with federation,
 // the federation Ingress. Nothing routes the Ingress in a harness cluster: peers reach the
 // endpoint at Spire.BundleEndpointURL, as with the operator's layout.
@@ -63,10 +124,8 @@ func (s *Spire) applyHelmObjects(ctx context.Context) error {
 		}}
 	}
 	conf, err := json.MarshalIndent(map[string]any{
-		"server": server,
-		"plugins": map[string]any{"Notifier": []any{map[string]any{"k8sbundle": map[string]any{
-			"plugin_data": map[string]any{"namespace": s.BundleNamespace, "config_map": s.BundleConfigMap},
-		}}}},
+		"server":  server,
+		"plugins": s.helmBundlePlugins(),
 	}, "", "  ")
 	if err != nil {
 		return err

@@ -445,7 +445,8 @@ func dynamicClient(t *testing.T, c *Cluster) dynamic.Interface {
 
 // TestAccSpireHelmLayout lays a server out as the SPIFFE Helm chart does and
 // reads it back as the provider does: what spirefacts finds is what runs,
-// the bundle is in the chart's system namespace, and the chart's
+// the bundle is in the chart's system namespace, written by real SPIRE's
+// BundlePublisher as the chart's defaults configure it, and the chart's
 // ClusterSPIFFEIDs and ClusterFederatedTrustDomains carry Helm's marks.
 func TestAccSpireHelmLayout(t *testing.T) {
 	lab := startLab(t, Options{Names: []string{"chart"}})
@@ -459,6 +460,7 @@ func TestAccSpireHelmLayout(t *testing.T) {
 	if s.Namespace != HelmSpireNamespace || s.ClassName != HelmSpireClassName(HelmSpireNamespace) || s.BundleNamespace != HelmSpireBundleNamespace {
 		t.Fatalf("Helm layout: namespace %q, class %q, bundle namespace %q", s.Namespace, s.ClassName, s.BundleNamespace)
 	}
+	checkPublishedBundle(ctx, t, s)
 	dyn := dynamicClient(t, s.Cluster)
 	helmOwned := func(obj *unstructured.Unstructured) bool {
 		return obj.GetLabels()["app.kubernetes.io/managed-by"] == "Helm" &&
@@ -504,7 +506,7 @@ func TestAccSpireHelmLayout(t *testing.T) {
 	want := spirefacts.Installation{
 		Install: spirefacts.InstallHelm, Release: HelmSpireRelease, ReleaseNamespace: s.Namespace,
 		TrustDomain: s.TrustDomain, ClusterName: s.Cluster.Name,
-		BundleConfigMap: s.BundleConfigMap, BundleNamespace: HelmSpireBundleNamespace,
+		BundleConfigMap: s.BundleConfigMap, BundleNamespace: HelmSpireBundleNamespace, BundleKey: HelmBundleKey,
 		FederationProfile: "https_spiffe", BundleEndpointPort: int64(s.bundlePort),
 		BundleEndpointURL: "https://" + HelmSpireServerName + "-federation." + s.TrustDomain,
 		EndpointSPIFFEID:  s.EndpointSPIFFEID, ClassName: s.ClassName,

@@ -4,8 +4,10 @@
 // a real SPIRE server and spire-controller-manager (harness.StartSpire), and
 // the Node, Pod and exec endpoint through which pod exec of spire-server-0
 // reaches the real spire-server, as in the acceptance tests. The SPIRE of
-// the clusters --helm names is laid out as the SPIFFE Helm chart does
-// (harness.SpireOptions.Helm), the others' as the OpenShift operator does.
+// the clusters --helm names is laid out as the SPIFFE Helm chart's defaults
+// lay it out (harness.SpireOptions.Helm: SPIRE's BundlePublisher
+// "k8s_configmap" writes bundle.spiffe), the others' as the OpenShift
+// operator does (its Notifier "k8sbundle" writes bundle.crt).
 //
 //	ztlab up     --clusters east,west --state demo/state [--spire [--helm west] [--workloads]] [--audit] [--skip-crds]
 //	ztlab status --state demo/state
@@ -434,6 +436,10 @@ func printTable(w io.Writer, st *harness.State, kubeconfig string) {
 		if s := c.Spire; s != nil {
 			td, url, sock = s.TrustDomain, s.BundleEndpointURL, s.SocketPath
 			layout = map[bool]string{true: "helm chart", false: "operator"}[s.Helm]
+			if s.BundleKey != "" {
+				// Which of SPIRE's plugins writes the bundle ConfigMap, by its key.
+				layout += " (" + s.BundleKey + ")"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Host, c.Context, td, layout, url, sock)
 	}
