@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
@@ -77,10 +78,14 @@ func (c *Client) outageOver() error {
 
 // heard records an HTTP answer from the cluster (any status): it ends an
 // outage in progress.
-func (c *Client) heard() {
+func (c *Client) heard(ctx context.Context) {
 	c.outage.mu.Lock()
 	defer c.outage.mu.Unlock()
 	c.outage.answered = time.Now()
+	if !c.outage.since.IsZero() {
+		tflog.Warn(ctx, "cluster answers again", map[string]any{"cluster": c.DisplayName(),
+			"host": c.rest.Host, "after": time.Since(c.outage.since).Round(time.Millisecond).String()})
+	}
 	c.outage.since = time.Time{}
 }
 
@@ -90,19 +95,21 @@ func (c *Client) heard() {
 // sent, whichever is later: an attempt that hung until a timeout counts from
 // when it was sent. It returns the outage's error instead once the bound has
 // run out, then also for every later request (outageOver).
-func (c *Client) notHeard(sent time.Time, err error) (time.Time, error) {
+func (c *Client) notHeard(ctx context.Context, sent time.Time, err error) (time.Time, error) {
 	c.outage.mu.Lock()
 	defer c.outage.mu.Unlock()
 	if c.outage.over != nil {
 		return time.Time{}, c.outage.over
 	}
+	bound := c.reconnectTimeout()
 	if c.outage.since.IsZero() {
 		c.outage.since = sent
 		if c.outage.answered.After(sent) {
 			c.outage.since = c.outage.answered
 		}
+		tflog.Warn(ctx, "cluster stopped answering; waiting for it", map[string]any{"cluster": c.DisplayName(),
+			"host": c.rest.Host, "reconnect_timeout": bound.String(), "error": err.Error()})
 	}
-	bound := c.reconnectTimeout()
 	deadline := c.outage.since.Add(bound)
 	if !time.Now().Before(deadline) {
 		c.outage.over = &OutageError{Cluster: c.DisplayName(), Host: c.rest.Host, Waited: time.Since(c.outage.since),
@@ -136,7 +143,7 @@ func (c *Client) attempt(ctx context.Context, op func(context.Context) error) (s
 	err = op(ctx)
 	var status apierrors.APIStatus
 	if err == nil || errors.As(err, &status) {
-		c.heard()
+		c.heard(ctx)
 	}
 	return sent, err
 }

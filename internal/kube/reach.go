@@ -58,7 +58,7 @@ func (c *Client) Reachable(ctx context.Context) error {
 		c.reach.asked = true
 		c.reach.err = c.probe(ctx)
 		if c.reach.err == nil {
-			c.heard()
+			c.heard(ctx)
 		}
 	}
 	return c.reach.err

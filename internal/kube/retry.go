@@ -183,7 +183,7 @@ func (c *Client) doWrite(ctx context.Context, kind Kind, op func(context.Context
 			if lost == nil || !errors.Is(err, context.DeadlineExceeded) {
 				lost = err
 			}
-			deadline, over := c.notHeard(sent, lost)
+			deadline, over := c.notHeard(ctx, sent, lost)
 			if over != nil {
 				return over
 			}

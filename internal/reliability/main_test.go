@@ -52,6 +52,9 @@ var (
 	secretsChecked  atomic.Int64
 	trustRefusals   atomic.Int64
 	parallelObjects atomic.Int64
+	// blipNotes are the blip tests' results (blipNote).
+	blipMu    sync.Mutex
+	blipNotes []string
 )
 
 func TestMain(m *testing.M) {
@@ -114,6 +117,9 @@ func summary() string {
 	if parallelObjects.Load() > 0 {
 		parts = append(parts, fmt.Sprintf("%d objects on 3 clusters at parallelism 50, 0 throttling errors", parallelObjects.Load()))
 	}
+	blipMu.Lock()
+	parts = append(parts, blipNotes...)
+	blipMu.Unlock()
 	return "reliability: " + strings.Join(parts, "; ")
 }
 

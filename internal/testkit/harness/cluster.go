@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -373,6 +374,26 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return fmt.Errorf("cluster %s: restarting: %w", c.Name, err)
+}
+
+// FreezeAPIServer stops the kube-apiserver (SIGSTOP) without killing it: its
+// port still accepts connections (the kernel completes them) but nothing
+// answers, as with a server hung in a long pause. ThawAPIServer resumes it.
+func (c *Cluster) FreezeAPIServer() error { return c.signalAPIServer(syscall.SIGSTOP) }
+
+// ThawAPIServer resumes a kube-apiserver FreezeAPIServer stopped (SIGCONT).
+func (c *Cluster) ThawAPIServer() error { return c.signalAPIServer(syscall.SIGCONT) }
+
+func (c *Cluster) signalAPIServer(sig syscall.Signal) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.api == nil || c.api.exited() {
+		return fmt.Errorf("cluster %s: kube-apiserver is not running", c.Name)
+	}
+	if err := c.api.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("cluster %s: kube-apiserver (pid %d): %s: %w", c.Name, c.api.pid(), sig, err)
+	}
+	return nil
 }
 
 // Ready reports whether the apiserver answers /readyz with 200 now.
