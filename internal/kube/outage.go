@@ -55,7 +55,20 @@ type outage struct {
 	answered time.Time
 	since    time.Time
 	over     *OutageError
+	// settleUntil ends the window after an outage in which refusals of the
+	// credentials are retried (settling).
+	settleUntil time.Time
 }
+
+// settleGrace is how long, at most, after a cluster answers again, a 401 or
+// 403 answer is taken for its API server still starting rather than for the
+// credentials' rights: a kube-apiserver serves requests as soon as it
+// listens, and refuses them until its authenticators and RBAC authorizer
+// have loaded what they check against (seen against kube-apiserver v1.35:
+// "cannot get resource" for a service account bound to cluster-admin, for
+// about a second after a restart). A refusal that holds past it is
+// reported as the refusal it is.
+const settleGrace = 10 * time.Second
 
 // reconnectTimeout is the client's bound on an outage.
 func (c *Client) reconnectTimeout() time.Duration {
@@ -85,8 +98,24 @@ func (c *Client) heard(ctx context.Context) {
 	if !c.outage.since.IsZero() {
 		tflog.Warn(ctx, "cluster answers again", map[string]any{"cluster": c.DisplayName(),
 			"host": c.rest.Host, "after": time.Since(c.outage.since).Round(time.Millisecond).String()})
+		c.outage.settleUntil = time.Now().Add(settleGrace)
+		if end := c.outage.since.Add(c.reconnectTimeout()); end.Before(c.outage.settleUntil) {
+			c.outage.settleUntil = end
+		}
 	}
 	c.outage.since = time.Time{}
+}
+
+// settling reports whether err refuses the credentials (401, 403) in the
+// first moments after an outage, while a restarted API server may not
+// know them yet (settleGrace): such a refusal is retried, not reported.
+func (c *Client) settling(err error) bool {
+	if !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) {
+		return false
+	}
+	c.outage.mu.Lock()
+	defer c.outage.mu.Unlock()
+	return time.Now().Before(c.outage.settleUntil)
 }
 
 // notHeard records that an attempt sent at sent got no answer (err, a

@@ -195,6 +195,13 @@ func (c *Client) doWrite(ctx context.Context, kind Kind, op func(context.Context
 			start = time.Now()
 			continue
 		}
+		if c.settling(err) {
+			if !pause(ctx, wait) {
+				return errors.Join(err, ctx.Err())
+			}
+			wait = min(wait*2, 2*time.Second)
+			continue
+		}
 		switch class {
 		case typeMissing:
 			if kind.Plural == "" {
