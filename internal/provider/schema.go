@@ -225,13 +225,16 @@ func providerSchema() schema.Schema {
 					"stopped answering (refused, reset or timed-out connections, as while its API server restarts), " +
 					"as a Go duration. Defaults to `" + defaultReconnectTimeout + "`. Meanwhile every request on that " +
 					"cluster, in a plan's refresh and data sources as in an apply, retries with backoff (up to 2 s " +
-					"apart), and requests on the other clusters go on. When the cluster answers again within the " +
+					"apart), and requests on the other clusters go on (each waiting request holds one of Terraform's " +
+					"`-parallelism` slots). When the cluster answers again within the " +
 					"bound, the run goes on as if nothing happened; when it does not, this and every remaining request " +
 					"on it fail at once with \"Cluster Stopped Answering\", naming the cluster and how long it was " +
 					"waited for, and the next apply resumes where this one stopped. A resource's own `timeouts`, when " +
 					"shorter, end its requests' wait first. Raise it for control planes whose upgrades refuse " +
 					"connections for longer; `on_unreachable`, not this, decides what happens to a cluster that does " +
-					"not answer when the run first needs it.",
+					"not answer when the run first needs it. In the first seconds after the cluster answers again, a " +
+					"refusal of the credentials (401, 403) is retried too, since a restarted API server refuses " +
+					"requests until it has loaded its RBAC; one that persists is reported as such.",
 				Validators: []validator.String{validate.Duration(), validate.DurationAtLeast(time.Second,
 					"the API server of a cluster that restarts needs more than that to answer again")},
 			},
