@@ -1,5 +1,6 @@
 // Package reliability is the reliability and security suite: bad
-// input refused at plan with zero writes, apiserver kills mid-apply, 429
+// input refused at plan with zero writes, apiserver kills mid-apply, API
+// server restarts and freezes ridden out on one cluster of three, 429
 // throttling, secrets kept out of logs and state, and wide parallel applies.
 // It runs its own lab with the apiserver audit log on, so the write counts
 // are not polluted by other packages' tests.
