@@ -176,7 +176,7 @@ func runMeshDead(ctx context.Context, env *tfEnv, opts options, machine Machine)
 	for _, c := range deadCases[1:] {
 		res.Verdicts[c] = judgeDead(res.Runs, c, kube.PlanReachTimeout.Seconds())
 	}
-	res.Verdicts[deadRestarted] = judgeBlip(res.Runs, deadRestarted)
+	res.Verdicts[deadRestarted] = judgeBlip(res.Runs)
 	md := deadMarkdown(res)
 	fmt.Print(md)
 	return writePart(opts.outDir, "DEAD", res, md)

@@ -71,14 +71,14 @@ func restartMidApply(ctx context.Context, c *harness.Cluster, suffix string, don
 // judgeBlip is judgeDead for deadRestarted, whose plan meets every cluster
 // alive: its verdict is on the apply, "met" when every run exited 0 with no
 // error, left no change, and really met the restart.
-func judgeBlip(runs []DeadRun, c string) deadVerdict {
-	v := judgeDead(runs, c, 0)
+func judgeBlip(runs []DeadRun) deadVerdict {
+	v := judgeDead(runs, deadRestarted, 0)
 	if v.Verdict == "no data" {
 		return v
 	}
 	v.Verdict = "met"
 	for _, r := range runs {
-		if r.Case == c && (r.ApplyExit != 0 || r.ApplyErrors != 0 || r.Left != 0 || r.Down == 0) {
+		if r.Case == deadRestarted && (r.ApplyExit != 0 || r.ApplyErrors != 0 || r.Left != 0 || r.Down == 0) {
 			v.Verdict = "not met"
 		}
 	}

@@ -81,21 +81,21 @@ func TestJudgeBlip(t *testing.T) {
 		return r
 	}
 	runs := []DeadRun{deadRun(deadAlive, 2, 1, 4), deadRun(deadAlive, 2, 1, 4), ok(9), ok(10)}
-	v := judgeBlip(runs, deadRestarted)
+	v := judgeBlip(runs)
 	if v.Verdict != "met" || v.ApplyWallRatio != 2.375 {
 		t.Errorf("clean runs: %+v", v)
 	}
 	failed := ok(8)
 	failed.ApplyExit, failed.ApplyErrors = 1, 3
-	if v := judgeBlip(append(runs, failed), deadRestarted); v.Verdict != "not met" {
+	if v := judgeBlip(append(runs, failed)); v.Verdict != "not met" {
 		t.Errorf("a run with errors: %+v", v)
 	}
 	missed := ok(4)
 	missed.Down = 0
-	if v := judgeBlip(append(runs, missed), deadRestarted); v.Verdict != "not met" {
+	if v := judgeBlip(append(runs, missed)); v.Verdict != "not met" {
 		t.Errorf("a run the restart missed: %+v", v)
 	}
-	if v := judgeBlip(runs[:2], deadRestarted); v.Verdict != "no data" {
+	if v := judgeBlip(runs[:2]); v.Verdict != "no data" {
 		t.Errorf("no restarted runs: %+v", v)
 	}
 }
