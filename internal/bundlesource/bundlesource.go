@@ -124,10 +124,11 @@ func Read(ctx context.Context, src Source, td spiffeid.TrustDomain, timeout time
 		case err == nil:
 			bundle = b
 			return true, nil
-		case IsPermanent(err), kube.IsUnreachable(err):
-			// A cluster the run found dead is not asked again within the
-			// run (kube.Client.Reachable): waiting out the timeout would
-			// only delay the same answer.
+		case IsPermanent(err), kube.IsUnreachable(err), kube.IsOutage(err):
+			// A cluster the run found dead, or waited for past its
+			// reconnect timeout, is not asked again within the run
+			// (kube.Client.Reachable, kube.OutageError): waiting out the
+			// timeout would only delay the same answer.
 			return false, err
 		}
 		// An attempt cut short by the deadline says less than the one before.

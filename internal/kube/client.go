@@ -36,6 +36,10 @@ type Client struct {
 	// Name is the cluster key as users wrote it ("" is the default connection).
 	Name         string
 	FieldManager string
+	// ReconnectTimeout bounds how long the walk waits for the cluster when
+	// it stops answering after it answered (do); DefaultReconnectTimeout
+	// when zero. Set before the first request.
+	ReconnectTimeout time.Duration
 
 	rest    *rest.Config
 	dynamic dynamic.Interface
@@ -61,13 +65,15 @@ type Client struct {
 	// attached holds the walk state of other packages, one value per type
 	// (see Attached).
 	attached sync.Map
-	// reach is the answer of Reachable, asked once, and replaced only by a
-	// recheck that found the cluster gone.
+	// reach is the answer of Reachable, asked once.
 	reach struct {
 		mu    sync.Mutex
 		asked bool
 		err   error
 	}
+	// outage is what the walk knows of the cluster's answers since Reachable
+	// found it answering (see do).
+	outage outage
 	// refusals holds the 403 answers of this client's life (one Terraform
 	// graph walk) by request (see refusedOnce): RBAC does not change because
 	// the provider asks again, so a refused request is sent once per walk,
@@ -100,6 +106,13 @@ func requestKey(verb string, kind Kind, namespace, name string) string {
 // this client (refusedOnce).
 func (c *Client) doOnce(ctx context.Context, verb string, kind Kind, namespace, name string, op func(context.Context) error) error {
 	return c.refusedOnce(requestKey(verb, kind, namespace, name), func() error { return c.do(ctx, kind, op) })
+}
+
+// writeOnce is doOnce for a write that is read back (landed, see doWrite)
+// before it is sent again.
+func (c *Client) writeOnce(ctx context.Context, verb string, kind Kind, namespace, name string, op func(context.Context) error,
+	landed func(context.Context) (bool, error)) error {
+	return c.refusedOnce(requestKey(verb, kind, namespace, name), func() error { return c.doWrite(ctx, kind, op, landed) })
 }
 
 // Attached returns c's one *T, made by newT on first use: where packages
@@ -169,14 +182,16 @@ func (c *Client) Apply(ctx context.Context, kind Kind, obj *unstructured.Unstruc
 	obj.SetAPIVersion(kind.APIVersion())
 	obj.SetKind(kind.Kind)
 	var out *unstructured.Unstructured
-	err := c.doOnce(ctx, "patch", kind, obj.GetNamespace(), obj.GetName(), func(ctx context.Context) error {
+	err := c.writeOnce(ctx, "patch", kind, obj.GetNamespace(), obj.GetName(), func(ctx context.Context) error {
 		var err error
 		out, err = c.resource(kind, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
 			FieldManager: c.FieldManager,
 			Force:        force,
 		})
 		return err
-	})
+	}, c.readBack(kind, obj.GetNamespace(), obj.GetName(), &out, func(live *unstructured.Unstructured) bool {
+		return appliedBy(live, obj, c.FieldManager)
+	}))
 	if err != nil {
 		return nil, &OpError{Cluster: c.DisplayName(), Verb: "patch", Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Err: err}
 	}
@@ -189,11 +204,13 @@ func (c *Client) Apply(ctx context.Context, kind Kind, obj *unstructured.Unstruc
 // removing some items of an atomic list that another manager applied too.
 func (c *Client) MergePatch(ctx context.Context, kind Kind, namespace, name string, patch []byte) (*unstructured.Unstructured, error) {
 	var out *unstructured.Unstructured
-	err := c.doOnce(ctx, "patch", kind, namespace, name, func(ctx context.Context) error {
+	err := c.writeOnce(ctx, "patch", kind, namespace, name, func(ctx context.Context) error {
 		var err error
 		out, err = c.resource(kind, namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: c.FieldManager})
 		return err
-	})
+	}, c.readBack(kind, namespace, name, &out, func(live *unstructured.Unstructured) bool {
+		return mergePatched(live.Object, patch)
+	}))
 	if err != nil {
 		return nil, &OpError{Cluster: c.DisplayName(), Verb: "patch", Kind: kind, Namespace: namespace, Name: name, Err: err}
 	}

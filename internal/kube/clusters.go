@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
@@ -15,6 +16,8 @@ type Settings struct {
 	QPS          float32
 	Burst        int
 	UserAgent    string
+	// ReconnectTimeout is every client's (Client.ReconnectTimeout).
+	ReconnectTimeout time.Duration
 }
 
 // Clusters holds every configured connection and builds each client on first
@@ -111,6 +114,9 @@ func (c *Clusters) Client(key string) (*Client, error) {
 		// Terraform only shows in TF_LOG output; they carry nothing users act on here.
 		cfg.WarningHandler = rest.NoWarnings{}
 		l.client, l.err = NewClient(key, cfg, c.settings.FieldManager)
+		if l.client != nil {
+			l.client.ReconnectTimeout = c.settings.ReconnectTimeout
+		}
 	})
 	return l.client, l.err
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -261,6 +262,18 @@ func explain(err error, action string) (string, string) {
 				"written to it. Resources on other clusters that do not depend on this one are applied as usual. Check that the API server is up "+
 				"and reachable from where Terraform runs, then apply again.\n\n%v", action, u.Cluster, u.Host,
 			PlanReachTimeout, u.Err)
+	case IsOutage(err):
+		var o *OutageError
+		errors.As(err, &o)
+		return "Cluster Stopped Answering", fmt.Sprintf(
+			"Could not %s: cluster %q at %s answered earlier in this run, then stopped answering (refused, reset or "+
+				"timed-out connections, as while its API server restarts) and did not answer again within the "+
+				"provider's reconnect_timeout of %s: the provider waited %s for it, then failed this and every "+
+				"remaining request on it at once. Requests on other clusters went on. What was written to the cluster "+
+				"before it stopped is kept: the next apply resumes where this one stopped, once the API server answers "+
+				"again (it finds those objects and does not create them twice). If the cluster's restarts take "+
+				"longer (a managed control-plane upgrade), raise reconnect_timeout.\n\n%v",
+			action, o.Cluster, o.Host, o.Bound, o.Waited.Round(100*time.Millisecond), o.Err)
 	case classify(err) == retryable:
 		return "Cluster Unavailable", fmt.Sprintf(
 			"Could not %s: cluster %q did not answer successfully, even after retries (throttled, unavailable, or "+

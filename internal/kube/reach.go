@@ -14,8 +14,8 @@ import (
 // /version in milliseconds; an address where nothing listens fails at once,
 // and one that accepts connections but never answers (a firewall that
 // drops, a hung server) fails at this bound, not at the 10 s of client-go's
-// TLS handshake timeout nor the 30 s of retries a request is otherwise
-// allowed (transientBudget).
+// TLS handshake timeout nor the reconnect timeout a cluster that answered
+// before gets (DefaultReconnectTimeout).
 const PlanReachTimeout = 3 * time.Second
 
 // UnreachableError says a cluster did not answer at all: no connection, no
@@ -40,36 +40,26 @@ func IsUnreachable(err error) bool {
 
 // Reachable asks the API server for /version once per client (one Terraform
 // graph walk), one attempt bounded by PlanReachTimeout, and returns an
-// *UnreachableError when no HTTP answer came back; later, it also returns the
-// *UnreachableError of a request that found the cluster gone mid-walk
-// (recheck). Any answer, even a refusal (401, 403) or a server error, counts
-// as reachable: the requests that follow report those themselves.
+// *UnreachableError when no HTTP answer came back. Any answer, even a
+// refusal (401, 403) or a server error, counts as reachable: the requests
+// that follow report those themselves.
 //
 // Every request of the client asks it first (do), so a dead cluster costs
 // one walk this bound once, whatever the number of resources, data sources
 // and checks on it: each of them then fails at once with the same error
-// instead of waiting out a TLS handshake and the retry budget.
+// instead of waiting out a TLS handshake and the retry budget. A cluster
+// that answered here and stops answering later in the walk is not dead but
+// restarting, and is waited for (do, notHeard): the answer is never
+// replaced.
 func (c *Client) Reachable(ctx context.Context) error {
 	c.reach.mu.Lock()
 	defer c.reach.mu.Unlock()
 	if !c.reach.asked {
 		c.reach.asked = true
 		c.reach.err = c.probe(ctx)
-	}
-	return c.reach.err
-}
-
-// recheck is asked by a request whose attempt failed in transport (refused,
-// reset, timed out) on a client that found its cluster answering: one new
-// bounded probe decides whether the cluster is gone (then the walk
-// remembers it, and this and every later request fail at once) or only
-// dropped one connection (then the request gets its retries).
-func (c *Client) recheck(ctx context.Context) error {
-	c.reach.mu.Lock()
-	defer c.reach.mu.Unlock()
-	if c.reach.err == nil {
-		c.reach.asked = true
-		c.reach.err = c.probe(ctx)
+		if c.reach.err == nil {
+			c.heard(ctx)
+		}
 	}
 	return c.reach.err
 }

@@ -108,43 +108,99 @@ func isTransportFailure(err error) bool {
 	return errors.As(err, &nerr) && nerr.Timeout()
 }
 
-// do runs op, retrying what a later attempt can fix. Every operation it wraps
-// is idempotent (server-side apply, get, list, delete), so a retry after a
-// lost response is safe.
+// do runs op, retrying what a later attempt can fix. op is a read, or a
+// write that is the same whether sent once or twice (a delete; see doWrite
+// for the others).
 //
 // Not client-go's retry.OnError with a wait.Backoff: a Backoff with a Cap
 // ends its steps when the cap is reached (apimachinery wait's delay sets
 // steps to 0), so "100 ms doubling to 2 s, then every 2 s until a time
 // budget" cannot be expressed; without a cap the waits grow past the budget
-// itself. The budget also differs per class (crdGrace, transientBudget),
-// which a fixed step count cannot follow, and its sleep does not end with
-// ctx. Not for size: util/retry adds nothing measurable to the release
-// binary (bench/ANALYSIS.md). classify, the part that needs care, is shared
-// with kube.Diagnostic.
+// itself. The budget also differs per class (crdGrace, transientBudget, the
+// cluster's reconnect timeout), which a fixed step count cannot follow, and
+// its sleep does not end with ctx. Not for size: util/retry adds nothing
+// measurable to the release binary (bench/ANALYSIS.md). classify, the part
+// that needs care, is shared with kube.Diagnostic.
 //
-// A cluster that does not answer at all is not retried: every call asks
-// Reachable first (one bounded probe per walk) and fails at once with its
-// *UnreachableError, and a transport failure of a cluster that answered
-// before is rechecked once (recheck) before it gets the retry budget.
+// Two clusters that do not answer are told apart. One that does not answer
+// when the walk first needs it is not retried: every call asks Reachable
+// first (one bounded probe per walk) and fails at once with its
+// *UnreachableError. One that answered and then stops (refused, reset or
+// timed-out connections: an API server restarting) is waited for, by every
+// request on it, until it answers again or the outage has lasted the
+// client's reconnect timeout (notHeard); then this and every later request
+// of the walk fail at once with its *OutageError. Requests on other
+// clusters go on meanwhile: each client keeps its own outage.
 func (c *Client) do(ctx context.Context, kind Kind, op func(context.Context) error) error {
+	return c.doWrite(ctx, kind, op, nil)
+}
+
+// doWrite is do for a write that is not sent twice blindly: after an
+// attempt that may have reached the API server before its connection broke,
+// landed is asked first (it reads the object back, and reports whether the
+// object already holds what op writes; the caller then takes that object as
+// op's answer). op is sent again only when it does not.
+func (c *Client) doWrite(ctx context.Context, kind Kind, op func(context.Context) error, landed func(context.Context) (bool, error)) error {
 	if err := c.Reachable(ctx); err != nil {
+		return err
+	}
+	if err := c.outageOver(); err != nil {
 		return err
 	}
 	start := time.Now()
 	wait := 100 * time.Millisecond
-	crdChecked, rechecked := false, false
+	crdChecked := false
+	// unsure: a write attempt may have landed, and no read back has said
+	// whether it did.
+	unsure := false
+	// lost is the last failure of an attempt the cluster did not answer,
+	// other than one the outage's deadline cut short, for the error that
+	// ends the wait.
+	var lost error
 	for {
-		err := op(ctx)
+		sending := landed != nil && !unsure
+		step := op
+		if landed != nil && unsure {
+			step = func(ctx context.Context) error {
+				done, err := landed(ctx)
+				if err != nil || done {
+					return err
+				}
+				sending = true
+				return op(ctx)
+			}
+		}
+		sent, err := c.attempt(ctx, step)
 		if err == nil {
 			return nil
 		}
 		var budget time.Duration
 		class := classify(err)
-		if class == retryable && !rechecked && isTransportFailure(err) {
-			rechecked = true
-			if gone := c.recheck(ctx); gone != nil {
-				return gone
+		if ctx.Err() == nil && (class == retryable && isTransportFailure(err) || errors.Is(err, context.DeadlineExceeded)) {
+			if sending {
+				unsure = mayHaveLanded(err)
 			}
+			if lost == nil || !errors.Is(err, context.DeadlineExceeded) {
+				lost = err
+			}
+			deadline, over := c.notHeard(ctx, sent, lost)
+			if over != nil {
+				return over
+			}
+			if !pause(ctx, min(wait, time.Until(deadline))) {
+				return errors.Join(err, ctx.Err())
+			}
+			wait = min(wait*2, 2*time.Second)
+			// The budgets below count from the cluster's answers.
+			start = time.Now()
+			continue
+		}
+		if c.settling(err) {
+			if !pause(ctx, wait) {
+				return errors.Join(err, ctx.Err())
+			}
+			wait = min(wait*2, 2*time.Second)
+			continue
 		}
 		switch class {
 		case typeMissing:
@@ -171,11 +227,19 @@ func (c *Client) do(ctx context.Context, kind Kind, op func(context.Context) err
 			}
 			return err
 		}
-		select {
-		case <-ctx.Done():
+		if !pause(ctx, wait) {
 			return errors.Join(err, ctx.Err())
-		case <-time.After(wait):
 		}
 		wait = min(wait*2, 2*time.Second)
+	}
+}
+
+// pause waits d, or less when ctx ends first: then it returns false.
+func pause(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(max(d, 0)):
+		return true
 	}
 }

@@ -87,11 +87,18 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 		return
 	}
 
+	reconnect, err := time.ParseDuration(providerdata.StringOr(cfg.ReconnectTimeout, defaultReconnectTimeout))
+	if err != nil {
+		validate.AttributeError(&resp.Diagnostics, path.Root("reconnect_timeout"), "Invalid Reconnect Timeout",
+			fmt.Sprintf("%q is not a Go duration such as \"60s\" or \"5m\".", cfg.ReconnectTimeout.ValueString()))
+		return
+	}
 	settings := kube.Settings{
-		FieldManager: providerdata.StringOr(cfg.FieldManager, defaultFieldManager),
-		QPS:          float32(defaultQPS),
-		Burst:        defaultBurst,
-		UserAgent:    "terraform-provider-zerotrust/" + p.version,
+		FieldManager:     providerdata.StringOr(cfg.FieldManager, defaultFieldManager),
+		QPS:              float32(defaultQPS),
+		Burst:            defaultBurst,
+		UserAgent:        "terraform-provider-zerotrust/" + p.version,
+		ReconnectTimeout: reconnect,
 	}
 	if !cfg.QPS.IsNull() && !cfg.QPS.IsUnknown() {
 		settings.QPS = float32(cfg.QPS.ValueFloat64())

@@ -82,6 +82,8 @@ func TestAccProvider_invalidConfigurationFailsAtPlan(t *testing.T) {
 		"qps out of range":      {`qps = 0`, `(?s)qps.*between`},
 		"empty cluster key":     {`clusters = { "" = { host = "https://127.0.0.1:1" } }`, `Invalid Cluster Key`},
 		"bad dns timeout":       {`dns = { timeout = "soon" }`, `(?s)Invalid DNS Timeout.*dns.timeout`},
+		"bad reconnect timeout": {`reconnect_timeout = "soon"`, `(?s)reconnect_timeout.*positive duration`},
+		"short reconnect":       {`reconnect_timeout = "100ms"`, `(?s)reconnect_timeout.*at least 1s`},
 		"bad exec version":      {`kubernetes = { exec = { api_version = "v1", command = "x" } }`, `(?s)api_version.*client.authentication.k8s.io`},
 		"half a client cert":    {`kubernetes = { host = "https://127.0.0.1:1", client_certificate = "x" }`, `Incomplete Client Certificate`},
 		"unknown spire install": {`spire = { install = "chart" }`, `(?s)spire.install.*value must be one of`},

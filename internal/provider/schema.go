@@ -2,6 +2,7 @@ package provider
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -28,6 +29,7 @@ const (
 	// the released CRD's maxItems; it is the most the attribute accepts.
 	defaultMaxFederatedTrustDomains = 50
 	defaultDNSTimeout               = "5s"
+	defaultReconnectTimeout         = "60s"
 )
 
 // connectionModel is one cluster connection, shaped like the hashicorp/kubernetes
@@ -73,6 +75,7 @@ type providerModel struct {
 	MaxFederatedTrustDomains types.Int64                 `tfsdk:"max_federated_trust_domains"`
 	DNS                      *dnsModel                   `tfsdk:"dns"`
 	OnUnreachable            types.String                `tfsdk:"on_unreachable"`
+	ReconnectTimeout         types.String                `tfsdk:"reconnect_timeout"`
 }
 
 func connectionAttributes(what string) map[string]schema.Attribute {
@@ -193,7 +196,12 @@ func providerSchema() schema.Schema {
 			"adds at most 3 seconds to a run. A cluster that answers with an error (401, 403, 5xx) is not dead: its " +
 			"requests are retried and fail as usual; nor is one whose certificate does not verify or whose host name " +
 			"does not resolve, which fails the run as the configuration error it is. What the rest of the run does " +
-			"with a dead cluster is `on_unreachable`'s choice.",
+			"with a dead cluster is `on_unreachable`'s choice.\n\n" +
+			"A cluster that answered earlier in the run and then stops answering (its API server restarts, a managed " +
+			"control plane upgrades, a load balancer moves) is not dead either: every request on it waits, retrying " +
+			"with backoff, until it answers again or `reconnect_timeout` has passed since it stopped, while the other " +
+			"clusters go on. A write whose connection broke is read back before it is sent again, so no object is " +
+			"written twice.",
 		Attributes: map[string]schema.Attribute{
 			"on_unreachable": schema.StringAttribute{
 				Optional: true,
@@ -211,6 +219,25 @@ func providerSchema() schema.Schema {
 					"dead cluster, which the warnings name; with `" + providerdata.OnUnreachableError + "`, a run either " +
 					"sees every cluster or does nothing, for pipelines that must not apply a partial view.",
 				Validators: []validator.String{stringvalidator.OneOf(providerdata.OnUnreachableError, providerdata.OnUnreachableWarn)},
+			},
+			"reconnect_timeout": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "How long a run waits for a cluster that answered earlier in the same run and then " +
+					"stopped answering (refused, reset or timed-out connections, as while its API server restarts), " +
+					"as a Go duration. Defaults to `" + defaultReconnectTimeout + "`. Meanwhile every request on that " +
+					"cluster, in a plan's refresh and data sources as in an apply, retries with backoff (up to 2 s " +
+					"apart), and requests on the other clusters go on (each waiting request holds one of Terraform's " +
+					"`-parallelism` slots). When the cluster answers again within the " +
+					"bound, the run goes on as if nothing happened; when it does not, this and every remaining request " +
+					"on it fail at once with \"Cluster Stopped Answering\", naming the cluster and how long it was " +
+					"waited for, and the next apply resumes where this one stopped. A resource's own `timeouts`, when " +
+					"shorter, end its requests' wait first. Raise it for control planes whose upgrades refuse " +
+					"connections for longer; `on_unreachable`, not this, decides what happens to a cluster that does " +
+					"not answer when the run first needs it. In the first seconds after the cluster answers again, a " +
+					"refusal of the credentials (401, 403) is retried too, since a restarted API server refuses " +
+					"requests until it has loaded its RBAC; one that persists is reported as such.",
+				Validators: []validator.String{validate.Duration(), validate.DurationAtLeast(time.Second,
+					"the API server of a cluster that restarts needs more than that to answer again")},
 			},
 			"kubernetes": schema.SingleNestedAttribute{
 				Optional: true,

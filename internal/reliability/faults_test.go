@@ -100,9 +100,9 @@ func checkStateMatchesCluster(t *testing.T, d *tfDir, c *harness.Cluster, prefix
 // apply of 50 ClusterFederatedTrustDomains is under way, once each at
 // several kill points: when N objects exist on the cluster, as seen by a
 // separate admin client. Rounds cycle through three endings: the apiserver
-// comes back a second later (the apply goes through if no request met it
-// dead; one that did finds the cluster unreachable and fails at once, as
-// every later request of the run does, kube.Client.Reachable);
+// comes back a second later (the apply waits for it: the cluster answered
+// earlier in the run, kube.Client's reconnect timeout; the first apply must
+// succeed);
 // the user interrupts terraform while it is down; terraform and the provider
 // are SIGKILLed too and the state of that apply is lost, so its objects
 // exist but the state never learns of them. Then the apiserver is restarted and the configuration
@@ -159,12 +159,13 @@ func TestAccApplySurvivesAPIServerKill(t *testing.T) {
 
 		firstExit := "succeeded"
 		switch round % 3 {
-		case 0: // back a second later
+		case 0: // back a second later: the apply waits for it
 			time.Sleep(time.Second)
 			if err := c.StartAPIServer(ctx); err != nil {
 				t.Fatalf("round %d: restarting the apiserver: %v", round, err)
 			}
 			if err := <-done; err != nil {
+				t.Errorf("round %d: the apply did not ride out a restart of a second (%v):\n%s", round, err, tail(out.String(), 40))
 				firstExit = "failed: " + err.Error()
 			}
 		case 1: // the user interrupts terraform while the apiserver is down

@@ -1,5 +1,6 @@
 // Package reliability is the reliability and security suite: bad
-// input refused at plan with zero writes, apiserver kills mid-apply, 429
+// input refused at plan with zero writes, apiserver kills mid-apply, API
+// server restarts and freezes ridden out on one cluster of three, 429
 // throttling, secrets kept out of logs and state, and wide parallel applies.
 // It runs its own lab with the apiserver audit log on, so the write counts
 // are not polluted by other packages' tests.
@@ -53,6 +54,9 @@ var (
 	trustRefusals   atomic.Int64
 	parallelObjects atomic.Int64
 	onceWarnings    atomic.Int64
+	// blipNotes are the blip tests' results (blipNote).
+	blipMu    sync.Mutex
+	blipNotes []string
 )
 
 func TestMain(m *testing.M) {
@@ -118,6 +122,9 @@ func summary() string {
 	if onceWarnings.Load() > 0 {
 		parts = append(parts, fmt.Sprintf("%d once-per-walk warnings said once each by the built binary, same plan with TF_LOG=trace", onceWarnings.Load()))
 	}
+	blipMu.Lock()
+	parts = append(parts, blipNotes...)
+	blipMu.Unlock()
 	return "reliability: " + strings.Join(parts, "; ")
 }
 

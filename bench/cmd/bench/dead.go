@@ -43,9 +43,12 @@ const (
 	deadAlive  = "alive"
 	deadClosed = "closed port"
 	deadSilent = "silent listener"
+	// deadRestarted is no dead cluster: the last one's kube-apiserver is
+	// restarted mid-apply (dead_blip.go).
+	deadRestarted = "restarted mid-apply"
 )
 
-var deadCases = []string{deadAlive, deadClosed, deadSilent}
+var deadCases = []string{deadAlive, deadClosed, deadSilent, deadRestarted}
 
 // DeadRun is one case in one round.
 type DeadRun struct {
@@ -64,6 +67,13 @@ type DeadRun struct {
 	// ApplyNamesDead tells whether they name the dead cluster.
 	ApplyUnreachable int  `json:"apply_unreachable_errors"`
 	ApplyNamesDead   bool `json:"apply_names_dead_cluster"`
+	// ApplyErrors counts every error of the apply.
+	ApplyErrors int `json:"apply_errors"`
+	// Down is how long the restarted kube-apiserver refused connections
+	// (deadRestarted), and ChangedBeforeKill how many of its objects the
+	// apply had changed when it was killed.
+	Down              float64 `json:"apiserver_down_s,omitempty"`
+	ChangedBeforeKill int     `json:"changed_before_kill,omitempty"`
 	// Left is the number of changes the plan after the apply still shows:
 	// 0 with every cluster alive, the dead cluster's objects otherwise.
 	Left int `json:"changes_left_after_apply"`
@@ -145,13 +155,16 @@ func runMeshDead(ctx context.Context, env *tfEnv, opts options, machine Machine)
 				return fmt.Errorf("round %d, %s: resetting apply: %w\n%s", r, c, err, tail(out, 40))
 			}
 			v := meshVariant{Suffix: "/v2"}
-			if c != deadAlive {
+			var restart *harness.Cluster
+			if c == deadRestarted {
+				restart = lab.Cluster(res.Dead)
+			} else if c != deadAlive {
 				v.Dead, v.DeadHost = res.Dead, hosts[c]
 			}
 			if err := write(v); err != nil {
 				return err
 			}
-			run, err := deadCase(ctx, env, dir, opts, res.Dead, r, c)
+			run, err := deadCase(ctx, env, dir, opts, res.Dead, r, c, restart)
 			if err != nil {
 				return err
 			}
@@ -163,14 +176,17 @@ func runMeshDead(ctx context.Context, env *tfEnv, opts options, machine Machine)
 	for _, c := range deadCases[1:] {
 		res.Verdicts[c] = judgeDead(res.Runs, c, kube.PlanReachTimeout.Seconds())
 	}
+	res.Verdicts[deadRestarted] = judgeBlip(res.Runs)
 	md := deadMarkdown(res)
 	fmt.Print(md)
 	return writePart(opts.outDir, "DEAD", res, md)
 }
 
 // deadCase times the plan and the apply of the configuration in dir, then
-// plans once more, untimed, to count what the apply left.
-func deadCase(ctx context.Context, env *tfEnv, dir string, opts options, dead string, round int, c string) (DeadRun, error) {
+// plans once more, untimed, to count what the apply left. With restart, that
+// cluster's kube-apiserver is restarted during the apply (restartMidApply).
+func deadCase(ctx context.Context, env *tfEnv, dir string, opts options, dead string, round int, c string,
+	restart *harness.Cluster) (DeadRun, error) {
 	run := DeadRun{Round: round, Case: c}
 	s, load, out, err := leanMeasured(ctx, env, dir, opts.timeout, phaseArgs["plan"]...)
 	if code := exitCode(err); code != 2 {
@@ -181,7 +197,22 @@ func deadCase(ctx context.Context, env *tfEnv, dir string, opts options, dead st
 	run.PlanChanges = planChanges(out)
 	run.PlanKeptWarning = strings.Contains(out, "Unreachable: State Kept Without Refresh")
 
+	applied := make(chan struct{})
+	restarted := make(chan error, 1)
+	if restart != nil {
+		go func() {
+			down, changed, err := restartMidApply(ctx, restart, "/v2", applied)
+			run.Down, run.ChangedBeforeKill = down.Seconds(), changed
+			restarted <- err
+		}()
+	} else {
+		restarted <- nil
+	}
 	s, load, out, err = leanMeasured(ctx, env, dir, opts.timeout, phaseArgs["apply"]...)
+	close(applied)
+	if rerr := <-restarted; rerr != nil {
+		return run, fmt.Errorf("round %d, %s: %w", round, c, rerr)
+	}
 	run.Apply = Sample{Wall: s.Wall, CPU: s.CPUTotal, Load: load.max}
 	run.ApplyExit = exitCode(err)
 	if run.ApplyExit < 0 {
@@ -189,6 +220,7 @@ func deadCase(ctx context.Context, env *tfEnv, dir string, opts options, dead st
 	}
 	flat := strings.Join(strings.Fields(out), " ")
 	run.ApplyUnreachable = strings.Count(flat, "Error: Cluster Unreachable")
+	run.ApplyErrors = strings.Count(flat, "Error: ")
 	run.ApplyNamesDead = strings.Contains(flat, fmt.Sprintf("cluster %q", dead))
 
 	out, err = env.tf(ctx, dir, opts.timeout, phaseArgs["plan"]...)
@@ -296,13 +328,17 @@ func deadMarkdown(res DeadResult) string {
 		"Each run changes every object's bundle endpoint URL; with %s dead, %d of the changes are on it "+
 		"(on_unreachable at its default, \"warn\").\n\n",
 		res.Started.Format(time.RFC3339), res.Machine.CPUs, res.Machine.CPUModel, res.Machine.LoadAvg, res.Setup.Wall, res.Setup.CPU, res.Setup.Load, res.Dead, res.DeadObjs)
-	b.WriteString("| round | case | plan wall | plan CPU | load (before, max) | changes planned | kept-state warning | apply wall | apply CPU | load | apply exit | unreachable errors (names the cluster) | changes left after apply |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| round | case | plan wall | plan CPU | load (before, max) | changes planned | kept-state warning | apply wall | apply CPU | load | apply exit | unreachable errors (names the cluster) | all errors | apiserver down (changed before the kill) | changes left after apply |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res.Runs {
-		fmt.Fprintf(&b, "| %d | %s | %.2f s | %.2f s | %.2f, %.2f | %d | %v | %.2f s | %.2f s | %.2f | %d | %d (%v) | %d |\n",
+		down := ""
+		if r.Case == deadRestarted {
+			down = fmt.Sprintf("%.1f s (%d)", r.Down, r.ChangedBeforeKill)
+		}
+		fmt.Fprintf(&b, "| %d | %s | %.2f s | %.2f s | %.2f, %.2f | %d | %v | %.2f s | %.2f s | %.2f | %d | %d (%v) | %d | %s | %d |\n",
 			r.Round, r.Case, r.Plan.Wall, r.Plan.CPU, r.PlanLoadBefore, r.Plan.Load, r.PlanChanges, r.PlanKeptWarning,
-			r.Apply.Wall, r.Apply.CPU, r.Apply.Load, r.ApplyExit, r.ApplyUnreachable, r.ApplyNamesDead, r.Left)
+			r.Apply.Wall, r.Apply.CPU, r.Apply.Load, r.ApplyExit, r.ApplyUnreachable, r.ApplyNamesDead, r.ApplyErrors, down, r.Left)
 	}
-	b.WriteString("\n| medians | plan wall | plan CPU | apply wall | apply CPU | plan wall ratio to alive | plan CPU ratio | apply wall ratio | apply CPU ratio | plan wall added | apply wall added | verdict (plan: added at most the bound) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| medians | plan wall | plan CPU | apply wall | apply CPU | plan wall ratio to alive | plan CPU ratio | apply wall ratio | apply CPU ratio | plan wall added | apply wall added | verdict (dead: plan added at most the bound; restarted: every apply exit 0, no error) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range deadCases[1:] {
 		v := res.Verdicts[c]
 		fmt.Fprintf(&b, "| %s | %.2f s | %.2f s | %.2f s | %.2f s | %.2fx | %.2fx | %.2fx | %.2fx | %+.2f s | %+.2f s | **%s** |\n",
@@ -311,6 +347,9 @@ func deadMarkdown(res DeadResult) string {
 	if v, ok := res.Verdicts[deadClosed]; ok {
 		fmt.Fprintf(&b, "| alive | %.2f s | %.2f s | %.2f s | %.2f s | | | | | | | |\n", v.Alive.PlanWall, v.Alive.PlanCPU, v.Alive.ApplyWall, v.Alive.ApplyCPU)
 	}
-	fmt.Fprintf(&b, "\nTarget: a dead cluster adds at most the reachability bound (kube.PlanReachTimeout, %s) to a plan's wall time, judged on the medians of %d rounds.\n", kube.PlanReachTimeout, deadRounds)
+	fmt.Fprintf(&b, "\nTarget: a dead cluster adds at most the reachability bound (kube.PlanReachTimeout, %s) to a plan's wall time, judged on the medians of %d rounds. "+
+		"A kube-apiserver restarted mid-apply (%s, killed once the apply changed %d of its objects, started again %s later) is waited for: "+
+		"every such apply exits 0 with no error; its apply wall ratio is what the restart costs.\n",
+		kube.PlanReachTimeout, deadRounds, res.Dead, blipKillAfter, blipDown)
 	return b.String()
 }

@@ -71,3 +71,31 @@ func TestWideMeshVariant(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeBlip: the restarted case is met only when every apply exited 0
+// with no error, left nothing, and met the restart.
+func TestJudgeBlip(t *testing.T) {
+	ok := func(apply float64) DeadRun {
+		r := deadRun(deadRestarted, 2, 1, apply)
+		r.Down = 6
+		return r
+	}
+	runs := []DeadRun{deadRun(deadAlive, 2, 1, 4), deadRun(deadAlive, 2, 1, 4), ok(9), ok(10)}
+	v := judgeBlip(runs)
+	if v.Verdict != "met" || v.ApplyWallRatio != 2.375 {
+		t.Errorf("clean runs: %+v", v)
+	}
+	failed := ok(8)
+	failed.ApplyExit, failed.ApplyErrors = 1, 3
+	if v := judgeBlip(append(runs, failed)); v.Verdict != "not met" {
+		t.Errorf("a run with errors: %+v", v)
+	}
+	missed := ok(4)
+	missed.Down = 0
+	if v := judgeBlip(append(runs, missed)); v.Verdict != "not met" {
+		t.Errorf("a run the restart missed: %+v", v)
+	}
+	if v := judgeBlip(runs[:2]); v.Verdict != "no data" {
+		t.Errorf("no restarted runs: %+v", v)
+	}
+}

@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -373,6 +375,51 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return fmt.Errorf("cluster %s: restarting: %w", c.Name, err)
+}
+
+// FreezeAPIServer stops the kube-apiserver (SIGSTOP) without killing it, and
+// returns once the kernel reports it stopped (a busy process's threads stop
+// some time after the signal): its port still accepts connections (the
+// kernel completes them) but nothing answers, as with a server hung in a
+// long pause. ThawAPIServer resumes it.
+func (c *Cluster) FreezeAPIServer() error {
+	if err := c.signalAPIServer(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !procStopped(c.APIServerPID) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster %s: kube-apiserver (pid %d) not stopped 10s after SIGSTOP", c.Name, c.APIServerPID)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+// procStopped reports whether /proc says pid is stopped by a signal (state T).
+func procStopped(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command, which is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'T'
+}
+
+// ThawAPIServer resumes a kube-apiserver FreezeAPIServer stopped (SIGCONT).
+func (c *Cluster) ThawAPIServer() error { return c.signalAPIServer(syscall.SIGCONT) }
+
+func (c *Cluster) signalAPIServer(sig syscall.Signal) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.api == nil || c.api.exited() {
+		return fmt.Errorf("cluster %s: kube-apiserver is not running", c.Name)
+	}
+	if err := c.api.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("cluster %s: kube-apiserver (pid %d): %s: %w", c.Name, c.api.pid(), sig, err)
+	}
+	return nil
 }
 
 // Ready reports whether the apiserver answers /readyz with 200 now.

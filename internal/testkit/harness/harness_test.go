@@ -197,6 +197,21 @@ func TestAccAPIServerRestart(t *testing.T) {
 	if err := c.StartAPIServer(ctx); err == nil {
 		t.Fatalf("StartAPIServer on a running apiserver: want error")
 	}
+	if err := c.FreezeAPIServer(); err != nil {
+		t.Fatalf("FreezeAPIServer: %v", err)
+	}
+	frozen, cancelFrozen := context.WithTimeout(ctx, time.Second)
+	err = c.Ready(frozen)
+	cancelFrozen()
+	if thawErr := c.ThawAPIServer(); thawErr != nil {
+		t.Fatalf("ThawAPIServer: %v", thawErr)
+	}
+	if err == nil {
+		t.Fatalf("/readyz answered while the apiserver was frozen")
+	}
+	if err := c.Ready(ctx); err != nil {
+		t.Fatalf("/readyz after ThawAPIServer: %v", err)
+	}
 	got, err := clientset(t, c).CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("ConfigMap after restart: %v", err)
