@@ -279,10 +279,10 @@ func (k *kubeType[M]) plannedModel(ctx context.Context, data *providerdata.Data,
 // path: the prologue (plannedModel), then the type's plan.
 func (r *kubeResource[M]) Plan(ctx context.Context, plan *M, config M, state *M, private fastpath.PrivateGetter) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if !r.plannedModel(ctx, r.Data, plan, config, state, &diags) || r.kubeType.plan == nil {
+	if !r.plannedModel(ctx, r.Data, plan, config, state, &diags) || r.plan == nil {
 		return diags
 	}
-	diags.Append(r.kubeType.plan(ctx, r, plan, config, state, private)...)
+	diags.Append(r.plan(ctx, r, plan, config, state, private)...)
 	return diags
 }
 
