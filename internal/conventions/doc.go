@@ -13,17 +13,27 @@
 //     unit tests (`make unit`) ends in _unit_test.go; _test.go files hold
 //     acceptance tests and shared test helpers; a package without
 //     acceptance tests names its test files _test.go.
-//   - A helper lives where a reader looks for it: an unexported function
-//     declared in one resource's files of internal/resources
+//   - A helper lives where a reader looks for it: a name declared at the
+//     top level of one resource's files of internal/resources
 //     (<name>_*.go, <name> a registered type name, the longest that
-//     matches) is used by that resource's files only; one that a second
-//     resource or a shared file needs lives in a shared file that
-//     internal/resources/doc.go names.
+//     matches), whether function, constant, variable or type, exported or
+//     not, is used by that resource's files only (registry.go registers
+//     the exported constructors); one that a second resource or a shared
+//     file needs lives in a shared file that internal/resources/doc.go
+//     names.
+//   - One resource shape: a type of internal/resources that embeds the
+//     skeleton (kubeResource) declares none of the methods it serves, its
+//     Create, Update and ModifyPlan start from the skeleton's prologues,
+//     and every plan-time check reaches its cluster through planLookup.
+//   - A figure the CHANGELOG, the provider docs or bench/ANALYSIS.md state
+//     as current for a tunable (GOGC, qps, burst, timeouts) is the code's
+//     constant; a GOGC figure other than the code's reads as history.
 //   - Test tooling stays out of the provider: the binary built from the
 //     repository root links no package under internal/testkit and no
 //     operator stand-in (internal/standin).
 //   - Tests start labs in one place: only acctest.LabFor (labs.go) calls
-//     harness.Start, so every lab has one start timeout and one stop.
+//     harness.Start, under whatever name a file imports the harness, so
+//     every lab has one start timeout and one stop.
 //   - A Go file that is not a test has at most 550 lines (test tooling and
 //     bench/ too: the bound is about reading); past it, it is split by
 //     concern.
