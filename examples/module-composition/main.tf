@@ -127,8 +127,8 @@ locals {
       bundle_endpoint_url     = coalesce(lookup(var.bundle_endpoint_urls, name, null), s.server.bundle_endpoint_url)
       bundle_endpoint_profile = coalesce(s.server.federation_profile, "https_spiffe")
       # null: the module's default, SPIRE's spiffe://<trust domain>/spire/server.
-      endpoint_spiffe_id = s.server.federation_profile == "https_web" ? null : s.server.endpoint_spiffe_id
-      trust_domain_bundle     = s.bundle.spiffe_bundle
+      endpoint_spiffe_id  = s.server.federation_profile == "https_web" ? null : s.server.endpoint_spiffe_id
+      trust_domain_bundle = s.bundle.spiffe_bundle
     }
   }
 
