@@ -54,6 +54,10 @@ func TestAccExamplesMixedPair(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "terraform.tfvars.json"), vars, 0o600); err != nil {
 				t.Fatal(err)
 			}
+			// Built (or found) before the clock starts.
+			if _, err := harness.Tool(ex.cli); err != nil {
+				t.Fatalf("%s CLI unavailable: %v", ex.cli, err)
+			}
 			run := func(args ...string) (string, int) { return cliEnv(t, ex.cli, dir, nil, args...) }
 			destroyed := false
 			t.Cleanup(func() {
