@@ -387,17 +387,15 @@ func plannedChangesAndOutput(t *testing.T, dir string) ([]string, string) {
 // rather than the example's check message.
 func (m *courierMesh) readStatus(t *testing.T) federationStatus {
 	t.Helper()
-	var clusters []*harness.Cluster
 	var carried strings.Builder
 	for _, s := range m.spires {
-		clusters = append(clusters, s.Cluster)
 		for _, peer := range m.spires {
 			if peer != s {
 				fmt.Fprintf(&carried, "    { cluster = %q, trust_domain = %q },\n", s.Cluster.Name, peer.TrustDomain)
 			}
 		}
 	}
-	return readFederationStatus(t, writeStatusConfig(t, clusters, "  check_endpoints = false\n  carried_bundles = [\n"+carried.String()+"  ]\n"))
+	return readFederationStatus(t, writeStatusConfig(t, m.spires, "  check_endpoints = false\n  carried_bundles = [\n"+carried.String()+"  ]\n"))
 }
 
 // expectEastCarried checks how the status compares east's bundle, as each

@@ -92,7 +92,7 @@ func startRotationMesh(t *testing.T, refreshHint time.Duration, names ...string)
 	m.spires = spires
 	m.workloads = startMeshWorkloads(ctx, t, spires)
 	m.example = applyMeshExample(t, m.clusters, spires)
-	m.status = writeStatusConfig(t, m.clusters, "")
+	m.status = writeStatusConfig(t, spires, "")
 	federateWorkloads(ctx, t, m.workloads, spires)
 	expectEveryPair(ctx, t, m.workloads, "after the apply")
 	t.Logf("mesh of %v up, every pair handshakes: %v", names, time.Since(began).Round(time.Second))
@@ -733,13 +733,18 @@ type federationStatus struct {
 }
 
 // writeStatusConfig writes a configuration that reads
-// zerotrust_federation_status for every one of clusters into an output;
-// arguments is the data source's body.
-func writeStatusConfig(t *testing.T, clusters []*harness.Cluster, arguments string) string {
+// zerotrust_federation_status for the cluster of every one of spires into
+// an output (each cluster's spire install as spireInstall says); arguments
+// is the data source's body.
+func writeStatusConfig(t *testing.T, spires []*harness.Spire, arguments string) string {
 	t.Helper()
 	var providerClusters strings.Builder
-	for _, c := range clusters {
-		fmt.Fprintf(&providerClusters, "    %s = { config_path = %q, config_context = %q }\n", c.Name, c.Kubeconfig, c.Name)
+	for _, s := range spires {
+		c, install := s.Cluster, ""
+		if i := spireInstall(s); i != "" {
+			install = fmt.Sprintf(", spire = { install = %q }", i)
+		}
+		fmt.Fprintf(&providerClusters, "    %s = { config_path = %q, config_context = %q%s }\n", c.Name, c.Kubeconfig, c.Name, install)
 	}
 	dir := filepath.Join(t.TempDir(), "status")
 	config := fmt.Sprintf(`terraform {
