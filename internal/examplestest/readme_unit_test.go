@@ -20,7 +20,7 @@ var docSnippetDirs = []string{"resources", "data-sources", "actions", "functions
 
 // exampleVariable is a variable block of an example.
 type exampleVariable struct {
-	name                 string
+	name                string
 	optional, sensitive bool
 }
 
