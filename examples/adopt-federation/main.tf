@@ -10,6 +10,12 @@
 # From then on the mesh grows from var.clusters: a cluster that is not in
 # var.adopted is federated here with every other cluster, in both directions,
 # so adding a cluster is one more map entry.
+#
+# A cluster's SPIRE may come from the OpenShift operator or from the SPIFFE
+# Helm chart (spire_install), in any mix. zerotrust_spire_federation edits
+# the operator's SpireServer and cannot run on a chart install, so a grown
+# chart cluster gets only its ClusterFederatedTrustDomains (the chart's
+# values configure its server's bundle endpoint).
 
 terraform {
   required_providers {
@@ -22,14 +28,25 @@ terraform {
 variable "clusters" {
   description = <<-EOT
     Every cluster of the mesh, keyed by a name of your choice: a kubeconfig
-    (config_path + config_context) and, where the cluster has no federation
-    Route to read it from, the URL of its SPIRE bundle endpoint.
+    (config_path + config_context); the URL where peers reach its SPIRE bundle
+    endpoint, needed where the cluster states none (no operator federation
+    Route, no chart federation Ingress) and winning over the one it states
+    when given; and spire_install, how its SPIRE was installed: "operator"
+    (the OpenShift Zero Trust Workload Identity Manager, the default when
+    unset) or "helm" (the SPIFFE Helm chart spiffe/spire with its recommended
+    layout), which becomes the cluster's `spire = { install = ... }`.
   EOT
   type = map(object({
     config_path         = string
     config_context      = string
     bundle_endpoint_url = optional(string)
+    spire_install       = optional(string)
   }))
+
+  validation {
+    condition     = alltrue([for c in values(var.clusters) : contains(["operator", "helm"], coalesce(c.spire_install, "operator"))])
+    error_message = "spire_install is \"operator\" or \"helm\"."
+  }
 }
 
 variable "adopted" {
@@ -48,6 +65,7 @@ provider "zerotrust" {
     for name, c in var.clusters : name => {
       config_path    = c.config_path
       config_context = c.config_context
+      spire          = c.spire_install == null ? null : { install = c.spire_install }
     }
   }
 }
@@ -64,7 +82,7 @@ data "zerotrust_trust_bundle" "this" {
   cluster      = each.key
   trust_domain = each.value.trust_domain
   config_map = {
-    namespace = each.value.namespace
+    namespace = each.value.bundle_namespace
     name      = each.value.bundle_config_map
   }
 }
@@ -72,10 +90,19 @@ data "zerotrust_trust_bundle" "this" {
 locals {
   grown = setsubtract(keys(var.clusters), var.adopted)
 
+  # The URL given, else the one the cluster states.
   bundle_endpoint_urls = {
     for name, s in data.zerotrust_spire_server.this :
-    name => s.bundle_endpoint_url != null ? s.bundle_endpoint_url : var.clusters[name].bundle_endpoint_url
+    name => var.clusters[name].bundle_endpoint_url != null ? var.clusters[name].bundle_endpoint_url : s.bundle_endpoint_url
   }
+  # The ID each endpoint presents: read, else SPIRE's default.
+  endpoint_spiffe_ids = {
+    for name, s in data.zerotrust_spire_server.this :
+    name => s.endpoint_spiffe_id != null ? s.endpoint_spiffe_id : provider::zerotrust::spiffe_id(s.trust_domain, "spire", "server")
+  }
+  # The grown clusters the operator installed: only their SpireServer can
+  # state federations (zerotrust_spire_federation).
+  grown_operator = toset([for name in local.grown : name if coalesce(var.clusters[name].spire_install, "operator") == "operator"])
 
   # Ordered pairs with at least one grown cluster: the adopted pairs are in
   # adopted.tf already. "a->b" means a federates with (trusts) b.
@@ -94,7 +121,7 @@ resource "zerotrust_federated_trust_domain" "grown" {
   bundle_endpoint_url = local.bundle_endpoint_urls[each.value.peer]
   bundle_endpoint_profile = {
     type               = "https_spiffe"
-    endpoint_spiffe_id = data.zerotrust_spire_server.this[each.value.peer].endpoint_spiffe_id
+    endpoint_spiffe_id = local.endpoint_spiffe_ids[each.value.peer]
   }
   trust_domain_bundle = data.zerotrust_trust_bundle.this[each.value.peer].spiffe_bundle
   wait_for_bundle     = true
@@ -102,11 +129,12 @@ resource "zerotrust_federated_trust_domain" "grown" {
   # also removes the peer's bundle from SPIRE, revoking the workloads' trust.
 }
 
-# A grown cluster's SpireServer states whom it federates with; the adopted
-# servers' entries live in adopted.tf (add the new peer there, or leave the
-# ClusterFederatedTrustDomains above to carry the relationship).
+# A grown operator cluster's SpireServer states whom it federates with; the
+# adopted servers' entries live in adopted.tf (add the new peer there, or
+# leave the ClusterFederatedTrustDomains above to carry the relationship).
+# Not on a chart install: there is no SpireServer to edit.
 resource "zerotrust_spire_federation" "grown" {
-  for_each = local.grown
+  for_each = local.grown_operator
 
   cluster = each.key
   bundle_endpoint = {
@@ -117,7 +145,7 @@ resource "zerotrust_spire_federation" "grown" {
     data.zerotrust_spire_server.this[peer].trust_domain => {
       bundle_endpoint_url     = local.bundle_endpoint_urls[peer]
       bundle_endpoint_profile = "https_spiffe"
-      endpoint_spiffe_id      = data.zerotrust_spire_server.this[peer].endpoint_spiffe_id
+      endpoint_spiffe_id      = local.endpoint_spiffe_ids[peer]
     }
   }
 }

@@ -28,7 +28,13 @@ variable "clusters" {
     trust domain (as its SPIRE server is configured) and either a kubeconfig
     (config_path + config_context) or host + token + cluster_ca_certificate
     (PEM). The trust domains are given, not read, so that a plan can go on
-    while a cluster does not answer.
+    while a cluster does not answer. spire_install says how the cluster's
+    SPIRE was installed: "operator" (the OpenShift Zero Trust Workload
+    Identity Manager, the default when unset) or "helm" (the SPIFFE Helm
+    chart spiffe/spire with its recommended layout, server in spire-server);
+    it becomes the cluster's `spire = { install = ... }` in the provider
+    block, so the SPIRE server pod asked through pod exec and the
+    ClusterSPIFFEIDs' class follow that install, and one fleet may mix both.
   EOT
   type = map(object({
     trust_domain           = string
@@ -37,6 +43,7 @@ variable "clusters" {
     host                   = optional(string)
     token                  = optional(string)
     cluster_ca_certificate = optional(string)
+    spire_install          = optional(string)
   }))
 
   validation {
@@ -50,6 +57,10 @@ variable "clusters" {
   validation {
     condition     = length(distinct([for c in values(var.clusters) : c.trust_domain])) == length(var.clusters)
     error_message = "Each cluster needs its own trust_domain."
+  }
+  validation {
+    condition     = alltrue([for c in values(var.clusters) : contains(["operator", "helm"], coalesce(c.spire_install, "operator"))])
+    error_message = "spire_install is \"operator\" or \"helm\"."
   }
 }
 
@@ -75,6 +86,9 @@ provider "zerotrust" {
       host                   = c.host
       token                  = c.token
       cluster_ca_certificate = c.cluster_ca_certificate
+      # The rest of the cluster's SPIRE settings follow its install's
+      # defaults; null keeps the provider's (the operator's).
+      spire = c.spire_install == null ? null : { install = c.spire_install }
     }
   }
 }
@@ -147,18 +161,28 @@ output "carried" {
   }
 }
 
+# The courier's health, asked from every cluster's SPIRE server (no endpoint
+# is fetched: there is none to reach), never an error: whatever is wrong is a
+# line of `problems`. It depends on the bundles and the ClusterSPIFFEIDs, so
+# Terraform reads it after they are applied while one of them has changes
+# pending, and at plan time when none has: the plan of a converged fleet is
+# then empty (`terraform plan -detailed-exitcode` exits 0), which it would
+# not be with this data source inside the check block (Terraform plans a
+# read of a check block's own data source on every run).
+data "zerotrust_federation_status" "courier" {
+  check_endpoints = false
+  carried_bundles = [for b in zerotrust_spire_bundle.peer : { cluster = b.cluster, trust_domain = b.trust_domain }]
+
+  depends_on = [zerotrust_spire_bundle.peer, zerotrust_cluster_spiffe_id.workloads]
+}
+
 # On every plan and apply after this one: each cluster's SPIRE server holds
 # every bundle Terraform carries to it, and no federation relationship would
-# overwrite one. No endpoint is fetched (there is none to reach). A failed
-# check is a warning listing each problem; it does not stop the run.
+# overwrite one. A failed check is a warning listing each problem; it does
+# not stop the run.
 check "courier_healthy" {
-  data "zerotrust_federation_status" "mesh" {
-    check_endpoints = false
-    carried_bundles = [for b in zerotrust_spire_bundle.peer : { cluster = b.cluster, trust_domain = b.trust_domain }]
-  }
-
   assert {
-    condition     = data.zerotrust_federation_status.mesh.ok
-    error_message = join("\n", data.zerotrust_federation_status.mesh.problems)
+    condition     = data.zerotrust_federation_status.courier.ok
+    error_message = join("\n", data.zerotrust_federation_status.courier.problems)
   }
 }

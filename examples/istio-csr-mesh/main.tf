@@ -12,6 +12,11 @@
 # the IstioCSR's namespace), and the Sail operator's Istio object
 # var.sail_istio_name (with istiod's ENABLE_CA_SERVER=false, so only
 # istio-csr signs).
+#
+# OpenShift only: the IstioCSR object belongs to the cert-manager Operator
+# for Red Hat OpenShift (operator.openshift.io/v1alpha1), which a cluster
+# whose SPIRE the SPIFFE Helm chart installed (EKS, GKE, AKS) does not run,
+# so this example does not apply there.
 
 terraform {
   required_providers {

@@ -6,6 +6,11 @@
 # from that cluster through its own provider; each module instance then
 # gets the other two clusters as peers. With the provider's `clusters` map
 # the same takes one for_each instead (examples/n-cluster-mesh).
+#
+# Each cluster's SPIRE may come from the OpenShift operator or from the
+# SPIFFE Helm chart (var.spire_installs), in any mix: each provider
+# configuration then reads the bundle where that install publishes it and
+# labels the federations with that install's spire-controller-manager class.
 
 terraform {
   required_version = ">= 1.8"
@@ -28,27 +33,47 @@ variable "kubeconfigs" {
 
 variable "bundle_endpoint_urls" {
   description = <<-EOT
-    Per cluster name, its SPIRE federation bundle endpoint URL, for clusters where
-    zerotrust_spire_server finds none: the released operator publishes the endpoint only
-    through an OpenShift Route, so elsewhere say where it is reachable.
+    Per cluster name, where peers reach its SPIRE federation bundle endpoint:
+    needed for clusters that state none (no operator federation Route, no chart
+    federation Ingress), and when given it wins over the one the cluster states.
   EOT
   type        = map(string)
   default     = {}
 }
 
+variable "spire_installs" {
+  description = <<-EOT
+    Per cluster name, how its SPIRE was installed: "operator" (the OpenShift
+    Zero Trust Workload Identity Manager, the default for a cluster not named
+    here) or "helm" (the SPIFFE Helm chart spiffe/spire with its recommended
+    layout: server in spire-server, bundle ConfigMap in spire-system). It
+    becomes the cluster's provider `spire = { install = ... }`.
+  EOT
+  type        = map(string)
+  default     = {}
+
+  validation {
+    condition     = alltrue([for i in values(var.spire_installs) : contains(["operator", "helm"], i)])
+    error_message = "Each of spire_installs is \"operator\" or \"helm\"."
+  }
+}
+
 provider "zerotrust" {
   alias      = "east"
   kubernetes = var.kubeconfigs.east
+  spire      = contains(keys(var.spire_installs), "east") ? { install = var.spire_installs.east } : null
 }
 
 provider "zerotrust" {
   alias      = "west"
   kubernetes = var.kubeconfigs.west
+  spire      = contains(keys(var.spire_installs), "west") ? { install = var.spire_installs.west } : null
 }
 
 provider "zerotrust" {
   alias      = "north"
   kubernetes = var.kubeconfigs.north
+  spire      = contains(keys(var.spire_installs), "north") ? { install = var.spire_installs.north } : null
 }
 
 data "zerotrust_spire_server" "east" {
@@ -67,7 +92,7 @@ data "zerotrust_trust_bundle" "east" {
   provider     = zerotrust.east
   trust_domain = data.zerotrust_spire_server.east.trust_domain
   config_map = {
-    namespace = data.zerotrust_spire_server.east.namespace
+    namespace = data.zerotrust_spire_server.east.bundle_namespace
     name      = data.zerotrust_spire_server.east.bundle_config_map
   }
 }
@@ -76,7 +101,7 @@ data "zerotrust_trust_bundle" "west" {
   provider     = zerotrust.west
   trust_domain = data.zerotrust_spire_server.west.trust_domain
   config_map = {
-    namespace = data.zerotrust_spire_server.west.namespace
+    namespace = data.zerotrust_spire_server.west.bundle_namespace
     name      = data.zerotrust_spire_server.west.bundle_config_map
   }
 }
@@ -85,7 +110,7 @@ data "zerotrust_trust_bundle" "north" {
   provider     = zerotrust.north
   trust_domain = data.zerotrust_spire_server.north.trust_domain
   config_map = {
-    namespace = data.zerotrust_spire_server.north.namespace
+    namespace = data.zerotrust_spire_server.north.bundle_namespace
     name      = data.zerotrust_spire_server.north.bundle_config_map
   }
 }
@@ -99,10 +124,11 @@ locals {
       north = { server = data.zerotrust_spire_server.north, bundle = data.zerotrust_trust_bundle.north }
       } : name => {
       trust_domain            = s.server.trust_domain
-      bundle_endpoint_url     = coalesce(s.server.bundle_endpoint_url, lookup(var.bundle_endpoint_urls, name, null))
-      bundle_endpoint_profile = s.server.federation_profile
-      endpoint_spiffe_id      = s.server.federation_profile == "https_spiffe" ? s.server.endpoint_spiffe_id : null
-      trust_domain_bundle     = s.bundle.spiffe_bundle
+      bundle_endpoint_url     = coalesce(lookup(var.bundle_endpoint_urls, name, null), s.server.bundle_endpoint_url)
+      bundle_endpoint_profile = coalesce(s.server.federation_profile, "https_spiffe")
+      # null: the module's default, SPIRE's spiffe://<trust domain>/spire/server.
+      endpoint_spiffe_id  = s.server.federation_profile == "https_web" ? null : s.server.endpoint_spiffe_id
+      trust_domain_bundle = s.bundle.spiffe_bundle
     }
   }
 

@@ -8,6 +8,10 @@
 # instance per cluster for isolation). With this provider the `clusters` map
 # does the same in any Terraform or OpenTofu version (examples/n-cluster-mesh).
 #
+# Each cluster's SPIRE may come from the OpenShift operator or from the
+# SPIFFE Helm chart (spire_install), in any mix: each provider instance then
+# reads the bundle where its cluster's install publishes it.
+#
 # Terraform does not accept for_each in provider blocks: validate and run
 # this with `tofu`.
 
@@ -25,11 +29,19 @@ variable "clusters" {
   description = <<-EOT
     The clusters to federate, keyed by name: the kubeconfig file and context of
     each. Provider for_each needs it known while planning (a variable or
-    local, not a resource attribute).
+    local, not a resource attribute). bundle_endpoint_url: where peers reach
+    the cluster's SPIRE bundle endpoint; needed when the cluster states none
+    (no operator federation Route, no chart federation Ingress), and when set
+    it wins. spire_install: "operator" (the OpenShift Zero Trust Workload
+    Identity Manager, the default when unset) or "helm" (the SPIFFE Helm
+    chart spiffe/spire with its recommended layout); it becomes the provider
+    instance's `spire = { install = ... }`.
   EOT
   type = map(object({
-    config_path    = string
-    config_context = string
+    config_path         = string
+    config_context      = string
+    bundle_endpoint_url = optional(string)
+    spire_install       = optional(string)
   }))
   default = {
     east = { config_path = "~/.kube/config", config_context = "east" }
@@ -39,6 +51,10 @@ variable "clusters" {
   validation {
     condition     = length(var.clusters) >= 2
     error_message = "Federation needs at least two clusters."
+  }
+  validation {
+    condition     = alltrue([for c in values(var.clusters) : contains(["operator", "helm"], coalesce(c.spire_install, "operator"))])
+    error_message = "spire_install is \"operator\" or \"helm\"."
   }
 }
 
@@ -50,6 +66,7 @@ provider "zerotrust" {
     config_path    = each.value.config_path
     config_context = each.value.config_context
   }
+  spire = each.value.spire_install == null ? null : { install = each.value.spire_install }
 }
 
 locals {
@@ -57,6 +74,20 @@ locals {
   pairs = {
     for p in setproduct(keys(var.clusters), keys(var.clusters)) : "${p[0]}->${p[1]}" => { local = p[0], peer = p[1] }
     if p[0] != p[1]
+  }
+
+  # Per cluster, what its peers need: the URL given, else the one the cluster
+  # states; its endpoint's profile (https_spiffe when it states none) and the
+  # SPIFFE ID the endpoint presents (SPIRE's default when not read).
+  endpoint_url = {
+    for name, c in var.clusters : name => c.bundle_endpoint_url != null ? c.bundle_endpoint_url : data.zerotrust_spire_server.this[name].bundle_endpoint_url
+  }
+  profile = {
+    for name, s in data.zerotrust_spire_server.this : name => s.federation_profile != null ? s.federation_profile : "https_spiffe"
+  }
+  endpoint_spiffe_id = {
+    for name, s in data.zerotrust_spire_server.this :
+    name => s.endpoint_spiffe_id != null ? s.endpoint_spiffe_id : provider::zerotrust::spiffe_id(s.trust_domain, "spire", "server")
   }
 }
 
@@ -70,7 +101,7 @@ data "zerotrust_trust_bundle" "this" {
   provider     = zerotrust.cluster[each.key]
   trust_domain = data.zerotrust_spire_server.this[each.key].trust_domain
   config_map = {
-    namespace = data.zerotrust_spire_server.this[each.key].namespace
+    namespace = data.zerotrust_spire_server.this[each.key].bundle_namespace
     name      = data.zerotrust_spire_server.this[each.key].bundle_config_map
   }
 }
@@ -80,11 +111,11 @@ resource "zerotrust_federated_trust_domain" "peer" {
   provider = zerotrust.cluster[each.value.local]
 
   trust_domain        = data.zerotrust_spire_server.this[each.value.peer].trust_domain
-  bundle_endpoint_url = data.zerotrust_spire_server.this[each.value.peer].bundle_endpoint_url
+  bundle_endpoint_url = local.endpoint_url[each.value.peer]
   bundle_endpoint_profile = {
-    type = data.zerotrust_spire_server.this[each.value.peer].federation_profile
-    endpoint_spiffe_id = (data.zerotrust_spire_server.this[each.value.peer].federation_profile == "https_spiffe" ?
-    data.zerotrust_spire_server.this[each.value.peer].endpoint_spiffe_id : null)
+    type = local.profile[each.value.peer]
+    # Only the https_spiffe profile authenticates the endpoint by its SPIFFE ID.
+    endpoint_spiffe_id = local.profile[each.value.peer] == "https_spiffe" ? local.endpoint_spiffe_id[each.value.peer] : null
   }
   trust_domain_bundle = data.zerotrust_trust_bundle.this[each.value.peer].spiffe_bundle
 }

@@ -4,6 +4,12 @@
 # installation's trust domain and bundle endpoint) and bootstrapped with the
 # other's current trust bundle. Nothing is copied by hand.
 #
+# Each cluster's SPIRE may come from the OpenShift operator or from the
+# SPIFFE Helm chart (spire_install below), so one of each works too: the
+# trust domain, bundle endpoint and bundle are read where that install keeps
+# them (on a chart install, the bundle ConfigMap is in spire-system, apart
+# from the server in spire-server).
+#
 # examples/n-cluster-mesh does the same for any number of clusters, with the
 # same variable.
 
@@ -19,10 +25,15 @@ variable "clusters" {
   description = <<-EOT
     The two clusters, keyed by a name of your choice. Per cluster either a
     kubeconfig (config_path + config_context) or host + token +
-    cluster_ca_certificate (PEM). bundle_endpoint_url: where the cluster's
-    SPIRE federation bundle endpoint is reachable, when zerotrust_spire_server
-    finds none (the released operator publishes it only through an OpenShift
-    Route).
+    cluster_ca_certificate (PEM). bundle_endpoint_url: where peers reach the
+    cluster's SPIRE federation bundle endpoint; needed when the cluster states
+    none (no operator federation Route, no chart federation Ingress), and when
+    set it wins over the one the cluster states. spire_install: how the
+    cluster's SPIRE was installed, "operator" (the OpenShift Zero Trust
+    Workload Identity Manager, the default when unset) or "helm" (the SPIFFE
+    Helm chart spiffe/spire with its recommended layout); it becomes the
+    cluster's `spire = { install = ... }` in the provider block, so the
+    namespaces, server pod and class follow that install's defaults.
   EOT
   type = map(object({
     config_path            = optional(string)
@@ -31,11 +42,16 @@ variable "clusters" {
     token                  = optional(string)
     cluster_ca_certificate = optional(string)
     bundle_endpoint_url    = optional(string)
+    spire_install          = optional(string)
   }))
 
   validation {
     condition     = length(var.clusters) == 2
     error_message = "This example federates exactly two clusters; examples/n-cluster-mesh takes any number."
+  }
+  validation {
+    condition     = alltrue([for c in values(var.clusters) : contains(["operator", "helm"], coalesce(c.spire_install, "operator"))])
+    error_message = "spire_install is \"operator\" or \"helm\"."
   }
   validation {
     condition     = alltrue([for c in values(var.clusters) : (c.config_path != null) != (c.host != null)])
@@ -51,6 +67,9 @@ provider "zerotrust" {
       host                   = c.host
       token                  = c.token
       cluster_ca_certificate = c.cluster_ca_certificate
+      # The rest of the cluster's SPIRE settings follow its install's
+      # defaults; null keeps the provider's (the operator's).
+      spire = c.spire_install == null ? null : { install = c.spire_install }
     }
   }
 }
@@ -69,22 +88,34 @@ data "zerotrust_spire_server" "this" {
   cluster = each.key
 }
 
-# Each cluster's trust bundle, from the ConfigMap its SPIRE server keeps current.
+# Each cluster's trust bundle, from the ConfigMap its SPIRE server keeps
+# current, in the namespace its install publishes it to.
 data "zerotrust_trust_bundle" "this" {
   for_each = data.zerotrust_spire_server.this
 
   cluster      = each.key
   trust_domain = each.value.trust_domain
   config_map = {
-    namespace = each.value.namespace
+    namespace = each.value.bundle_namespace
     name      = each.value.bundle_config_map
   }
 }
 
 locals {
-  # The Route the operator publishes, else what the variable says.
+  # The URL the variable gives, else the one the cluster states (the
+  # operator's federation Route, the chart's federation Ingress).
   endpoint_url = {
-    for name, c in var.clusters : name => try(coalesce(data.zerotrust_spire_server.this[name].bundle_endpoint_url, c.bundle_endpoint_url), null)
+    for name, c in var.clusters : name => c.bundle_endpoint_url != null ? c.bundle_endpoint_url : data.zerotrust_spire_server.this[name].bundle_endpoint_url
+  }
+  # The endpoint's profile as the cluster states it; https_spiffe (the
+  # default of both installs) when it states none.
+  profile = {
+    for name, s in data.zerotrust_spire_server.this : name => s.federation_profile != null ? s.federation_profile : "https_spiffe"
+  }
+  # The ID its endpoint presents: read, else SPIRE's default for the trust domain.
+  endpoint_spiffe_id = {
+    for name, s in data.zerotrust_spire_server.this :
+    name => s.endpoint_spiffe_id != null ? s.endpoint_spiffe_id : provider::zerotrust::spiffe_id(s.trust_domain, "spire", "server")
   }
 }
 
@@ -96,17 +127,16 @@ resource "zerotrust_federated_trust_domain" "peer" {
   trust_domain        = data.zerotrust_spire_server.this[each.value].trust_domain
   bundle_endpoint_url = local.endpoint_url[each.value]
   bundle_endpoint_profile = {
-    type = data.zerotrust_spire_server.this[each.value].federation_profile
+    type = local.profile[each.value]
     # Only the https_spiffe profile authenticates the endpoint by its SPIFFE ID.
-    endpoint_spiffe_id = (data.zerotrust_spire_server.this[each.value].federation_profile == "https_spiffe" ?
-    data.zerotrust_spire_server.this[each.value].endpoint_spiffe_id : null)
+    endpoint_spiffe_id = local.profile[each.value] == "https_spiffe" ? local.endpoint_spiffe_id[each.value] : null
   }
   trust_domain_bundle = data.zerotrust_trust_bundle.this[each.value].spiffe_bundle
 
   lifecycle {
     precondition {
       condition     = local.endpoint_url[each.value] != null
-      error_message = "Cluster ${each.value} publishes no federation bundle endpoint (no operator Route): set clusters.${each.value}.bundle_endpoint_url."
+      error_message = "Cluster ${each.value} states no federation bundle endpoint (no operator Route, no chart Ingress): set clusters.${each.value}.bundle_endpoint_url."
     }
   }
 }

@@ -81,9 +81,20 @@ variable "config_context" {
 }
 
 variable "bundle_endpoint_url" {
-  description = "Where peers reach this cluster's SPIRE bundle endpoint, when the cluster has no OpenShift federation Route to read it from."
+  description = "Where peers reach this cluster's SPIRE bundle endpoint: needed when the cluster states none (no operator federation Route, no chart federation Ingress); when set it wins over the one the cluster states."
   type        = string
   default     = null
+}
+
+variable "spire_install" {
+  description = "How this cluster's SPIRE was installed: \"operator\" (the OpenShift Zero Trust Workload Identity Manager) or \"helm\" (the SPIFFE Helm chart spiffe/spire with its recommended layout: server in spire-server, bundle ConfigMap in spire-system). It becomes the provider's `spire = { install = ... }`, so namespaces, server pod and class follow that install; null keeps the provider's default, \"operator\"."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.spire_install == null || contains(["operator", "helm"], coalesce(var.spire_install, "operator"))
+    error_message = "spire_install is \"operator\" or \"helm\"."
+  }
 }
 
 variable "peers" {
@@ -106,6 +117,7 @@ provider "zerotrust" {
     config_context         = var.config_context
   }
   field_manager = "zerotrust-${var.workspace_name}"
+  spire         = var.spire_install == null ? null : { install = var.spire_install }
 }
 
 # In HCP Terraform the peers come from their workspaces' outputs, for example

@@ -19,7 +19,9 @@ import (
 
 // "When SPIRE servers cannot reach each other": examples/courier-federation
 // on three clusters whose SPIRE servers serve no bundle endpoint, with real
-// SPIRE servers, agents and workloads. Terraform carries every bundle.
+// SPIRE servers, agents and workloads. Terraform carries every bundle. The
+// fleet is mixed: cwwest's SPIRE is laid out as the SPIFFE Helm chart does,
+// the others' as the OpenShift operator does.
 
 // courierMesh is the three clusters, their SPIRE servers (east first, the
 // one that rotates), workloads, and the example's directory.
@@ -34,7 +36,8 @@ type courierMesh struct {
 
 // writeVars writes the example's clusters variable: each cluster's trust
 // domain and kubeconfig, with kubeconfig[name] in place of the cluster's
-// own where given.
+// own where given, and spire_install = "helm" where SPIRE is laid out as
+// the chart does.
 func (m *courierMesh) writeVars(t *testing.T, kubeconfig map[string]string) {
 	t.Helper()
 	vars := map[string]any{}
@@ -43,7 +46,11 @@ func (m *courierMesh) writeVars(t *testing.T, kubeconfig map[string]string) {
 		if p, ok := kubeconfig[s.Cluster.Name]; ok {
 			path = p
 		}
-		vars[s.Cluster.Name] = map[string]string{"trust_domain": s.TrustDomain, "config_path": path, "config_context": s.Cluster.Name}
+		entry := map[string]string{"trust_domain": s.TrustDomain, "config_path": path, "config_context": s.Cluster.Name}
+		if install := spireInstall(s); install != "" {
+			entry["spire_install"] = install
+		}
+		vars[s.Cluster.Name] = entry
 	}
 	all := map[string]any{"clusters": vars}
 	if m.podLabels != nil {
@@ -74,7 +81,7 @@ func (m *courierMesh) writeVars(t *testing.T, kubeconfig map[string]string) {
 func TestAccCourierFederation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	m := startCourierMesh(t, "cweast", "cwwest", "cwnorth")
+	m := startCourierMesh(t, []string{"cweast", "cwwest", "cwnorth"}, "cwwest")
 
 	t.Run("scheduled_rotation", func(t *testing.T) { m.scheduledRotation(t) })
 	t.Run("forced_rotation", func(t *testing.T) { m.forcedRotation(t) })
@@ -98,9 +105,11 @@ func TestAccCourierFederation(t *testing.T) {
 }
 
 // startCourierMesh starts the clusters, SPIRE servers without bundle
-// endpoints, an agent and workload per server, applies the example and
-// waits until every ordered pair handshakes.
-func startCourierMesh(t *testing.T, names ...string) *courierMesh {
+// endpoints (laid out as the SPIFFE Helm chart does on the clusters helm
+// names, as the OpenShift operator does on the others), an agent and
+// workload per server, applies the example and waits until every ordered
+// pair handshakes.
+func startCourierMesh(t *testing.T, names []string, helm ...string) *courierMesh {
 	t.Helper()
 	ctx := context.Background()
 	var clusters []*harness.Cluster
@@ -111,7 +120,7 @@ func startCourierMesh(t *testing.T, names ...string) *courierMesh {
 	defer cancel()
 	spires, err := harness.StartSpires(startCtx, clusters, func(c *harness.Cluster) harness.SpireOptions {
 		return harness.SpireOptions{TrustDomain: c.Name + ".zt.test", ControllerManager: true,
-			X509SVIDTTL: rotationSVIDTTL, NoBundleEndpoint: true}
+			X509SVIDTTL: rotationSVIDTTL, NoBundleEndpoint: true, Helm: slices.Contains(helm, c.Name)}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +166,12 @@ func startCourierMesh(t *testing.T, names ...string) *courierMesh {
 	t.Logf("courier mesh of %v: apply %v, every one of %d pairs handshakes %v after the apply began",
 		names, applied.Round(100*time.Millisecond), len(orderedPairs(m.workloads)), time.Since(start).Round(100*time.Millisecond))
 	planEmpty(t, m.dir, "after the first apply")
+	// What a scheduled drift job runs: nothing changed, so exit 0.
+	if out, code := terraform(t, m.dir, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
+		t.Errorf("terraform plan -detailed-exitcode on the converged courier fleet exited %d, want 0:\n%s", code, out)
+	} else {
+		t.Logf("terraform plan -detailed-exitcode on the converged courier fleet: exit 0")
+	}
 	return m
 }
 
@@ -372,17 +387,15 @@ func plannedChangesAndOutput(t *testing.T, dir string) ([]string, string) {
 // rather than the example's check message.
 func (m *courierMesh) readStatus(t *testing.T) federationStatus {
 	t.Helper()
-	var clusters []*harness.Cluster
 	var carried strings.Builder
 	for _, s := range m.spires {
-		clusters = append(clusters, s.Cluster)
 		for _, peer := range m.spires {
 			if peer != s {
 				fmt.Fprintf(&carried, "    { cluster = %q, trust_domain = %q },\n", s.Cluster.Name, peer.TrustDomain)
 			}
 		}
 	}
-	return readFederationStatus(t, writeStatusConfig(t, clusters, "  check_endpoints = false\n  carried_bundles = [\n"+carried.String()+"  ]\n"))
+	return readFederationStatus(t, writeStatusConfig(t, m.spires, "  check_endpoints = false\n  carried_bundles = [\n"+carried.String()+"  ]\n"))
 }
 
 // expectEastCarried checks how the status compares east's bundle, as each

@@ -30,16 +30,14 @@ import (
 )
 
 // meshExampleConfig is examples/n-cluster-mesh/main.tf as written, minus its
-// terraform block (see exampleWithout) and its check block: Terraform plans a read of a check block's
-// data source on every plan (read_because_check_nested), which
-// terraform-plugin-testing counts as a non-empty plan, and so does the CLI's
-// -detailed-exitcode (exit 2; this package's CLI tests read the plan's JSON
-// instead, see planEmpty). The check runs in TestAccExampleWorkloadsTrust and
-// `make demo`, and TestAccFederationStatus covers its data source. Its provider block, variable and everything else
-// stay: the test feeds it var.clusters like a user would.
+// terraform block (see exampleWithout). Its check block stays: its data
+// source sits outside it and is read at plan time once nothing it depends
+// on changes, so terraform-plugin-testing's empty-plan checks hold with it.
+// Its provider block, variable and everything else stay: the test feeds it
+// var.clusters like a user would.
 func meshExampleConfig(t *testing.T) string {
 	t.Helper()
-	return exampleWithout(t, "n-cluster-mesh", "check")
+	return exampleWithout(t, "n-cluster-mesh")
 }
 
 // meshMember is one cluster of the mesh with its SPIRE server, and how the

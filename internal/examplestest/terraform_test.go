@@ -133,9 +133,17 @@ func terraform(t *testing.T, dir string, args ...string) (string, int) {
 // terraformEnv is terraform with extra environment variables (later ones win).
 func terraformEnv(t *testing.T, dir string, env []string, args ...string) (string, int) {
 	t.Helper()
-	tf, err := harness.Tool("terraform")
+	return cliEnv(t, "terraform", dir, env, args...)
+}
+
+// cliEnv runs the CLI tool ("terraform", or "tofu" for the OpenTofu-only
+// examples) as terraformEnv does: the same CLI configuration, whose
+// dev_overrides both CLIs read.
+func cliEnv(t *testing.T, tool, dir string, env []string, args ...string) (string, int) {
+	t.Helper()
+	tf, err := harness.Tool(tool)
 	if err != nil {
-		t.Fatalf("terraform CLI unavailable: %v", err)
+		t.Fatalf("%s CLI unavailable: %v", tool, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -158,7 +166,7 @@ func terraformEnv(t *testing.T, dir string, env []string, args ...string) (strin
 	case errors.As(err, &exitErr):
 		return out.String(), exitErr.ExitCode()
 	default:
-		t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, out.String())
+		t.Fatalf("%s %s: %v\n%s", tool, strings.Join(args, " "), err, out.String())
 		return "", -1
 	}
 }
@@ -217,26 +225,27 @@ func TestAccModuleTerraformTest(t *testing.T) {
 
 // TestAccExampleModuleComposition applies examples/module-composition (the
 // module once per cluster, one provider alias each) to three clusters with
-// real SPIRE servers and spire-controller-manager, then asks SPIRE whether
-// every server holds both peers' bundles, checks that a second plan is
-// empty, and destroys.
+// real SPIRE servers and spire-controller-manager, east's and west's laid
+// out as the OpenShift operator does and north's as the SPIFFE Helm chart
+// does (spire_installs), then asks SPIRE whether every server holds both
+// peers' bundles, checks that a second plan is empty, and destroys.
 func TestAccExampleModuleComposition(t *testing.T) {
 	t.Parallel()
-	north := acctest.OwnCluster(t, "north")
-	clusters := []*harness.Cluster{acctest.Cluster(t, acctest.East), acctest.Cluster(t, acctest.West), north}
-	spires := make([]*harness.Spire, len(clusters))
-	for i, c := range clusters {
-		spires[i] = acctest.Spire(t, c.Name)
-	}
+	start := time.Now()
+	north := acctest.HelmSpire(t, "north")
+	clusters := []*harness.Cluster{acctest.Cluster(t, acctest.East), acctest.Cluster(t, acctest.West), north.Cluster}
+	spires := []*harness.Spire{acctest.Spire(t, acctest.East), acctest.Spire(t, acctest.West), north}
+	t.Logf("two operator-layout clusters and a chart-layout one with SPIRE ready in %v", time.Since(start).Round(time.Millisecond))
 	dir := filepath.Join(copyExamples(t, "modules", "module-composition"), "module-composition")
 
 	vars, urls := map[string]any{}, map[string]string{}
 	for i, c := range clusters {
 		vars[c.Name] = map[string]string{"config_path": c.Kubeconfig, "config_context": c.Name}
-		// The lab has no OpenShift Route publishing the endpoint.
+		// The lab routes neither an OpenShift Route nor the chart's Ingress.
 		urls[c.Name] = spires[i].BundleEndpointURL
 	}
-	data, err := json.Marshal(map[string]any{"kubeconfigs": vars, "bundle_endpoint_urls": urls})
+	data, err := json.Marshal(map[string]any{"kubeconfigs": vars, "bundle_endpoint_urls": urls,
+		"spire_installs": map[string]string{north.Cluster.Name: "helm"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +264,9 @@ func TestAccExampleModuleComposition(t *testing.T) {
 			}
 		}
 	})
+	applied := time.Now()
 	mustTerraform(t, dir, "apply", "-auto-approve", "-no-color")
+	t.Logf("apply of the mixed three: %v", time.Since(applied).Round(time.Millisecond))
 
 	// The output names, per cluster, the two peers' trust domains.
 	var federations map[string][]string
@@ -279,6 +290,7 @@ func TestAccExampleModuleComposition(t *testing.T) {
 	if out, code := terraform(t, dir, "plan", "-detailed-exitcode", "-no-color"); code != 0 {
 		t.Fatalf("plan after apply is not empty (exit %d):\n%s", code, out)
 	}
+	t.Logf("plan -detailed-exitcode after the apply: exit 0")
 
 	mustTerraform(t, dir, "destroy", "-auto-approve", "-no-color")
 	destroyed = true

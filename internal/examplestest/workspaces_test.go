@@ -39,14 +39,21 @@ type workspace struct {
 	destroyed  bool
 }
 
-// workspaceKubeconfig is the kubeconfig a workspace gets for cluster c: the
-// token of the ServiceAccount the project's least-privilege manifest for
-// the operator's install creates and binds (examples/rbac/operator.yaml,
-// applied unchanged: the cluster-wide role, and the SPIRE role in the SPIRE
-// namespace only), reaching c and no other cluster.
-func workspaceKubeconfig(t *testing.T, c *harness.Cluster) string {
+// workspaceKubeconfig is the kubeconfig a workspace gets for s's cluster c:
+// the token of the ServiceAccount the project's least-privilege manifest for
+// the cluster's install creates and binds (examples/rbac/operator.yaml or
+// examples/rbac/helm-chart.yaml, applied unchanged: the cluster-wide role,
+// the SPIRE role in the SPIRE server's namespace only and, on a chart
+// cluster, the bundle role where the chart publishes the bundle), reaching c
+// and no other cluster.
+func workspaceKubeconfig(t *testing.T, s *harness.Spire) string {
 	t.Helper()
-	manifest, err := os.ReadFile(filepath.Join(repoRoot(t), rbac.OperatorFile.Path))
+	c := s.Cluster
+	file := rbac.OperatorFile
+	if s.BundleNamespace != s.Namespace {
+		file = rbac.HelmFile
+	}
+	manifest, err := os.ReadFile(filepath.Join(repoRoot(t), file.Path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,14 +80,21 @@ func workspaceKubeconfig(t *testing.T, c *harness.Cluster) string {
 	return path
 }
 
-// newWorkspace starts cluster name with a SPIRE server and copies the
-// example into a directory of its own, destroyed at the end of the test
-// unless the test destroyed it.
-func newWorkspace(t *testing.T, name string) *workspace {
+// newWorkspace starts cluster name with a SPIRE server (laid out as the
+// SPIFFE Helm chart does when helm, as the OpenShift operator does
+// otherwise) and copies the example into a directory of its own, destroyed
+// at the end of the test unless the test destroyed it.
+func newWorkspace(t *testing.T, name string, helm bool) *workspace {
 	t.Helper()
-	w := &workspace{name: name, cluster: acctest.OwnCluster(t, name)}
-	w.spire = acctest.Spire(t, name)
-	w.kubeconfig = workspaceKubeconfig(t, w.cluster)
+	w := &workspace{name: name}
+	if helm {
+		w.spire = acctest.HelmSpire(t, name)
+	} else {
+		acctest.OwnCluster(t, name)
+		w.spire = acctest.Spire(t, name)
+	}
+	w.cluster = w.spire.Cluster
+	w.kubeconfig = workspaceKubeconfig(t, w.spire)
 	w.dir = filepath.Join(copyExamples(t, "modules", "workspace-per-cluster"), "workspace-per-cluster")
 	// `get` installs the local module without asking any registry for
 	// providers, which `init` would do even with dev_overrides.
@@ -103,12 +117,16 @@ func (w *workspace) setVars(t *testing.T, peers map[string]json.RawMessage) {
 	if peers == nil {
 		peers = map[string]json.RawMessage{}
 	}
-	data, err := json.Marshal(map[string]any{
+	vars := map[string]any{
 		"workspace_name":      w.name,
 		"config_path":         w.kubeconfig,
 		"bundle_endpoint_url": w.spire.BundleEndpointURL,
 		"peers":               peers,
-	})
+	}
+	if install := spireInstall(w.spire); install != "" {
+		vars["spire_install"] = install
+	}
+	data, err := json.Marshal(vars)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +308,9 @@ func (w *workspace) expectState(t *testing.T, federated, waiting []string) {
 
 // TestAccWorkspacePerCluster federates clusters from separate workspaces
 // (examples/workspace-per-cluster): four clusters, four state directories,
-// four kubeconfigs each reaching one cluster.
+// four kubeconfigs each reaching one cluster; ws-b's SPIRE is laid out as
+// the SPIFFE Helm chart does (its workspace says spire_install = "helm"),
+// the others' as the OpenShift operator does.
 //
 //  1. Pass 1: the four applies run at the same time, each knowing of its
 //     peers only what a variable set holds in advance (trust domain, bundle
@@ -317,8 +337,9 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	wss := make([]*workspace, 0, 5)
+	// ws-b's SPIRE is the chart's, the others' the operator's.
 	for _, n := range []string{"ws-a", "ws-b", "ws-c", "ws-d"} {
-		wss = append(wss, newWorkspace(t, n))
+		wss = append(wss, newWorkspace(t, n, n == "ws-b"))
 	}
 	// The fifth cluster's trust domain is known in advance (it is named
 	// after the cluster), so the workloads accept it from the start.
@@ -386,7 +407,7 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 	}
 
 	// 4. A fifth cluster joins.
-	e := newWorkspace(t, "ws-e")
+	e := newWorkspace(t, "ws-e", false)
 	e.setVars(t, peersOf(e, wss, published))
 	start := time.Now()
 	mustTerraform(t, e.dir, "apply", "-auto-approve", "-no-color")
@@ -446,7 +467,8 @@ func TestAccWorkspacePerCluster(t *testing.T) {
 // module's own `terraform test` (examples/modules/cluster-workspace/tests),
 // whose provider is mocked: which peers wait, which are federated with
 // which profile, which the workloads' ClusterSPIFFEID federates with, the
-// shape of the `federation` output, and the refusals.
+// shape of the `federation` output, the refusals, and the health check's
+// warning when the federation status reports a problem.
 func TestAccModuleClusterWorkspaceTerraformTest(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(copyExamples(t, "modules"), "modules", "cluster-workspace")
@@ -455,8 +477,8 @@ func TestAccModuleClusterWorkspaceTerraformTest(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("terraform test exited %d", code)
 	}
-	if !strings.Contains(out, "Success! 7 passed, 0 failed.") {
-		t.Fatalf("terraform test did not report all six runs passing")
+	if !strings.Contains(out, "Success! 8 passed, 0 failed.") {
+		t.Fatalf("terraform test did not report all eight runs passing")
 	}
 }
 

@@ -62,23 +62,26 @@ terraform {
 data "zerotrust_spire_server" "this" {}
 
 # This cluster's current trust bundle, from the ConfigMap its SPIRE server
-# keeps current: the bootstrap bundle peers federate with.
+# keeps current, in the namespace its install publishes it to (the SPIFFE
+# Helm chart's recommended layout keeps it in spire-system, apart from the
+# server): the bootstrap bundle peers federate with.
 data "zerotrust_trust_bundle" "this" {
   # Not read while the cluster does not answer (its trust domain is null).
   count = data.zerotrust_spire_server.this.trust_domain == null ? 0 : 1
 
   trust_domain = data.zerotrust_spire_server.this.trust_domain
   config_map = {
-    namespace = data.zerotrust_spire_server.this.namespace
+    namespace = data.zerotrust_spire_server.this.bundle_namespace
     name      = data.zerotrust_spire_server.this.bundle_config_map
   }
 }
 
 locals {
   trust_domain = data.zerotrust_spire_server.this.trust_domain
-  # The federation Route's URL when the cluster has one, else the one given.
-  bundle_endpoint_url = (data.zerotrust_spire_server.this.bundle_endpoint_url != null ?
-  data.zerotrust_spire_server.this.bundle_endpoint_url : var.bundle_endpoint_url)
+  # The URL given, else the one the cluster states (the operator's federation
+  # Route, the chart's federation Ingress).
+  bundle_endpoint_url = (var.bundle_endpoint_url != null ? var.bundle_endpoint_url :
+  data.zerotrust_spire_server.this.bundle_endpoint_url)
   # https_web endpoints present a Web PKI certificate, not an SVID: peers
   # need neither a SPIFFE ID nor a bundle to authenticate them.
   web_profile = data.zerotrust_spire_server.this.federation_profile == "https_web"
@@ -134,14 +137,22 @@ resource "zerotrust_cluster_spiffe_id" "workloads" {
   federates_with = [for f in zerotrust_federated_trust_domain.peer : f.trust_domain]
 }
 
-# Whether every federation of this cluster works, on every plan and apply:
-# SPIRE has each relationship and bundle, and each peer's endpoint serves the
-# bundle SPIRE holds. A failed check is a warning listing each problem.
-check "federation_healthy" {
-  data "zerotrust_federation_status" "this" {
-    depends_on = [zerotrust_federated_trust_domain.peer, zerotrust_cluster_spiffe_id.workloads]
-  }
+# Whether every federation of this cluster works, asked from the cluster's
+# SPIRE server and the peers' bundle endpoints, never an error: whatever is
+# wrong is a line of `problems`. It depends on the federations and the
+# ClusterSPIFFEID, so Terraform reads it after they are applied while one of
+# them has changes pending, and at plan time when none has: the plan of a
+# converged workspace is then empty (`terraform plan -detailed-exitcode`
+# exits 0, as HCP Terraform's drift detection needs), which it would not be
+# with this data source inside the check block.
+data "zerotrust_federation_status" "this" {
+  depends_on = [zerotrust_federated_trust_domain.peer, zerotrust_cluster_spiffe_id.workloads]
+}
 
+# On every plan and apply: SPIRE has each relationship and bundle, and each
+# peer's endpoint serves the bundle SPIRE holds. A failed check is a warning
+# listing each problem.
+check "federation_healthy" {
   assert {
     condition     = data.zerotrust_federation_status.this.ok
     error_message = join("\n", data.zerotrust_federation_status.this.problems)

@@ -25,9 +25,9 @@ variable "peers" {
 
 variable "bundle_endpoint_url" {
   description = <<-EOT
-    Where peers reach this cluster's SPIRE bundle endpoint, for clusters where
-    zerotrust_spire_server finds none: the released operator publishes the
-    endpoint only through an OpenShift Route. Ignored when the Route exists.
+    Where peers reach this cluster's SPIRE bundle endpoint: needed when the
+    cluster states none (no operator federation Route, no chart federation
+    Ingress), and when set it wins over the one the cluster states.
   EOT
   type        = string
   default     = null

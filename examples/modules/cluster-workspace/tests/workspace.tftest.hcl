@@ -8,6 +8,7 @@ mock_provider "zerotrust" {
     defaults = {
       trust_domain        = "east.example.org"
       namespace           = "zero-trust-workload-identity-manager"
+      bundle_namespace    = "zero-trust-workload-identity-manager"
       bundle_config_map   = "spire-bundle"
       federation_profile  = "https_spiffe"
       bundle_endpoint_url = "https://federation.east.example.org"
@@ -162,6 +163,7 @@ run "a_cluster_that_does_not_answer_publishes_no_null_facts" {
     values = {
       trust_domain        = null
       namespace           = null
+      bundle_namespace    = null
       bundle_config_map   = null
       federation_profile  = null
       bundle_endpoint_url = null
@@ -173,4 +175,17 @@ run "a_cluster_that_does_not_answer_publishes_no_null_facts" {
   }
   # The check reads the cluster after the apply: unknown in a plan.
   expect_failures = [output.federation, check.federation_healthy]
+}
+
+run "an_unhealthy_federation_warns" {
+  # The health data source, read outside the check block, reports a problem:
+  # the check fails as a warning naming it, and the apply goes on.
+  override_data {
+    target = data.zerotrust_federation_status.this
+    values = {
+      ok       = false
+      problems = ["west.example.org: SPIRE holds no bundle of it"]
+    }
+  }
+  expect_failures = [check.federation_healthy]
 }
