@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,17 +10,11 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/spiffe/go-spiffe/v2/spiffeid"
 
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
-	"github.com/ztfabric/terraform-provider-zerotrust/internal/testkit/harness"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/trustbundle/bundletest"
 )
 
@@ -48,7 +41,7 @@ func TestAccFastPathWarnsOnceAndLogsChangeNothing(t *testing.T) {
 	spire := acctest.Spire(t, acctest.East)
 	c := spire.Cluster
 	admin := newIdentity(t, c, "fastpath-admin")
-	noExec := identityWithRules(t, c, "fastpath-noexec", []rbacv1.PolicyRule{
+	noExec := identityBoundTo(t, c, "fastpath-noexec", "reliability-fastpath-noexec", []rbacv1.PolicyRule{
 		{APIGroups: []string{"", "apps", "apiextensions.k8s.io"},
 			Resources: []string{"namespaces", "configmaps", "pods", "services", "statefulsets", "deployments", "customresourcedefinitions"},
 			Verbs:     []string{"get", "list", "watch"}},
@@ -199,43 +192,4 @@ func onePlan(t *testing.T, d *tfDir, name string, env []string) planRun {
 	slices.Sort(run.diagnostics)
 	slices.Sort(run.changes)
 	return run
-}
-
-// identityWithRules is a service account whose only rights are rules (a
-// ClusterRole bound cluster-wide), with a bearer token.
-func identityWithRules(t *testing.T, c *harness.Cluster, name string, rules []rbacv1.PolicyRule) identity {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cs, err := kubernetes.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("cluster %s: creating %s for %s: %v", c.Name, what, name, err)
-		}
-	}
-	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: identityNamespace}}, metav1.CreateOptions{})
-	must("namespace", err)
-	_, err = cs.CoreV1().ServiceAccounts(identityNamespace).Create(ctx,
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	must("service account", err)
-	_, err = cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "reliability-" + name}, Rules: rules},
-		metav1.CreateOptions{})
-	must("cluster role", err)
-	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "reliability-" + name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "reliability-" + name},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: identityNamespace}},
-	}, metav1.CreateOptions{})
-	must("cluster role binding", err)
-	expiry := int64(2 * 3600)
-	tr, err := cs.CoreV1().ServiceAccounts(identityNamespace).CreateToken(ctx, name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("cluster %s: token for %s: %v", c.Name, name, err)
-	}
-	return identity{User: "system:serviceaccount:" + identityNamespace + ":" + name, Token: tr.Status.Token}
 }

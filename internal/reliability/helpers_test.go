@@ -43,29 +43,42 @@ type identity struct {
 
 func newIdentity(t *testing.T, c *harness.Cluster, name string) identity {
 	t.Helper()
+	return identityBoundTo(t, c, name, "cluster-admin", nil)
+}
+
+// identityBoundTo is a service account bound cluster-wide to the ClusterRole
+// role, which it creates with rules unless rules is nil (an existing role),
+// and a bearer token for it.
+func identityBoundTo(t *testing.T, c *harness.Cluster, name, role string, rules []rbacv1.PolicyRule) identity {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs, err := kubernetes.NewForConfig(c.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	create := func(err error) {
+	create := func(what string, err error) {
 		t.Helper()
 		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("cluster %s: creating identity %s: %v", c.Name, name, err)
+			t.Fatalf("cluster %s: creating %s for identity %s: %v", c.Name, what, name, err)
 		}
 	}
 	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: identityNamespace}}, metav1.CreateOptions{})
-	create(err)
+	create("namespace", err)
 	_, err = cs.CoreV1().ServiceAccounts(identityNamespace).Create(ctx,
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	create(err)
+	create("service account", err)
+	if rules != nil {
+		_, err = cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role}, Rules: rules},
+			metav1.CreateOptions{})
+		create("cluster role", err)
+	}
 	_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "reliability-" + name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
 		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: identityNamespace}},
 	}, metav1.CreateOptions{})
-	create(err)
+	create("cluster role binding", err)
 	expiry := int64(2 * 3600)
 	tr, err := cs.CoreV1().ServiceAccounts(identityNamespace).CreateToken(ctx, name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
