@@ -283,10 +283,11 @@ output "bundle_endpoints" {
 }
 
 output "config_map_bundles_current" {
-  # SPIRE notifies its k8sbundle plugin when it prepares an authority, not when
-  # it revokes one, so the ConfigMap keeps a revoked authority for a while; the
-  # data source leaves it out (config_map.check_spire), so this stays true
-  # after a revoke.
+  # On an operator cluster SPIRE notifies its k8sbundle notifier when it
+  # prepares an authority, not when it revokes one, so the ConfigMap keeps a
+  # revoked authority for a while (the chart's BundlePublisher rewrites it at
+  # a revoke); the data source leaves it out (config_map.check_spire), so this
+  # stays true after a revoke on either install.
   description = "Per cluster, whether the bundle ConfigMap holds the X.509 authorities the SPIRE server itself reports."
   value = {
     for name, b in data.zerotrust_trust_bundle.this :
