@@ -85,14 +85,24 @@ validate() {
 	# evaluates every variable's type and validation rules, without
 	# configuring a provider or reaching a cluster. It reports a failed rule
 	# as an error but still exits 0, hence the grep.
+	# A directory without one ships .tfvars samples for the reader to copy
+	# (examples/quickstart): each is loaded the same way with -var-file.
+	local samples=() sample
 	if [[ -e $dir/terraform.tfvars.json ]]; then
-		out=$(cd "$dir" && echo 'true' | TF_VAR_tsig_secret=placeholder "$bin" console -no-color 2>&1) || out+=$'\nError: console exited non-zero'
+		samples=("")
+	else
+		for sample in "$dir"/*.tfvars; do
+			[[ -e $sample ]] && samples+=("$(basename "$sample")")
+		done
+	fi
+	for sample in "${samples[@]}"; do
+		out=$(cd "$dir" && echo 'true' | TF_VAR_tsig_secret=placeholder "$bin" console -no-color ${sample:+-var-file="$sample"} 2>&1) || out+=$'\nError: console exited non-zero'
 		if grep -q '^Error: ' <<<"$out"; then
-			printf 'FAIL %s (terraform.tfvars.json)\n%s\n' "$name" "$out"
+			printf 'FAIL %s (%s)\n%s\n' "$name" "${sample:-terraform.tfvars.json}" "$out"
 			failed+=("$name")
 			return
 		fi
-	fi
+	done
 	printf 'ok   %s\n' "$name"
 	checked=$((checked + 1))
 }

@@ -83,9 +83,11 @@ var readmeJSON = regexp.MustCompile("(?s)```json\n(.*?)```")
 
 // TestExampleReadmes: every example directory has a README.md naming each
 // of its variables. A root configuration (outside examples/modules) also
-// ships a terraform.tfvars.json that sets only variables it declares and
-// every one it requires (a sensitive one may come from the environment), and
-// its README shows that file as its sample. That the values also pass the
+// ships samples that set only variables it declares and every one it
+// requires (a sensitive one may come from the environment): a
+// terraform.tfvars.json, which its README shows, or .tfvars files its README
+// names for the reader to copy (examples/quickstart: one per install; a
+// terraform.tfvars.json beside them would override the copy). That the values also pass the
 // variables' types and validation rules is scripts/examples-check.sh's job
 // (terraform console with the file).
 func TestExampleReadmes(t *testing.T) {
@@ -109,23 +111,28 @@ func TestExampleReadmes(t *testing.T) {
 			if strings.HasPrefix(rel, "modules"+string(filepath.Separator)) {
 				return
 			}
-			sample, err := os.ReadFile(filepath.Join(dir, "terraform.tfvars.json"))
-			if err != nil {
-				t.Fatalf("examples/%s has no sample terraform.tfvars.json: %v", rel, err)
+			samples := tfvarsSamples(t, dir)
+			if len(samples) == 0 {
+				t.Fatalf("examples/%s has no sample: a terraform.tfvars.json, or .tfvars files its README copies", rel)
 			}
-			var values map[string]any
-			if err := json.Unmarshal(sample, &values); err != nil {
-				t.Fatalf("examples/%s/terraform.tfvars.json: %v", rel, err)
-			}
-			for name := range values {
-				if !slices.ContainsFunc(vars, func(v exampleVariable) bool { return v.name == name }) {
-					t.Errorf("examples/%s/terraform.tfvars.json sets %q, which the example does not declare", rel, name)
+			for file, values := range samples {
+				for name := range values {
+					if !slices.ContainsFunc(vars, func(v exampleVariable) bool { return v.name == name }) {
+						t.Errorf("examples/%s/%s sets %q, which the example does not declare", rel, file, name)
+					}
+				}
+				for _, v := range vars {
+					if _, ok := values[v.name]; !ok && !v.optional && !v.sensitive {
+						t.Errorf("examples/%s/%s does not set the required variable %q", rel, file, v.name)
+					}
+				}
+				if file != "terraform.tfvars.json" && !strings.Contains(string(readme), file) {
+					t.Errorf("examples/%s/README.md does not name its sample %s", rel, file)
 				}
 			}
-			for _, v := range vars {
-				if _, ok := values[v.name]; !ok && !v.optional && !v.sensitive {
-					t.Errorf("examples/%s/terraform.tfvars.json does not set the required variable %q", rel, v.name)
-				}
+			values, ok := samples["terraform.tfvars.json"]
+			if !ok {
+				return
 			}
 			m := readmeJSON.FindSubmatch(readme)
 			if m == nil {
@@ -140,4 +147,37 @@ func TestExampleReadmes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tfvarsTopLevel is an assignment at the top level of a .tfvars file.
+var tfvarsTopLevel = regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_-]*)\s*=`)
+
+// tfvarsSamples are the sample variable files of dir, by file name, with
+// the variables each sets: terraform.tfvars.json when it exists, else every
+// .tfvars file (top-level names only: the values are
+// scripts/examples-check.sh's to check).
+func tfvarsSamples(t *testing.T, dir string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	if sample, err := os.ReadFile(filepath.Join(dir, "terraform.tfvars.json")); err == nil {
+		var values map[string]any
+		if err := json.Unmarshal(sample, &values); err != nil {
+			t.Fatalf("%s/terraform.tfvars.json: %v", dir, err)
+		}
+		out["terraform.tfvars.json"] = values
+		return out
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.tfvars"))
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values := map[string]any{}
+		for _, m := range tfvarsTopLevel.FindAllStringSubmatch(string(src), -1) {
+			values[m[1]] = true
+		}
+		out[filepath.Base(f)] = values
+	}
+	return out
 }
