@@ -131,11 +131,20 @@ func NotCheckedWarning(err error, check string) (diag.Diagnostic, bool) {
 			"Least privilege guide) to have the plan check it.\n\n%v", check, sentence, err)), true
 }
 
-// opTarget is what an OpError says about where a call went. resource is
-// "plural.group"; group, plural and namespace are apart for the RBAC table.
+// opTarget is what an OpError says about where a call went; group, plural
+// and namespace are apart for the RBAC table.
 type opTarget struct {
-	cluster, verb, resource, object string
-	group, plural, namespace        string
+	cluster, verb, object    string
+	group, plural, namespace string
+}
+
+// resource is the resource as RBAC names it in messages: "plural.group", or
+// the plural alone in the core group.
+func (t opTarget) resource() string {
+	if t.group == "" {
+		return t.plural
+	}
+	return t.plural + "." + t.group
 }
 
 // refusal matches the authorizer's reason in a 403 answer: `User "u"
@@ -151,10 +160,6 @@ func target(err error) opTarget {
 	if errors.As(err, &op) {
 		t.cluster, t.verb = op.Cluster, op.Verb
 		t.plural, t.group, t.namespace = op.Kind.Plural, op.Kind.Group, op.Namespace
-		t.resource = op.Kind.Plural
-		if op.Kind.Group != "" {
-			t.resource += "." + op.Kind.Group
-		}
 		switch {
 		case op.Name == "" && op.Kind.Kind != "":
 			t.object = op.Kind.Kind + " objects"
@@ -168,10 +173,7 @@ func target(err error) opTarget {
 	var status apierrors.APIStatus
 	if apierrors.IsForbidden(err) && errors.As(err, &status) {
 		if m := refusal.FindStringSubmatch(status.Status().Message); m != nil {
-			t.verb, t.resource, t.plural, t.group = m[1], m[2], m[2], m[3]
-			if m[3] != "" {
-				t.resource += "." + m[3]
-			}
+			t.verb, t.plural, t.group = m[1], m[2], m[3]
 			if m[4] != "" {
 				t.namespace = m[4]
 			}
@@ -184,7 +186,7 @@ func target(err error) opTarget {
 // verb, the resource with its API group, the object and the cluster.
 func (t opTarget) refused() string {
 	return fmt.Sprintf("the credentials used for cluster %q may not %q the resource %q (object: %s)",
-		t.cluster, t.verb, t.resource, t.object)
+		t.cluster, t.verb, t.resource(), t.object)
 }
 
 // Refused is the sentence naming what the cluster's RBAC refused when err is
