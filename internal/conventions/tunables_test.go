@@ -26,10 +26,10 @@ type statedFigure struct {
 }
 
 var statedFigures = []statedFigure{
-	{"CHANGELOG.md", regexp.MustCompile("garbage collector at `GOGC=([0-9]+)`"), "GCPercent", 1},
-	{"templates/index.md.tmpl", regexp.MustCompile(`garbage collector setting \(([0-9]+) unless set\)`), "GCPercent", 1},
-	{"docs/index.md", regexp.MustCompile(`garbage collector setting \(([0-9]+) unless set\)`), "GCPercent", 1},
-	{"bench/ANALYSIS.md", regexp.MustCompile("`protoserver.Tune`, GOGC ([0-9]+):"), "GCPercent", 1},
+	{"CHANGELOG.md", regexp.MustCompile("garbage collector at `GOGC=([0-9]+)`"), "gcPercent", 1},
+	{"templates/index.md.tmpl", regexp.MustCompile(`garbage collector setting \(([0-9]+) unless set\)`), "gcPercent", 1},
+	{"docs/index.md", regexp.MustCompile(`garbage collector setting \(([0-9]+) unless set\)`), "gcPercent", 1},
+	{"bench/ANALYSIS.md", regexp.MustCompile("`protoserver.Tune`, GOGC ([0-9]+):"), "gcPercent", 1},
 	{"CHANGELOG.md", regexp.MustCompile("`qps`/`burst` default to ([0-9]+)/[0-9]+"), "defaultQPS", 1},
 	{"CHANGELOG.md", regexp.MustCompile("`qps`/`burst` default to [0-9]+/([0-9]+)"), "defaultBurst", 1},
 	{"bench/ANALYSIS.md", regexp.MustCompile(`Defaults are now ([0-9]+)/[0-9]+`), "defaultQPS", 1},
@@ -82,9 +82,9 @@ var (
 // change of the code does not read as today's.
 func TestGOGCProseIsCurrent(t *testing.T) {
 	root := repoRoot(t)
-	want := productionConstants(t, root)["GCPercent"]
+	want := productionConstants(t, root)["gcPercent"]
 	if want == 0 {
-		t.Fatal("no constant GCPercent in the production code")
+		t.Fatal("no constant gcPercent in the production code")
 	}
 	seen := 0
 	for _, file := range []string{"CHANGELOG.md", "bench/ANALYSIS.md", "README.md", "templates/index.md.tmpl"} {

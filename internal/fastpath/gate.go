@@ -13,11 +13,11 @@ import (
 // framework's in the field; bench/ uses it to measure both ways in one run.
 const EnvSwitch = "ZEROTRUST_FASTPATH"
 
-// Piece is a part of this package that answers as an upstream module's
+// piece is a part of this package that answers as an upstream module's
 // unexported code does, so that nothing but a test can tell when that code
 // changes: the file, the module and version whose behaviour it was checked
 // against, and what to compare again in a new version before moving Version.
-type Piece struct {
+type piece struct {
 	File, Module, Version, Reverify string
 }
 
@@ -26,13 +26,13 @@ const (
 	pluginGo  = "github.com/hashicorp/terraform-plugin-go"
 )
 
-// Pieces are every such part. A build linking another version of a piece's
+// pieces are every such part. A build linking another version of a piece's
 // module switches every fast path off (Enabled), and
 // TestPiecesMatchTheLinkedVersions fails, naming what to re-verify. After
 // re-verifying, run the fast-path comparison tests (internal/resources,
 // *FastPath_sameAnswers, which compare every fast answer with the
 // framework's on a real API server) and move Version.
-var Pieces = []Piece{
+var pieces = []piece{
 	{"shortcut.go", framework, "v1.19.0", "fwserver/server_planresourcechange.go: the order of defaults, attribute " +
 		"plan modifiers and ModifyPlan on a plan whose proposed state equals the prior state, and which schema " +
 		"features (defaults, plan modifiers, semantic equality, write-only) can change such a plan"},
@@ -84,7 +84,7 @@ func versionsVerified(deps []*debug.Module) (bool, string) {
 		}
 		linked[m.Path] = m.Version
 	}
-	for _, p := range Pieces {
+	for _, p := range pieces {
 		got, found := linked[p.Module]
 		if !found {
 			return false, fmt.Sprintf("%s is not linked", p.Module)

@@ -18,7 +18,7 @@ func linkedByGoMod(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	modules := map[string]bool{}
-	for _, p := range Pieces {
+	for _, p := range pieces {
 		modules[p.Module] = true
 	}
 	linked := map[string]string{}
@@ -42,13 +42,13 @@ func linkedByGoMod(t *testing.T) map[string]string {
 // piece's Version.
 func TestPiecesMatchTheLinkedVersions(t *testing.T) {
 	linked := linkedByGoMod(t)
-	for _, p := range Pieces {
+	for _, p := range pieces {
 		t.Run(p.File+" "+path.Base(p.Module), func(t *testing.T) {
 			got := linked[p.Module]
 			if got != p.Version {
 				t.Fatalf("go.mod requires %s %s, but %s was verified against %s, so every build switches the fast path off. "+
 					"Re-verify against the new version: %s. Then run the fast-path comparison tests "+
-					"(go test -run 'FastPath_sameAnswers' ./internal/resources/) and set its Version in fastpath.Pieces to %s.",
+					"(go test -run 'FastPath_sameAnswers' ./internal/resources/) and set its Version in fastpath.pieces to %s.",
 					p.Module, got, p.File, p.Version, p.Reverify, got)
 			}
 		})
@@ -62,8 +62,8 @@ func TestPiecesMatchTheLinkedVersions(t *testing.T) {
 // TestPiecesAgreeOnVersions: two pieces of one module verified against
 // different versions cannot both hold in one build.
 func TestPiecesAgreeOnVersions(t *testing.T) {
-	seen := map[string]Piece{}
-	for _, p := range Pieces {
+	seen := map[string]piece{}
+	for _, p := range pieces {
 		if q, ok := seen[p.Module]; ok && q.Version != p.Version {
 			t.Errorf("%s was verified against %s %s, %s against %s", q.File, p.Module, q.Version, p.File, p.Version)
 		}

@@ -41,7 +41,7 @@ func quietLogs(address string) {
 	}
 }
 
-// GCPercent is the garbage collector's target (GOGC) for a provider process
+// gcPercent is the garbage collector's target (GOGC) for a provider process
 // unless its environment sets GOGC. A provider lives for one Terraform
 // command, keeps a small live heap and allocates many times that on the way
 // (every request's values are decoded anew), so the default of 100, which
@@ -50,10 +50,10 @@ func quietLogs(address string) {
 // (38 MiB VmHWM at N = 1000) now that a plan allocates 40% of what it did,
 // for a third less collection than 50; 100 went over 40 MiB (figures:
 // bench/ANALYSIS.md, Peak RSS).
-const GCPercent = 75
+const gcPercent = 75
 
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(GCPercent)
+		debug.SetGCPercent(gcPercent)
 	}
 }
