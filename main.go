@@ -15,8 +15,12 @@ import (
 // version is set by goreleaser at build time.
 var version = "dev"
 
-// address is the source address Terraform knows the provider by.
-const address = "registry.terraform.io/ztfabric/zerotrust"
+// address is the source address Terraform knows the provider by; logName
+// names its log level variable, TF_LOG_PROVIDER_ZEROTRUST.
+const (
+	address = "registry.terraform.io/ztfabric/zerotrust"
+	logName = "zerotrust"
+)
 
 func main() {
 	stopProfiles := startProfiles()
@@ -25,7 +29,7 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
 
-	var opts []tf6server.ServeOpt
+	opts := []tf6server.ServeOpt{tf6server.WithLogEnvVarName(logName)}
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
 	}
@@ -33,7 +37,7 @@ func main() {
 	// server behind protoserver's wrapper, which keeps the framework from
 	// retaining every request's context and tries the resources' fast
 	// paths first (see internal/protoserver and internal/fastpath).
-	protoserver.Tune(address)
+	protoserver.Tune(logName)
 	newServer := protoserver.New(provider.New(version), protoserver.WithFastPaths(provider.FastPaths))
 	server, err := newServer()
 	if err == nil {

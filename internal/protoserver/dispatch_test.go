@@ -101,8 +101,8 @@ func TestFastPathAskedOnce(t *testing.T) {
 // and the provider's loggers are turned off (Terraform would drop what they
 // write); any log variable leaves every level to terraform-plugin-go.
 func TestTuneQuietsLogsOnlyWhenNoneAsked(t *testing.T) {
-	const address = "registry.terraform.io/ztfabric/zero-trust"
-	names := []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_ZERO_TRUST", "TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO"}
+	const logName = "ztthing"
+	names := []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_ZTTHING", "TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO"}
 	unsetAll := func() {
 		for _, n := range names {
 			t.Setenv(n, "")
@@ -110,19 +110,19 @@ func TestTuneQuietsLogsOnlyWhenNoneAsked(t *testing.T) {
 		}
 	}
 	unsetAll()
-	quietLogs(address)
+	quietLogs(logName)
 	for _, n := range names[3:] {
 		if os.Getenv(n) != "off" {
 			t.Errorf("no log variable set: %s = %q, want off", n, os.Getenv(n))
 		}
 	}
-	if os.Getenv("TF_LOG_PROVIDER_ZERO_TRUST") != "off" {
-		t.Errorf("no log variable set: TF_LOG_PROVIDER_ZERO_TRUST = %q, want off", os.Getenv("TF_LOG_PROVIDER_ZERO_TRUST"))
+	if os.Getenv("TF_LOG_PROVIDER_ZTTHING") != "off" {
+		t.Errorf("no log variable set: TF_LOG_PROVIDER_ZERO_TRUST = %q, want off", os.Getenv("TF_LOG_PROVIDER_ZTTHING"))
 	}
-	for _, asked := range []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_ZERO_TRUST", "TF_LOG_SDK_PROTO"} {
+	for _, asked := range []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PROVIDER_ZTTHING", "TF_LOG_SDK_PROTO"} {
 		unsetAll()
 		t.Setenv(asked, "debug")
-		quietLogs(address)
+		quietLogs(logName)
 		for _, n := range names {
 			if n != asked && os.Getenv(n) != "" {
 				t.Errorf("%s set: %s = %q, want it left unset", asked, n, os.Getenv(n))

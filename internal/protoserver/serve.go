@@ -2,20 +2,19 @@ package protoserver
 
 import (
 	"os"
-	"path"
 	"runtime/debug"
 	"strings"
 )
 
-// Tune sets what the process serving the provider at address
-// (registry.terraform.io/<namespace>/<type>) with tf6server.Serve runs with:
+// Tune sets what the process serving the provider with tf6server.Serve and
+// tf6server.WithLogEnvVarName(logName) runs with:
 // logs quiet unless someone asked for logs, and the garbage collector's
 // target. The provider binary calls it before tf6server.Serve, and so does
 // the benchmark's plugin floor, so that both pay the same. Neither changes an
 // answer: the same code runs with logs on and off (only what is written
 // differs), and the GC target moves memory, not results.
-func Tune(address string) {
-	quietLogs(address)
+func Tune(logName string) {
+	quietLogs(logName)
 	tuneGC()
 }
 
@@ -26,10 +25,10 @@ func Tune(address string) {
 // were formatted as JSON and written to Terraform, which dropped them, a
 // large share of the provider's CPU in a plan (bench/ANALYSIS.md,
 // "Measurements the code's comments point to"). Any log variable set
-// (TF_LOG, TF_LOG_PROVIDER, TF_LOG_PROVIDER_<TYPE>, TF_LOG_SDK*) leaves
+// (TF_LOG, TF_LOG_PROVIDER, TF_LOG_PROVIDER_<LOGNAME>, TF_LOG_SDK*) leaves
 // every level as terraform-plugin-go sets it.
-func quietLogs(address string) {
-	provider := "TF_LOG_PROVIDER_" + strings.ToUpper(strings.ReplaceAll(path.Base(address), "-", "_"))
+func quietLogs(logName string) {
+	provider := "TF_LOG_PROVIDER_" + strings.ToUpper(logName)
 	for _, env := range os.Environ() {
 		name, value, _ := strings.Cut(env, "=")
 		if value != "" && (name == "TF_LOG" || name == "TF_LOG_PROVIDER" || name == provider || strings.HasPrefix(name, "TF_LOG_SDK")) {

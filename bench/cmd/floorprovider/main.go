@@ -31,14 +31,18 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/typename"
 )
 
-// address is the source address Terraform knows the provider by.
-const address = "registry.terraform.io/ztfabric/ztfloor"
+// address is the source address Terraform knows the provider by; logName
+// names its log level variable, TF_LOG_PROVIDER_ZTFLOOR.
+const (
+	address = "registry.terraform.io/ztfabric/ztfloor"
+	logName = "ztfloor"
+)
 
 func main() {
-	protoserver.Tune(address)
+	protoserver.Tune(logName)
 	floor, err := protoserver.New(func() provider.Provider { return &floorProvider{real: ztprovider.New("floor")()} })()
 	if err == nil {
-		err = tf6server.Serve(address, func() tfprotov6.ProviderServer { return floor })
+		err = tf6server.Serve(address, func() tfprotov6.ProviderServer { return floor }, tf6server.WithLogEnvVarName(logName))
 	}
 	if err != nil {
 		log.Fatal(err.Error())
