@@ -218,10 +218,19 @@ func (p *Postgres) SQLFile(ctx context.Context, file string, vars map[string]str
 	return p.psql(ctx, p.Database, args...)
 }
 
+// SQLAs runs statements in the test database as role user.
+func (p *Postgres) SQLAs(ctx context.Context, user, password, sql string) (string, error) {
+	return p.psqlAs(ctx, user, password, p.Database, "-c", sql)
+}
+
 func (p *Postgres) psql(ctx context.Context, db string, args ...string) (string, error) {
-	base := []string{"-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port), "-U", p.SuperUser, "-d", db}
+	return p.psqlAs(ctx, p.SuperUser, p.SuperPassword, db, args...)
+}
+
+func (p *Postgres) psqlAs(ctx context.Context, user, password, db string, args ...string) (string, error) {
+	base := []string{"-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port), "-U", user, "-d", db}
 	cmd := exec.CommandContext(ctx, filepath.Join(p.binDir, "psql"), append(base, args...)...)
-	cmd.Env = append(postgresEnv(), "PGPASSWORD="+p.SuperPassword, "PGCONNECT_TIMEOUT=5")
+	cmd.Env = append(postgresEnv(), "PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5")
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
