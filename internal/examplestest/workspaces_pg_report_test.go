@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -33,6 +34,7 @@ type wsReport struct {
 	joinResults      []runResult
 	joinWall         time.Duration
 	lock             lockProbe
+	contention       contention // measured only for the report
 	handshakesAfter  handshakes
 	finalPlans       []runResult
 	total            time.Duration
@@ -187,6 +189,7 @@ func (r *wsReport) write(t *testing.T, pg *harness.Postgres) {
 	if path == "" {
 		return
 	}
+	r.contention = measureContention(context.Background(), t, pg, contentionWorkspaces, contentionRounds)
 	pgVersion, _ := pg.SQL(context.Background(), "SHOW server_version")
 	tfVersion, _ := terraform(t, t.TempDir(), "version")
 	tfVersion, _, _ = strings.Cut(tfVersion, "\n")
@@ -253,11 +256,17 @@ During %[8]s's apply of the join, once the database showed its state locked, two
 Every state pulled after every run (`+"`terraform state pull`"+`) parsed as a version 4 state of its workspace's
 lineage, with a serial that never went back.
 
+Without `+"`-lock-timeout`"+`, a run also fails when another workspace's run holds the pg backend's database-wide
+lock for the instant it takes its own: %[14]d of %[15]d plans failed so (`+"`Cannot lock workspace; already locked for workspace creation`"+`),
+%[16]d workspaces of a configuration holding one terraform_data planning at once, %[17]d times; with
+`+"`-lock-timeout=30s`"+`, %[18]d of %[15]d.
+
 ## Every ordered pair after the join
 
 `, r.joiner, secs(r.joinApply), n, secs(r.joinWall), runTimes(r.joinResults, r.names), n+1, runTimes(r.finalPlans, all),
 		r.names[0], r.lock.refused.code, secs(r.lock.refused.took()), lockError(r.lock.refused.out),
-		secs(r.lock.firstEnd.Sub(r.lock.waited.start)), secs(r.lock.waited.end.Sub(r.lock.firstEnd)))
+		secs(r.lock.firstEnd.Sub(r.lock.waited.start)), secs(r.lock.waited.end.Sub(r.lock.firstEnd)),
+		r.contention.refusedWithout, r.contention.runs, contentionWorkspaces, contentionRounds, r.contention.refusedWith)
 	r.handshakesAfter.markdown(&b)
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Errorf("writing the report: %v", err)
@@ -293,4 +302,89 @@ func slicesIndexes(n int) []int {
 		s[i] = i
 	}
 	return s
+}
+
+// The contention measurement: so many workspaces planning at once, so many
+// times without -lock-timeout and as many with it.
+const (
+	contentionWorkspaces = 5
+	contentionRounds     = 10
+)
+
+// contention counts the runs that failed on the pg backend's lock shared by
+// the whole database, among runs of distinct workspaces started at once.
+type contention struct {
+	runs, refusedWithout, refusedWith int
+}
+
+// measureContention measures that lock apart from the example: n
+// workspaces of a configuration holding one terraform_data (no provider to
+// start, so the runs are short and collide often), each with its own role
+// and schema from state-backend.sql, plan at once, rounds times without
+// -lock-timeout and rounds times with it. Only a run of another workspace
+// can hold the lock here, for the instant it takes its own.
+func measureContention(ctx context.Context, t *testing.T, pg *harness.Postgres, n, rounds int) contention {
+	t.Helper()
+	script := filepath.Join(repoRoot(t), "examples", "workspace-per-cluster-pg", "state-backend.sql")
+	envs := make([][]string, n)
+	dirs := make([]string, n)
+	for i := range n {
+		name := fmt.Sprintf("lock-%c", 'a'+i)
+		password := name + "-" + fmt.Sprint(time.Now().UnixNano())
+		if _, err := pg.SQLFile(ctx, script, map[string]string{"workspace": name, "password": password}); err != nil {
+			t.Fatal(err)
+		}
+		dirs[i] = t.TempDir()
+		config := `terraform {
+  backend "pg" {
+    skip_schema_creation = true
+    skip_table_creation  = true
+    skip_index_creation  = true
+  }
+}
+
+resource "terraform_data" "one" {
+  input = 1
+}
+`
+		if err := os.WriteFile(filepath.Join(dirs[i], "main.tf"), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		envs[i] = []string{"PG_CONN_STR=" + pg.ConnStr(), "PGUSER=" + name, "PGPASSWORD=" + password}
+		for _, args := range [][]string{{"init", "-input=false", "-no-color", "-backend-config=schema_name=" + name}, {"workspace", "new", "-no-color", name}} {
+			if out, code := terraformEnv(t, dirs[i], envs[i], args...); code != 0 {
+				t.Fatalf("terraform %s in %s exited %d:\n%s", args[0], name, code, out)
+			}
+		}
+	}
+	var c contention
+	for _, timeout := range []string{"0s", "30s"} {
+		for range rounds {
+			results, _ := concurrently(n, func(i int) (string, int) {
+				return terraformEnv(t, dirs[i], envs[i], "plan", "-no-color", "-input=false", "-lock-timeout="+timeout)
+			})
+			for _, r := range results {
+				switch {
+				case r.code == 0:
+				case strings.Contains(r.out, "already locked for workspace creation"):
+					if timeout == "0s" {
+						c.refusedWithout++
+					} else {
+						c.refusedWith++
+					}
+				default:
+					t.Fatalf("a plan with -lock-timeout=%s failed otherwise than on the lock:\n%s", timeout, r.out)
+				}
+			}
+			if timeout == "0s" {
+				c.runs += n
+			}
+		}
+	}
+	if c.refusedWith != 0 {
+		t.Errorf("%d of %d plans with -lock-timeout=30s failed on the database-wide lock", c.refusedWith, c.runs)
+	}
+	t.Logf("the pg backend's database-wide lock: %d of %d plans of %d workspaces at once failed on it without -lock-timeout, %d with -lock-timeout=30s",
+		c.refusedWithout, c.runs, n, c.refusedWith)
+	return c
 }
