@@ -258,9 +258,9 @@ func TestAccWorkspacesPostgres(t *testing.T) {
 		return []string{"plan", "-detailed-exitcode", "-no-color", "-input=false", "-lock-timeout=2m"}
 	})
 	r.convergedPlans = plans
-	base := make([]*workspace, len(wss))
-	for i, w := range wss {
-		base[i] = w.workspace
+	base := make([]*workspace, 0, len(wss)+1)
+	for _, w := range wss {
+		base = append(base, w.workspace)
 	}
 	expectSpireHolds(ctx, t, "after convergence", base, func(w *workspace) []*workspace { return others(w, base) })
 	joiner := fmt.Sprintf("pg-%c", 'a'+n)

@@ -158,7 +158,7 @@ func (p *Postgres) start(ctx context.Context, cred *syscall.Credential) error {
 			"-D", data, "-c", "listen_addresses=127.0.0.1", "-c", "port=" + strconv.Itoa(p.Port),
 			"-c", "unix_socket_directories=", "-c", "fsync=off", "-c", "synchronous_commit=off",
 			"-c", "full_page_writes=off", "-c", "shared_buffers=16MB", "-c", "max_connections=200",
-		}, filepath.Join(p.dir, "postgres.log"), cred)
+		}, filepath.Join(p.dir, "postgres.log"), false, nil, cred)
 		if err != nil {
 			return err
 		}
@@ -230,7 +230,7 @@ func (p *Postgres) psql(ctx context.Context, db string, args ...string) (string,
 func (p *Postgres) psqlAs(ctx context.Context, user, password, db string, args ...string) (string, error) {
 	base := []string{"-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", strconv.Itoa(p.Port), "-U", user, "-d", db}
 	cmd := exec.CommandContext(ctx, filepath.Join(p.binDir, "psql"), append(base, args...)...)
-	cmd.Env = append(postgresEnv(), "PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5")
+	cmd.Env = append(childEnv(), "PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5")
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
@@ -265,24 +265,12 @@ func quoteIdent(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
-// postgresEnv is childEnv without the libpq variables, which would point
-// psql or the server at another database.
-func postgresEnv() []string {
-	var env []string
-	for _, kv := range childEnv() {
-		if !strings.HasPrefix(kv, "PG") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // runLogged runs bin to completion as cred (nil: ourselves), its output in
 // logPath, and fails quoting the log's tail.
 func runLogged(component, bin, logPath string, cred *syscall.Credential, args ...string) error {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = filepath.Dir(logPath)
-	cmd.Env = postgresEnv()
+	cmd.Env = childEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.CombinedOutput()
 	_ = os.WriteFile(logPath, out, 0o644)
@@ -290,32 +278,6 @@ func runLogged(component, bin, logPath string, cred *syscall.Credential, args ..
 		return fmt.Errorf("%s: %w:\n%s", component, err, tailLines(string(out), 25))
 	}
 	return nil
-}
-
-// startProcAs is startProc for a child that runs as cred (nil: ourselves)
-// and dies with this process.
-func startProcAs(component, bin string, args []string, logPath string, cred *syscall.Credential) (*proc, error) {
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = filepath.Dir(logPath)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = postgresEnv()
-	// Go sets the credential before the parent-death signal, which a
-	// change of user would otherwise clear.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
-	if err := spawnPinned(cmd); err != nil {
-		return nil, fmt.Errorf("%s: starting %s: %w", component, bin, err)
-	}
-	p := &proc{component: component, logPath: logPath, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
 }
 
 // chownTree hands dir and everything in it to uid:gid.
