@@ -158,8 +158,12 @@ func setUp(t *testing.T, r *wsReport, wss []*pgWorkspace) {
 			t.Fatalf("set-up: terraform workspace new %s exited %d:\n%s", w.name, code, out)
 		}
 	}
-	r.setUp = append(r.setUp, fmt.Sprintf("%s: `init` %s (wall, all at once), `workspace new` %s (one after another)",
-		strings.Join(pgNames(wss), ", "), secs(initWall), secs(time.Since(start))))
+	how := ""
+	if len(wss) > 1 {
+		how = " (wall, all at once)"
+	}
+	r.setUp = append(r.setUp, fmt.Sprintf("%s: `init` %s%s, `workspace new` %s%s",
+		strings.Join(pgNames(wss), ", "), secs(initWall), how, secs(time.Since(start)), strings.Replace(how, "wall, all at once", "one after another", 1)))
 }
 
 // applyArgs is every apply of the test: -lock-timeout waits out the pg
