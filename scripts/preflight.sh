@@ -7,9 +7,9 @@
 #
 # It says what the target needs, then checks: Go (the version go.mod asks
 # for, no toolchain download), a C compiler when a cgo tool (spire-server)
-# still has to be built, flock, for `test` only the Debian package knot
-# (knotd, or the means to install it; `demo` installs nothing and needs no
-# root), free disk, the
+# still has to be built, flock, for `test` only the Debian packages knot
+# and postgresql (knotd and initdb, or the means to install them; `demo`
+# installs nothing and needs no root), free disk, the
 # operators' published CRDs (internal/testkit/upstreamcrds/pins.tsv: each from
 # $ZT_UPSTREAM_CRDS, the tool cache, ../shared/upstream-crds or a download,
 # checked against its sha256, as the harness takes them), and whether the
@@ -123,21 +123,28 @@ else
 fi
 
 # --- Debian packages --------------------------------------------------------
-# Only the DNS tests of `make test` run knotd: the demo needs no package and
-# no root.
+# Only the DNS tests of `make test` run knotd, and only its workspace tests
+# PostgreSQL: the demo needs no package and no root.
 case $target in
-test) needs="make test needs Go $want_go, a C compiler while spire-server is unbuilt, flock, knotd (Debian package knot, for the DNS tests: root or sudo once to install it), free disk, the operators' CRDs and, while tools or modules are missing, the module proxy" ;;
-demo) needs="make demo needs Go $want_go, a C compiler while spire-server is unbuilt, flock, free disk, the operators' CRDs and, while tools or modules are missing, the module proxy; no root and no Debian package (knot is for make test's DNS tests alone)" ;;
+test) needs="make test needs Go $want_go, a C compiler while spire-server is unbuilt, flock, knotd and PostgreSQL (Debian packages knot, for the DNS tests, and postgresql, for the state backend of the workspace tests: root or sudo once to install them), free disk, the operators' CRDs and, while tools or modules are missing, the module proxy" ;;
+demo) needs="make demo needs Go $want_go, a C compiler while spire-server is unbuilt, flock, free disk, the operators' CRDs and, while tools or modules are missing, the module proxy; no root and no Debian package (knot and postgresql are for make test alone)" ;;
 *) needs="" ;;
 esac
 if [[ $target == test ]]; then
+	want_pkgs=()
 	if ! command -v knotd >/dev/null 2>&1 && [[ ! -x /usr/sbin/knotd ]]; then
+		want_pkgs+=("knot bind9-dnsutils")
+	fi
+	if ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+		want_pkgs+=(postgresql)
+	fi
+	if ((${#want_pkgs[@]})); then
 		if ! command -v apt-get >/dev/null 2>&1; then
-			miss "knotd (Debian package knot, the DNS tests' server): not installed and there is no apt-get. Install Knot DNS by hand"
+			miss "Debian packages ${want_pkgs[*]} (knotd, the DNS tests' server; initdb and postgres, the workspace tests' state backend): not installed and there is no apt-get. Install Knot DNS and PostgreSQL by hand"
 		elif [[ $(id -u) -ne 0 ]] && ! command -v sudo >/dev/null 2>&1; then
-			miss "knotd (Debian package knot): scripts/apt.sh installs it, but needs root or sudo. Run: sudo apt-get install knot bind9-dnsutils"
+			miss "Debian packages ${want_pkgs[*]}: scripts/apt.sh installs them, but needs root or sudo. Run: sudo apt-get install ${want_pkgs[*]}"
 		else
-			note "knot and bind9-dnsutils to be installed by scripts/apt.sh"
+			note "${want_pkgs[*]} to be installed by scripts/apt.sh"
 		fi
 	fi
 fi

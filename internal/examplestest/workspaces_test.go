@@ -86,16 +86,7 @@ func workspaceKubeconfig(t *testing.T, s *harness.Spire) string {
 // at the end of the test unless the test destroyed it.
 func newWorkspace(t *testing.T, name string, helm bool) *workspace {
 	t.Helper()
-	w := &workspace{name: name}
-	if helm {
-		w.spire = acctest.HelmSpire(t, name)
-	} else {
-		acctest.OwnCluster(t, name)
-		w.spire = acctest.Spire(t, name)
-	}
-	w.cluster = w.spire.Cluster
-	w.kubeconfig = workspaceKubeconfig(t, w.spire)
-	w.dir = filepath.Join(copyExamples(t, "modules", "workspace-per-cluster"), "workspace-per-cluster")
+	w := startWorkspaceCluster(t, name, helm, "workspace-per-cluster")
 	// `get` installs the local module without asking any registry for
 	// providers, which `init` would do even with dev_overrides.
 	mustTerraform(t, w.dir, "get", "-no-color")
@@ -109,6 +100,25 @@ func newWorkspace(t *testing.T, name string, helm bool) *workspace {
 	return w
 }
 
+// startWorkspaceCluster starts cluster name with a SPIRE server (laid out
+// as the SPIFFE Helm chart does when helm, as the OpenShift operator does
+// otherwise), makes the workspace's least-privilege kubeconfig, and copies
+// examples/<example> (with examples/modules) into a directory of its own.
+func startWorkspaceCluster(t *testing.T, name string, helm bool, example string) *workspace {
+	t.Helper()
+	w := &workspace{name: name}
+	if helm {
+		w.spire = acctest.HelmSpire(t, name)
+	} else {
+		acctest.OwnCluster(t, name)
+		w.spire = acctest.Spire(t, name)
+	}
+	w.cluster = w.spire.Cluster
+	w.kubeconfig = workspaceKubeconfig(t, w.spire)
+	w.dir = filepath.Join(copyExamples(t, "modules", example), example)
+	return w
+}
+
 // setVars writes the workspace's variables: its name, its own cluster's
 // kubeconfig, where its bundle endpoint is (the lab has no OpenShift Route
 // publishing it) and peers, keyed by peer workspace name.
@@ -117,12 +127,15 @@ func (w *workspace) setVars(t *testing.T, peers map[string]json.RawMessage) {
 	if peers == nil {
 		peers = map[string]json.RawMessage{}
 	}
-	vars := map[string]any{
-		"workspace_name":      w.name,
-		"config_path":         w.kubeconfig,
-		"bundle_endpoint_url": w.spire.BundleEndpointURL,
-		"peers":               peers,
-	}
+	w.writeVars(t, map[string]any{"workspace_name": w.name, "config_path": w.kubeconfig, "peers": peers})
+}
+
+// writeVars writes vars, with where the workspace's bundle endpoint is (the
+// lab publishes it through no Route or Ingress) and its SPIRE install, to
+// its terraform.tfvars.json.
+func (w *workspace) writeVars(t *testing.T, vars map[string]any) {
+	t.Helper()
+	vars["bundle_endpoint_url"] = w.spire.BundleEndpointURL
 	if install := spireInstall(w.spire); install != "" {
 		vars["spire_install"] = install
 	}
@@ -214,38 +227,62 @@ func trustDomains(wss []*workspace) []string {
 // from the first start to the last end.
 func runConcurrently(t *testing.T, what string, wss []*workspace, args ...string) time.Duration {
 	t.Helper()
-	type result struct {
-		out  string
-		code int
-		took time.Duration
+	results, wall := concurrently(len(wss), func(i int) (string, int) { return terraform(t, wss[i].dir, args...) })
+	names := make([]string, len(wss))
+	for i, w := range wss {
+		names[i] = w.name
 	}
-	results := make([]result, len(wss))
+	expectRuns(t, what, names, results, wall, strings.Join(args, " "))
+	return wall
+}
+
+// runResult is one of several commands run at once: its output, exit code,
+// and when it started and ended.
+type runResult struct {
+	out        string
+	code       int
+	start, end time.Time
+}
+
+func (r runResult) took() time.Duration { return r.end.Sub(r.start) }
+
+// concurrently runs run(0) ... run(n-1) at the same time and returns their
+// results and the wall time from the first start to the last end.
+func concurrently(n int, run func(i int) (string, int)) ([]runResult, time.Duration) {
+	results := make([]runResult, n)
 	start := time.Now()
 	var wg sync.WaitGroup
-	for i, w := range wss {
+	for i := range results {
 		wg.Go(func() {
-			began := time.Now()
-			out, code := terraform(t, w.dir, args...)
-			results[i] = result{out, code, time.Since(began)}
+			r := &results[i]
+			r.start = time.Now()
+			r.out, r.code = run(i)
+			r.end = time.Now()
 		})
 	}
 	wg.Wait()
-	wall := time.Since(start)
+	return results, time.Since(start)
+}
+
+// expectRuns logs the times of terraform commands (cmd: the command and its
+// arguments, or what they have in common) run at once in the workspaces
+// names, and fails the test when any exited non-zero.
+func expectRuns(t *testing.T, what string, names []string, results []runResult, wall time.Duration, cmd string) {
+	t.Helper()
 	var each []string
 	failed := false
-	for i, w := range wss {
-		r := results[i]
-		each = append(each, fmt.Sprintf("%s %s", w.name, r.took.Round(100*time.Millisecond)))
+	for i, r := range results {
+		each = append(each, fmt.Sprintf("%s %s", names[i], r.took().Round(100*time.Millisecond)))
 		if r.code != 0 {
-			t.Errorf("%s: terraform %s in workspace %s exited %d:\n%s", what, strings.Join(args, " "), w.name, r.code, r.out)
+			t.Errorf("%s: terraform %s in workspace %s exited %d:\n%s", what, cmd, names[i], r.code, r.out)
 			failed = true
 		}
 	}
-	t.Logf("%s: %d concurrent `terraform %s` took %s wall time (%s)", what, len(wss), args[0], wall.Round(100*time.Millisecond), strings.Join(each, ", "))
+	verb, _, _ := strings.Cut(cmd, " ")
+	t.Logf("%s: %d concurrent `terraform %s` took %s wall time (%s)", what, len(results), verb, wall.Round(100*time.Millisecond), strings.Join(each, ", "))
 	if failed {
 		t.FailNow()
 	}
-	return wall
 }
 
 // expectSpireHolds asks every workspace's SPIRE server once, right after

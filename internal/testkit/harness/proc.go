@@ -69,6 +69,12 @@ func startProc(component, bin string, args []string, logPath string, detach bool
 
 // startProcStdin is startProc with the child's stdin.
 func startProcStdin(component, bin string, args []string, logPath string, detach bool, stdin *os.File, env ...string) (*proc, error) {
+	return startProcAs(component, bin, args, logPath, detach, stdin, nil, env...)
+}
+
+// startProcAs is startProcStdin for a child that runs as cred (nil: as
+// this process).
+func startProcAs(component, bin string, args []string, logPath string, detach bool, stdin *os.File, cred *syscall.Credential, env ...string) (*proc, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
@@ -77,15 +83,19 @@ func startProcStdin(component, bin string, args []string, logPath string, detach
 
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = filepath.Dir(logPath)
-	cmd.Stdin = stdin
+	if stdin != nil { // nil: the null device
+		cmd.Stdin = stdin
+	}
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.Env = append(childEnv(), env...)
 	if detach {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
 		err = cmd.Start()
 	} else {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		// Go sets the credential before the parent-death signal, which a
+		// change of user would otherwise clear.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: cred}
 		err = spawnPinned(cmd)
 	}
 	if err != nil {
@@ -100,12 +110,13 @@ func startProcStdin(component, bin string, args []string, logPath string, detach
 }
 
 // childEnv is the environment of started processes: ours, minus variables
-// that would point them at another cluster or etcd.
+// that would point them at another cluster, etcd or PostgreSQL server (the
+// libpq variables, PG*).
 func childEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "KUBECONFIG" || strings.HasPrefix(k, "ETCD_") || strings.HasPrefix(k, "ETCDCTL_") {
+		if k == "KUBECONFIG" || strings.HasPrefix(k, "ETCD_") || strings.HasPrefix(k, "ETCDCTL_") || strings.HasPrefix(k, "PG") {
 			continue
 		}
 		env = append(env, kv)
