@@ -36,6 +36,12 @@ type publishedMesh struct {
 	spires    []*harness.Spire
 	workloads []*harness.Workload
 	dir       string
+	// op is the operator-layout cluster's SPIRE server and workload, which
+	// joins in the mixed_fleet subtest; its workload's server accepts the
+	// chart clusters' workloads and theirs accept it from the start.
+	op         *harness.Spire
+	opWorkload *harness.Workload
+	vars       map[string]any
 }
 
 // publishedConfig federates every ordered pair of var.clusters from the
@@ -51,20 +57,28 @@ terraform {
 
 variable "clusters" {
   type = map(object({
-    config_path    = string
-    trust_domain   = string
-    published_url  = string
+    config_path   = string
+    trust_domain  = string
+    published_url = string
   }))
 }
 
+# Clusters whose SPIRE comes from the OpenShift operator: its server.conf
+# has no BundlePublisher, so they consume the published bundles and the
+# courier carries their own bundle to the chart clusters.
+variable "operator_clusters" {
+  type = map(object({
+    config_path  = string
+    trust_domain = string
+  }))
+  default = {}
+}
+
 provider "zerotrust" {
-  clusters = {
-    for name, c in var.clusters : name => {
-      config_path    = c.config_path
-      config_context = name
-      spire          = { install = "helm" }
-    }
-  }
+  clusters = merge(
+    { for name, c in var.clusters : name => { config_path = c.config_path, config_context = name, spire = { install = "helm" } } },
+    { for name, c in var.operator_clusters : name => { config_path = c.config_path, config_context = name } },
+  )
 }
 
 locals {
@@ -73,10 +87,32 @@ locals {
     "${pair[0]}->${pair[1]}" => { cluster = pair[0], peer = pair[1] }
     if pair[0] != pair[1]
   }
+  operator_pairs = {
+    for pair in setproduct(keys(var.operator_clusters), keys(var.clusters)) :
+    "${pair[0]}->${pair[1]}" => { cluster = pair[0], peer = pair[1] }
+  }
 }
 
+data "zerotrust_trust_bundle" "operator" {
+  for_each = var.operator_clusters
+
+  cluster      = each.key
+  trust_domain = each.value.trust_domain
+  spire_server = {}
+}
+
+resource "zerotrust_spire_bundle" "operator" {
+  for_each = local.operator_pairs
+
+  cluster      = each.value.peer
+  trust_domain = var.operator_clusters[each.value.cluster].trust_domain
+  bundle       = data.zerotrust_trust_bundle.operator[each.value.cluster].spiffe_bundle
+}
+
+# Every chart cluster, and every operator cluster, consumes every chart
+# cluster's published bundle.
 resource "zerotrust_federated_trust_domain" "peer" {
-  for_each = local.pairs
+  for_each = merge(local.pairs, local.operator_pairs)
 
   cluster                 = each.value.cluster
   trust_domain            = var.clusters[each.value.peer].trust_domain
@@ -94,26 +130,31 @@ resource "zerotrust_federated_trust_domain" "peer" {
 // apply, timed against the refresh hint; the object storage stopped for
 // 20 s while east prepares an authority: the handshakes go on, the publish
 // and the peers' polls fail meanwhile, and the peers hold the authority
-// after the storage is back (timed). The plan stays empty throughout.
+// after the storage is back (timed). The plan stays empty throughout. Then
+// a fourth cluster, its SPIRE laid out as the OpenShift operator does (no
+// BundlePublisher), joins in a second apply: it consumes the three
+// published bundles with https_web, the courier carries its own bundle to
+// them, and every pair involving it handshakes.
 func TestAccPublishedBundleFederation(t *testing.T) {
 	t.Parallel()
-	m := startPublishedMesh(t, []string{"pbeast", "pbwest", "pbnorth"})
+	m := startPublishedMesh(t, []string{"pbeast", "pbwest", "pbnorth"}, "pbop")
 	t.Run("scheduled_rotation", func(t *testing.T) { m.scheduledRotation(t) })
 	t.Run("forced_rotation", func(t *testing.T) { m.forcedRotation(t) })
 	t.Run("bucket_outage", func(t *testing.T) { m.bucketOutage(t) })
-	planEmpty(t, m.dir, "at the end: nothing for Terraform to carry")
+	planEmpty(t, m.dir, "after the rotations and the outage: nothing for Terraform to carry")
+	t.Run("mixed_fleet", func(t *testing.T) { m.mixedFleet(t) })
 }
 
 // startPublishedMesh starts the clusters, the object storage, SPIRE servers
 // without bundle endpoints publishing to it, an agent and workload per
 // server, applies publishedConfig and waits until every ordered pair
 // handshakes.
-func startPublishedMesh(t *testing.T, names []string) *publishedMesh {
+func startPublishedMesh(t *testing.T, names []string, operator string) *publishedMesh {
 	t.Helper()
 	ctx := context.Background()
 	began := time.Now()
 	var clusters []*harness.Cluster
-	for _, n := range names {
+	for _, n := range append(slices.Clone(names), operator) {
 		clusters = append(clusters, acctest.OwnCluster(t, n))
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
@@ -128,9 +169,13 @@ func startPublishedMesh(t *testing.T, names []string) *publishedMesh {
 		}
 	})
 	spires, err := harness.StartSpires(startCtx, clusters, func(c *harness.Cluster) harness.SpireOptions {
-		return harness.SpireOptions{TrustDomain: c.Name + ".zt.test", Helm: true, ControllerManager: true,
-			X509SVIDTTL: rotationSVIDTTL, NoBundleEndpoint: true,
-			S3Publisher: &harness.S3Publisher{Server: s3, RefreshHint: publishedRefreshHint}}
+		o := harness.SpireOptions{TrustDomain: c.Name + ".zt.test", ControllerManager: true, X509SVIDTTL: rotationSVIDTTL, NoBundleEndpoint: true}
+		if c.Name == operator {
+			o.WebPKIRoots = s3.CACertFile
+		} else {
+			o.Helm, o.S3Publisher = true, &harness.S3Publisher{Server: s3, RefreshHint: publishedRefreshHint}
+		}
+		return o
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,20 +188,18 @@ func startPublishedMesh(t *testing.T, names []string) *publishedMesh {
 		})
 	}
 	expectNoBundleEndpoints(t, spires)
-	m := &publishedMesh{s3: s3, spires: spires, workloads: startMeshWorkloads(ctx, t, spires), dir: t.TempDir()}
-	vars := map[string]any{}
-	for _, s := range spires {
-		vars[s.Cluster.Name] = map[string]string{"config_path": s.Cluster.Kubeconfig, "trust_domain": s.TrustDomain, "published_url": s.PublishedBundleURL}
+	workloads := startMeshWorkloads(ctx, t, spires)
+	n := len(names)
+	m := &publishedMesh{s3: s3, spires: spires[:n], workloads: workloads[:n], op: spires[n], opWorkload: workloads[n], dir: t.TempDir()}
+	clustersVar := map[string]any{}
+	for _, s := range m.spires {
+		clustersVar[s.Cluster.Name] = map[string]string{"config_path": s.Cluster.Kubeconfig, "trust_domain": s.TrustDomain, "published_url": s.PublishedBundleURL}
 		t.Logf("%s publishes to %s", s.TrustDomain, s.PublishedBundleURL)
 	}
-	data, err := json.Marshal(map[string]any{"clusters": vars})
-	if err != nil {
+	m.vars = map[string]any{"clusters": clustersVar}
+	m.writeVars(t)
+	if err := os.WriteFile(filepath.Join(m.dir, "main.tf"), []byte(publishedConfig), 0o600); err != nil {
 		t.Fatal(err)
-	}
-	for name, content := range map[string][]byte{"main.tf": []byte(publishedConfig), "terraform.tfvars.json": data} {
-		if err := os.WriteFile(filepath.Join(m.dir, name), content, 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 	t.Cleanup(func() {
 		if out, code := terraform(t, m.dir, "destroy", "-auto-approve", "-no-color"); code != 0 {
@@ -170,24 +213,51 @@ func startPublishedMesh(t *testing.T, names []string) *publishedMesh {
 	if !strings.Contains(out, "Resources: 6 added") {
 		t.Errorf("the apply did not add the 6 federations:\n%s", out)
 	}
-	federateWorkloads(ctx, t, m.workloads, spires)
+	federateWorkloads(ctx, t, m.workloads, m.spires)
 	results := everyPair(ctx, m.workloads, true, mtlsTimeout)
-	var table strings.Builder
-	failed := 0
-	for _, r := range results {
-		outcome := "ok"
-		if r.err != nil {
-			outcome, failed = "FAILED: "+r.err.Error(), failed+1
-		}
-		fmt.Fprintf(&table, "\n  %-34s -> %-34s %s", r.from.SPIFFEID, r.to.SPIFFEID, outcome)
-	}
+	failed := failedPairs(results)
 	t.Logf("published-bundle mesh of %v: apply %v (6 federations, wait_for_bundle), %d of %d ordered pairs handshake %v after the apply began:%s",
-		names, applied.Round(100*time.Millisecond), len(results)-failed, len(results), time.Since(start).Round(100*time.Millisecond), table.String())
+		names, applied.Round(100*time.Millisecond), len(results)-failed, len(results), time.Since(start).Round(100*time.Millisecond), pairTable(results))
 	if failed > 0 {
 		t.FailNow()
 	}
 	planEmpty(t, m.dir, "after the first apply")
 	return m
+}
+
+// writeVars writes m.vars as the configuration's variables.
+func (m *publishedMesh) writeVars(t *testing.T) {
+	t.Helper()
+	data, err := json.Marshal(m.vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, "terraform.tfvars.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pairTable lists each pair's outcome, a line each.
+func pairTable(results []pairResult) string {
+	var b strings.Builder
+	for _, r := range results {
+		outcome := "ok"
+		if r.err != nil {
+			outcome = "FAILED: " + r.err.Error()
+		}
+		fmt.Fprintf(&b, "\n  %-38s -> %-38s %s", r.from.SPIFFEID, r.to.SPIFFEID, outcome)
+	}
+	return b.String()
+}
+
+func failedPairs(results []pairResult) int {
+	n := 0
+	for _, r := range results {
+		if r.err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // east's workload, its SPIRE server, and the pairs involving it.
@@ -370,8 +440,19 @@ func (m *publishedMesh) bucketOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What Terraform sees meanwhile: nothing to do.
-	planEmpty(t, m.dir, "with the object storage down")
+	// What Terraform sees meanwhile: nothing to do; its warnings are logged.
+	planStart := time.Now()
+	out, code := terraform(t, m.dir, "plan", "-detailed-exitcode", "-no-color")
+	var warnings []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "Warning: ") && !strings.Contains(line, "development overrides") {
+			warnings = append(warnings, strings.TrimPrefix(line, "Warning: "))
+		}
+	}
+	t.Logf("terraform plan with the object storage down: exit %d in %v, warnings %q", code, time.Since(planStart).Round(100*time.Millisecond), warnings)
+	if code != 0 {
+		t.Errorf("terraform plan with the object storage down exited %d, want 0 (no change):\n%s", code, out)
+	}
 	time.Sleep(bucketDown - time.Since(stoppedAt))
 	publishFailures := publishFailed() - publishesBefore
 	var pollFailures []string
@@ -410,4 +491,38 @@ func readLog(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// mixedFleet adds the operator-layout cluster: a second apply makes its
+// SPIRE consume every chart cluster's published bundle (https_web, no
+// bundle to start from) and carries its own bundle, read from its SPIRE
+// server, into theirs; every pair involving it then handshakes.
+func (m *publishedMesh) mixedFleet(t *testing.T) {
+	ctx := context.Background()
+	m.vars["operator_clusters"] = map[string]any{m.op.Cluster.Name: map[string]string{
+		"config_path": m.op.Cluster.Kubeconfig, "trust_domain": m.op.TrustDomain,
+	}}
+	m.writeVars(t)
+	start := time.Now()
+	out := mustTerraform(t, m.dir, "apply", "-auto-approve", "-no-color")
+	applied := time.Since(start)
+	if !strings.Contains(out, "Resources: 6 added, 0 changed, 0 destroyed") {
+		t.Errorf("the apply adding %s did not add its 3 federations and the 3 bundles carried to the chart clusters:\n%s", m.op.Cluster.Name, out)
+	}
+	all := append(slices.Clone(m.workloads), m.opWorkload)
+	spires := append(slices.Clone(m.spires), m.op)
+	federateWorkloads(ctx, t, all, spires)
+	var involving []pairResult
+	for _, r := range everyPair(ctx, all, true, mtlsTimeout) {
+		if r.from == m.opWorkload || r.to == m.opWorkload {
+			involving = append(involving, r)
+		}
+	}
+	t.Logf("mixed fleet: %s (operator layout, no BundlePublisher) consumes the 3 published bundles and gets its own carried by the courier: "+
+		"apply %v, %d of %d pairs involving it handshake %v after the apply began:%s", m.op.TrustDomain, applied.Round(100*time.Millisecond),
+		len(involving)-failedPairs(involving), len(involving), time.Since(start).Round(100*time.Millisecond), pairTable(involving))
+	if failedPairs(involving) > 0 {
+		t.Fail()
+	}
+	planEmpty(t, m.dir, "after the operator cluster joined")
 }
