@@ -386,6 +386,9 @@ func (m *publishedMesh) forcedRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	forcedAt := time.Now()
+	// Probed every second from the taint: the failures say how long the
+	// pairs involving east were broken.
+	p := startProber(t, m.pairsWithEast())
 	held := make(chan time.Duration, 1)
 	go func() {
 		for time.Since(forcedAt) < propagationTimeout {
@@ -401,10 +404,17 @@ func (m *publishedMesh) forcedRotation(t *testing.T) {
 	expectEveryPair(ctx, t, m.workloads, "after the forced rotation, without an apply")
 	recovered := time.Since(forcedAt)
 	peersAfter := <-held
+	rounds, attempts, failures := p.stop()
+	var lastFailure time.Duration
+	for _, f := range failures {
+		lastFailure = max(lastFailure, f.at)
+	}
 	t.Logf("forced rotation of %s (activate and taint %v after prepare), no apply: every one of %d pairs handshakes %v after the taint; "+
+		"probing the pairs involving east every second from the taint, %d of %d handshakes in %d rounds failed, the last %v after the taint; "+
 		"the peers held the new authority %v after prepare (refresh_hint %v: a poll every %v, at most one poll after the publish at prepare)",
 		s.TrustDomain, forcedAt.Sub(preparedAt).Round(100*time.Millisecond), len(orderedPairs(m.workloads)),
-		recovered.Round(100*time.Millisecond), peersAfter.Round(100*time.Millisecond), publishedRefreshHint, publishedRefreshHint/4)
+		recovered.Round(100*time.Millisecond), len(failures), attempts, rounds, lastFailure.Round(100*time.Millisecond),
+		peersAfter.Round(100*time.Millisecond), publishedRefreshHint, publishedRefreshHint/4)
 	if peersAfter < 0 {
 		t.Errorf("the peers did not hold east's new authority within %v", propagationTimeout)
 	}
