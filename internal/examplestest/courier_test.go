@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,17 +129,8 @@ func startCourierMesh(t *testing.T, names []string, helm ...string) *courierMesh
 				t.Error(err)
 			}
 		})
-		// Nothing listens where an endpoint would be: no relationship
-		// could fetch a bundle.
-		u, err := url.Parse(s.BundleEndpointURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if conn, err := net.DialTimeout("tcp", u.Host, 2*time.Second); err == nil {
-			conn.Close()
-			t.Fatalf("something listens on %s, the bundle endpoint address of %s", u.Host, s.TrustDomain)
-		}
 	}
+	expectNoBundleEndpoints(t, spires)
 	m := &courierMesh{spires: spires, workloads: startMeshWorkloads(ctx, t, spires)}
 	m.dir = filepath.Join(copyExamples(t, "courier-federation"), "courier-federation")
 	m.writeVars(t, nil)

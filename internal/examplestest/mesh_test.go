@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -177,6 +179,23 @@ func expectEveryPair(ctx context.Context, t *testing.T, workloads []*harness.Wor
 	}
 	if failed {
 		t.FailNow()
+	}
+}
+
+// expectNoBundleEndpoints fails the test when anything listens where a
+// SPIRE server's bundle endpoint would be: no relationship could fetch a
+// bundle from one.
+func expectNoBundleEndpoints(t *testing.T, spires []*harness.Spire) {
+	t.Helper()
+	for _, s := range spires {
+		u, err := url.Parse(s.BundleEndpointURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if conn, err := net.DialTimeout("tcp", u.Host, 2*time.Second); err == nil {
+			conn.Close()
+			t.Fatalf("something listens on %s, the bundle endpoint address of %s", u.Host, s.TrustDomain)
+		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -407,35 +406,27 @@ func podAttestorBinary(ctx context.Context) (string, error) {
 	if podAttestorBuild.path != "" {
 		return podAttestorBuild.path, nil
 	}
-	root, err := RepoRoot()
+	dst, err := buildHarnessCommand(ctx, "ztpodattestor")
 	if err != nil {
-		return "", err
-	}
-	env := toolEnv()
-	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(harnessCacheDir(env), "harness-bin", hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	dst := filepath.Join(dir, "ztpodattestor")
-	// Built under another name and renamed: an agent of another test process
-	// starting the plugin meanwhile never runs half a binary.
-	tmp := fmt.Sprintf("%s.%d.tmp", dst, os.Getpid())
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, "./internal/testkit/cmd/ztpodattestor")
-	cmd.Dir = root
-	cmd.Env = env
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("go build ./internal/testkit/cmd/ztpodattestor: %v: %s", err, tailLines(stderr.String(), 20))
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
 		return "", err
 	}
 	podAttestorBuild.path = dst
 	return dst, nil
+}
+
+// harnessBinDir is where buildHarnessCommand puts binaries (made if
+// missing), with the clone's root and the environment to build in.
+func harnessBinDir() (dir, root string, env []string, err error) {
+	if root, err = RepoRoot(); err != nil {
+		return "", "", nil, err
+	}
+	env = toolEnv()
+	sum := sha256.Sum256([]byte(root))
+	dir = filepath.Join(harnessCacheDir(env), "harness-bin", hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", nil, err
+	}
+	return dir, root, env, nil
 }
 
 // harnessCacheDir is scripts/tool.sh's cache root in environment env:

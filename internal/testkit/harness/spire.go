@@ -106,6 +106,14 @@ type SpireOptions struct {
 	// no such object. Disabling HelmDefaultClusterSPIFFEID leaves pods that
 	// no other ClusterSPIFFEID selects without an entry.
 	HelmDisabledClusterSPIFFEIDs []string
+	// S3Publisher, only with Helm, adds SPIRE's BundlePublisher "aws_s3"
+	// beside the chart's "k8s_configmap", publishing to the lab's object
+	// storage (see S3Publisher, Spire.PublishedBundleURL).
+	S3Publisher *S3Publisher
+	// WebPKIRoots is a PEM file of the CAs the server trusts for Web PKI,
+	// its SSL_CERT_FILE: what https_web fetches of peers' bundles and the
+	// aws_s3 publisher check. Default with S3Publisher: its server's CA.
+	WebPKIRoots string
 	// ExecEndpointCommand, only with Detach, runs the exec endpoint as a
 	// detached process of its own, so pod exec keeps reaching the real
 	// spire-server after this process exits, as in tests: the argv of a
@@ -132,6 +140,9 @@ type Spire struct {
 	BundleEndpointURL string // https://127.0.0.1:PORT
 	EndpointSPIFFEID  string // spiffe://<trust domain>/spire/server
 	WebCACertPEM      []byte // CA of the bundle endpoint's certificate, with WebProfile
+	// PublishedBundleURL is, with S3Publisher, where peers read the bundle
+	// SPIRE publishes (https_web): the object's path-style URL.
+	PublishedBundleURL string
 
 	SocketPath string // the server API socket (admin CLI, controller manager)
 	Dir        string
@@ -192,6 +203,9 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	if (len(opts.HelmFederatedTrustDomains) > 0 || len(opts.HelmDisabledClusterSPIFFEIDs) > 0 || opts.HelmNotifier) && !opts.Helm {
 		return nil, errors.New("spire: HelmFederatedTrustDomains, HelmDisabledClusterSPIFFEIDs and HelmNotifier are the Helm chart's values; set Helm too")
 	}
+	if opts.S3Publisher != nil && !opts.Helm {
+		return nil, errors.New("spire: S3Publisher adds a BundlePublisher to the Helm chart's layout; set Helm too")
+	}
 	if opts.Standalone && opts.Detach {
 		return nil, errors.New("spire: Detach is for servers of a cluster (ztlab up --spire), not standalone ones")
 	}
@@ -214,7 +228,7 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 	}
 	s := &Spire{
 		Cluster: c, TrustDomain: td.Name(), opts: opts, ClassName: opts.ClassName,
-		EndpointSPIFFEID: "spiffe://" + td.Name() + "/spire/server",
+		EndpointSPIFFEID: "spiffe://" + td.Name() + "/spire/server", PublishedBundleURL: opts.S3Publisher.objectURL(td.Name()),
 	}
 	if !opts.Standalone {
 		s.Namespace, s.PodName, s.Container = opts.Namespace, SpirePodName, SpireContainerName
@@ -258,6 +272,9 @@ func StartSpire(ctx context.Context, c *Cluster, opts SpireOptions) (*Spire, err
 			return nil, fmt.Errorf("spire %s: cluster %s: %w", s.TrustDomain, c.Name, err)
 		}
 		if err := s.waitBundleConfigMap(ctx); err != nil {
+			return nil, fmt.Errorf("spire %s: %w", s.TrustDomain, err)
+		}
+		if err := s.waitPublishedBundle(ctx); err != nil {
 			return nil, fmt.Errorf("spire %s: %w", s.TrustDomain, err)
 		}
 	}
@@ -423,6 +440,7 @@ func (s *Spire) serverConfig() string {
 			"          service_account_allow_list = [%q]\n          kube_config_file = %q\n        }\n      }\n    }\n  }\n",
 			s.Cluster.Name, s.Namespace+":"+SpireAgentServiceAccount, s.Cluster.Kubeconfig)
 		s.writeBundlePlugin(&b)
+		s.writeS3Publisher(&b)
 	}
 	b.WriteString("}\n\nhealth_checks {\n  listener_enabled = true\n  bind_address = \"127.0.0.1\"\n")
 	fmt.Fprintf(&b, "  bind_port = \"%d\"\n  live_path = \"/live\"\n  ready_path = \"/ready\"\n}\n", s.healthPort)
@@ -451,7 +469,7 @@ func (s *Spire) writeBundleEndpoint(b *strings.Builder) {
 // endpoint says ready and it listens on the bundle endpoint port.
 func (s *Spire) startServer(ctx context.Context) error {
 	var err error
-	s.server, err = startProc("spire-server", s.bin, s.serverArgs, s.LogPath(), s.opts.Detach)
+	s.server, err = startProc("spire-server", s.bin, s.serverArgs, s.LogPath(), s.opts.Detach, s.serverEnv()...)
 	if err != nil {
 		return err
 	}

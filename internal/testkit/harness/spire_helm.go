@@ -78,20 +78,31 @@ func (s *Spire) writeBundlePlugin(b *strings.Builder) {
 
 // helmBundlePlugins is the `plugins` section of server.conf as the chart
 // renders it (JSON, each plugin type a list of one-key objects) for the
-// plugin that publishes the bundle. The chart's publisher entry has no
-// kubeconfig_path: in a real cluster it uses the pod's credentials.
+// plugins that publish the bundle: the ConfigMap's, and with S3Publisher
+// SPIRE's "aws_s3" after it. The chart's entries carry no credentials
+// (no kubeconfig_path, no access keys): in a real cluster they use the
+// pod's.
 func (s *Spire) helmBundlePlugins() map[string]any {
+	plugins := map[string]any{"Notifier": []any{map[string]any{"k8sbundle": map[string]any{
+		"plugin_data": map[string]any{"namespace": s.BundleNamespace, "config_map": s.BundleConfigMap},
+	}}}}
+	var publishers []any
 	if s.publishes() {
-		return map[string]any{"BundlePublisher": []any{map[string]any{"k8s_configmap": map[string]any{
+		plugins = map[string]any{}
+		publishers = append(publishers, map[string]any{"k8s_configmap": map[string]any{
 			"plugin_data": map[string]any{"clusters": []any{map[string]any{HelmBundlePublisherCluster: map[string]any{
 				"format": HelmBundleFormat, "namespace": s.BundleNamespace,
 				"configmap_name": s.BundleConfigMap, "configmap_key": HelmBundleKey,
 			}}}},
-		}}}}
+		}})
 	}
-	return map[string]any{"Notifier": []any{map[string]any{"k8sbundle": map[string]any{
-		"plugin_data": map[string]any{"namespace": s.BundleNamespace, "config_map": s.BundleConfigMap},
-	}}}}
+	if p := s.opts.S3Publisher; p != nil {
+		publishers = append(publishers, map[string]any{"aws_s3": map[string]any{"plugin_data": p.pluginData(s.TrustDomain)}})
+	}
+	if len(publishers) > 0 {
+		plugins["BundlePublisher"] = publishers
+	}
+	return plugins
 }
 
 // HelmSpireClassName is the chart's default className for release
