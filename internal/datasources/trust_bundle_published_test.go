@@ -2,10 +2,8 @@ package datasources_test
 
 import (
 	"context"
-	"encoding/pem"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -20,12 +18,11 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/acctest"
 )
 
-// tbObjectStore serves objects over TLS on 127.0.0.1 at path-style URLs
+// tbObjectStore is a store serving objects at path-style URLs
 // (/<bucket>/<key>), as an S3-compatible store with a custom endpoint does:
-// every other path is a 404, /bundles/private a 403 (an object without
-// public read), and /bundles/flaky answers 503 twice before serving the
-// bundle (an outage the read waits out). Its CA, PEM, is what
-// ca_certificates gives.
+// every path not in objects is a 404, /bundles/private a 403 (an object
+// without public read), and /bundles/flaky answers 503 twice before serving
+// /bundles/east.json (an outage the read waits out). caPEM is its CA.
 type tbObjectStore struct {
 	url, caPEM  string
 	flakyServed *atomic.Int32
@@ -34,7 +31,7 @@ type tbObjectStore struct {
 func tbStartObjectStore(t *testing.T, objects map[string][]byte) tbObjectStore {
 	t.Helper()
 	flaky := &atomic.Int32{}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url, ca := acctest.ObjectStore(t, func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/bundles/private":
 			http.Error(w, "<Error><Code>AccessDenied</Code></Error>", http.StatusForbidden)
@@ -47,10 +44,8 @@ func tbStartObjectStore(t *testing.T, objects map[string][]byte) tbObjectStore {
 		default:
 			http.Error(w, "<Error><Code>NoSuchKey</Code></Error>", http.StatusNotFound)
 		}
-	}))
-	t.Cleanup(srv.Close)
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	return tbObjectStore{url: srv.URL, caPEM: strings.TrimSpace(string(ca)), flakyServed: flaky}
+	})
+	return tbObjectStore{url: url, caPEM: ca, flakyServed: flaky}
 }
 
 // TestAccTrustBundleDataSource_published reads east's bundle as a SPIRE
