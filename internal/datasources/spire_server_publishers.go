@@ -39,7 +39,8 @@ var bundlePublisherFields = []struct {
 		"plugin's client addresses the object (S3 virtual-hosted, `https://<bucket>.s3.<region>.amazonaws.com/<key>`, " +
 		"path-style for a bucket name with dots and with a custom `endpoint`, `<endpoint>/<bucket>/<key>`; GCS " +
 		"`https://storage.googleapis.com/<bucket>/<object>`; Azure `https://<account>.<service endpoint>/<container>/<blob>`). " +
-		"Readers need read access to that one object (see the guide). Null when the configuration lacks a part of it.",
+		"Readers need anonymous read access to that one object (the guide \"Federation through published bundles\" " +
+		"gives the bucket policy per cloud). Null when the configuration lacks a part of it.",
 		func(p spirefacts.Publisher) string { return p.URL }},
 }
 
