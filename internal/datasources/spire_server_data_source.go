@@ -51,6 +51,7 @@ type spireServerDataSourceModel struct {
 	FederationProfile  types.String `tfsdk:"federation_profile"`
 	BundleEndpointURL  types.String `tfsdk:"bundle_endpoint_url"`
 	EndpointSPIFFEID   types.String `tfsdk:"endpoint_spiffe_id"`
+	BundlePublishers   types.List   `tfsdk:"bundle_publishers"`
 }
 
 func (d *spireServerDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -183,6 +184,7 @@ func (d *spireServerDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				Computed:            true,
 				MarkdownDescription: "SPIFFE ID the SPIRE server's bundle endpoint presents: `spiffe://<trust_domain>/spire/server`.",
 			},
+			"bundle_publishers": bundlePublishersAttribute(),
 		},
 	}
 }
@@ -227,6 +229,7 @@ func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadReq
 	}
 	// Empty means unset in these CRDs and in SPIRE's configuration.
 	optionalString := providerdata.OptionalString
+	var diags diag.Diagnostics
 	m.InstalledBy = types.StringValue(in.Install)
 	m.TrustDomain = types.StringValue(in.TrustDomain)
 	m.ClusterName = optionalString(in.ClusterName)
@@ -244,6 +247,11 @@ func (d *spireServerDataSource) Read(ctx context.Context, req datasource.ReadReq
 		m.BundleEndpointPort = types.Int64Value(in.BundleEndpointPort)
 	}
 	m.EndpointSPIFFEID = optionalString(in.EndpointSPIFFEID)
+	m.BundlePublishers, diags = bundlePublishersValue(in.Publishers)
+	for _, p := range in.Publishers {
+		d.Data.Published.Record(p.URL, in.TrustDomain)
+	}
+	resp.Diagnostics.Append(diags...)
 	m.ClassName = optionalString(in.ClassName)
 	m.ServerPod = optionalString(in.ServerPod)
 	m.ServerContainer = optionalString(in.ServerContainer)

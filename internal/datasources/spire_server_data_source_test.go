@@ -227,7 +227,9 @@ func TestAccSpireServerDataSource_helm(t *testing.T) {
 			"server.conf": `{"server": {"trust_domain": "` + td + `", "federation": {"bundle_endpoint": {"port": 8443,
 			  "profile": [{"https_spiffe": {}}]}}}, "plugins": {"BundlePublisher": [{"k8s_configmap": {"plugin_data":
 			  {"clusters": [{"chart-internal": {"namespace": "spire-system", "configmap_name": "spire-bundle",
-			  "configmap_key": "bundle.spiffe"}}]}}}]}}`,
+			  "configmap_key": "bundle.spiffe"}}]}}},
+			  {"aws_s3": {"plugin_data": {"endpoint": "https://127.0.0.1:9000", "region": "us-east-1", "bucket": "bundles",
+			  "object_key": "` + td + `/bundle.json", "format": "spiffe", "refresh_hint": "1m"}}}]}}`,
 		}})
 		acctest.ApplyAs(t, c, kube.ConfigMap, "helm", map[string]any{"metadata": meta("spire-controller-manager"), "data": map[string]any{
 			"controller-manager-config.yaml": "clusterName: chart-cluster\ntrustDomain: " + td + "\n",
@@ -264,6 +266,8 @@ data "zerotrust_spire_server" "this" {
   namespace = %q
 }
 `, c.Name, ns)
+		// The S3 publisher with a custom endpoint writes path-style.
+		publishedURL := "https://127.0.0.1:9000/bundles/" + td + "/bundle.json"
 		chart := map[string]knownvalue.Check{
 			"installed_by":      knownvalue.StringExact("helm"),
 			"helm_release":      knownvalue.StringExact(ns + "/spire"),
@@ -281,6 +285,13 @@ data "zerotrust_spire_server" "this" {
 			"class_name":            knownvalue.StringExact(ns + "-spire"),
 			"server_pod":            knownvalue.StringExact("spire-server-0"),
 			"server_container":      knownvalue.StringExact("spire-server"),
+			"bundle_publishers": knownvalue.ListExact([]knownvalue.Check{knownvalue.ObjectExact(map[string]knownvalue.Check{
+				"type": knownvalue.StringExact("aws_s3"), "bucket": knownvalue.StringExact("bundles"),
+				"object": knownvalue.StringExact(td + "/bundle.json"), "region": knownvalue.StringExact("us-east-1"),
+				"endpoint": knownvalue.StringExact("https://127.0.0.1:9000"), "storage_account": knownvalue.Null(),
+				"format": knownvalue.StringExact("spiffe"), "refresh_hint": knownvalue.StringExact("1m"),
+				"url": knownvalue.StringExact(publishedURL),
+			})}),
 		}
 		return resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
@@ -292,6 +303,21 @@ data "zerotrust_spire_server" "this" {
 				{Config: withInstall("helm"), ConfigStateChecks: expectOutputs(chart)},
 				{Config: auto, ConfigStateChecks: expectOutputs(chart)},
 				{
+					// The URL the data source reports as published is refused
+					// for https_spiffe, though its host is no cloud's store.
+					Config: auto + fmt.Sprintf(`
+resource "zerotrust_federated_trust_domain" "peer" {
+  cluster                 = %q
+  trust_domain            = data.zerotrust_spire_server.this.trust_domain
+  bundle_endpoint_url     = data.zerotrust_spire_server.this.bundle_publishers[0].url
+  bundle_endpoint_profile = { type = "https_spiffe", endpoint_spiffe_id = data.zerotrust_spire_server.this.endpoint_spiffe_id }
+}
+`, c.Name),
+					PlanOnly: true,
+					ExpectError: regexp.MustCompile(`(?s)Published Bundle Needs https_web.*` + regexp.QuoteMeta(publishedURL) +
+						`.*SPIRE\s+server\s+of\s+"` + regexp.QuoteMeta(td) + `".*https_web`),
+				},
+				{
 					PreConfig: func() {
 						acctest.ApplyAs(t, c, kube.ZeroTrustWorkloadIdentityManager, acctest.OperatorManager, acctest.ZTWIMObject("op-"+td, "op-cluster"))
 					},
@@ -300,6 +326,8 @@ data "zerotrust_spire_server" "this" {
 						"installed_by": knownvalue.StringExact("operator"),
 						"trust_domain": knownvalue.StringExact("op-" + td),
 						"helm_release": knownvalue.Null(),
+						// The operator's server.conf has no BundlePublisher.
+						"bundle_publishers": knownvalue.ListExact([]knownvalue.Check{}),
 					}),
 				},
 				{

@@ -61,7 +61,8 @@ func (d *trustBundleDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 
 func (d *trustBundleDataSource) ConfigValidators(context.Context) []datasource.ConfigValidator {
 	return []datasource.ConfigValidator{
-		datasourcevalidator.ExactlyOneOf(path.MatchRoot("endpoint"), path.MatchRoot("config_map"), path.MatchRoot("spire_server")),
+		datasourcevalidator.ExactlyOneOf(path.MatchRoot("endpoint"), path.MatchRoot("published"), path.MatchRoot("config_map"),
+			path.MatchRoot("spire_server")),
 	}
 }
 
@@ -216,6 +217,8 @@ func (d *trustBundleDataSource) source(ctx context.Context, m trustBundleModel, 
 			return nil, path.Root("endpoint")
 		}
 		return tbEndpointSource(m, e, diags), path.Root("endpoint")
+	case !m.Published.IsNull():
+		return tbPublishedSource(ctx, m, diags), path.Root("published")
 	case !m.ConfigMap.IsNull():
 		var c trustBundleConfigMapModel
 		diags.Append(m.ConfigMap.As(ctx, &c, basetypes.ObjectAsOptions{})...)
@@ -239,7 +242,7 @@ func (d *trustBundleDataSource) source(ctx context.Context, m trustBundleModel, 
 		}
 		return bundlesource.SpireServer(server), path.Root("spire_server")
 	}
-	diags.AddError("No Trust Bundle Source", "Set exactly one of endpoint, config_map or spire_server.")
+	diags.AddError("No Trust Bundle Source", "Set exactly one of endpoint, published, config_map or spire_server.")
 	return nil, path.Empty()
 }
 
@@ -262,6 +265,24 @@ func tbSourceClient(src bundlesource.Source) *kube.Client {
 		return s.Client
 	}
 	return nil
+}
+
+func tbPublishedSource(ctx context.Context, m trustBundleModel, diags *diag.Diagnostics) bundlesource.Source {
+	var p trustBundlePublishedModel
+	diags.Append(m.Published.As(ctx, &p, basetypes.ObjectAsOptions{})...)
+	if diags.HasError() {
+		return nil
+	}
+	src := bundlesource.Published{URL: p.URL.ValueString()}
+	if !p.CACertificates.IsNull() {
+		roots, err := bundlesource.ParseCertificates(p.CACertificates.ValueString())
+		if err != nil {
+			diags.AddAttributeError(path.Root("published").AtName("ca_certificates"), "Invalid CA Certificates", err.Error())
+			return nil
+		}
+		src.Roots = roots
+	}
+	return src
 }
 
 func tbEndpointSource(m trustBundleModel, e trustBundleEndpointModel, diags *diag.Diagnostics) bundlesource.Source {
@@ -302,6 +323,9 @@ func tbReadFailure(err error, td spiffeid.TrustDomain, src bundlesource.Source, 
 		hint = "Check that the URL is reachable from where Terraform runs and, for https_spiffe, that endpoint_spiffe_id " +
 			"is the SPIFFE ID the endpoint presents (usually spiffe://<trust domain>/spire/server) and bootstrap_bundle " +
 			"is a current bundle of its trust domain; for https_web, that ca_certificates (or the system roots) verify it."
+	case bundlesource.Published:
+		hint = "Check that the object store answers from where Terraform runs, that the URL is the one " +
+			"zerotrust_spire_server reports in bundle_publishers, and that SPIRE's log shows no failed publish."
 	case bundlesource.ConfigMap:
 		hint = "Check that the ConfigMap exists and that the SPIRE server writes the bundle into it: with its " +
 			bundlesource.PluginPublisher + " (the Helm chart's default, key " + bundlesource.KeySPIFFE + ") or its " +

@@ -21,6 +21,7 @@ type trustBundleModel struct {
 	// OnUnreachable is tbOnUnreachableError (null) or tbOnUnreachableWarn.
 	OnUnreachable types.String `tfsdk:"on_unreachable"`
 	Endpoint      types.Object `tfsdk:"endpoint"`
+	Published     types.Object `tfsdk:"published"`
 	ConfigMap     types.Object `tfsdk:"config_map"`
 	SpireServer   types.Object `tfsdk:"spire_server"`
 
@@ -39,6 +40,11 @@ type trustBundleEndpointModel struct {
 	EndpointSPIFFEID types.String `tfsdk:"endpoint_spiffe_id"`
 	BootstrapBundle  types.String `tfsdk:"bootstrap_bundle"`
 	CACertificates   types.String `tfsdk:"ca_certificates"`
+}
+
+type trustBundlePublishedModel struct {
+	URL            types.String `tfsdk:"url"`
+	CACertificates types.String `tfsdk:"ca_certificates"`
 }
 
 type trustBundleConfigMapModel struct {

@@ -20,7 +20,8 @@ func trustBundleSchema() schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "Reads the SPIFFE trust bundle of one trust domain from exactly one source: the trust domain's " +
 			"federation bundle endpoint (`endpoint`), the bundle ConfigMap its SPIRE server keeps current (`config_map`), " +
-			"or the SPIRE server itself through pod exec of `spire-server bundle show -format spiffe` (`spire_server`). " +
+			"the SPIRE server itself through pod exec of `spire-server bundle show -format spiffe` (`spire_server`), or the " +
+			"object a SPIRE BundlePublisher writes to S3, GCS or Azure Blob Storage (`published`). " +
 			"This is how peers get each other's bundles without copying them by hand: pass `spiffe_bundle` to " +
 			"`zerotrust_federated_trust_domain.trust_domain_bundle` on the other clusters.\n\n" +
 			"The source is retried with backoff until `timeout` (a SPIRE server restarting after a federation change is " +
@@ -31,7 +32,7 @@ func trustBundleSchema() schema.Schema {
 			"`bundle.spiffe` ConfigMap key (SPIRE's BundlePublisher `k8s_configmap`, the Helm chart's default) carry " +
 			"authorities and sequence number, and the key a refresh hint only when the publisher's `refresh_hint` is set; " +
 			"a `bundle.crt` (PEM) ConfigMap key (SPIRE's Notifier `k8sbundle`, the operator's) carries only the X.509 " +
-			"authorities.",
+			"authorities; a published object carries what `bundle show` does, plus the publisher's `refresh_hint` when set.",
 		Attributes: map[string]schema.Attribute{
 			"trust_domain": schema.StringAttribute{
 				Required: true,
@@ -42,7 +43,7 @@ func trustBundleSchema() schema.Schema {
 			"cluster": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Key of the provider's `clusters` map naming the cluster that `config_map` or " +
-					"`spire_server` is read from. Unset means the provider's `kubernetes` connection. Not used by `endpoint`.",
+					"`spire_server` is read from. Unset means the provider's `kubernetes` connection. Not used by `endpoint` and `published`.",
 			},
 			"timeout": schema.StringAttribute{
 				Optional: true,
@@ -59,10 +60,10 @@ func trustBundleSchema() schema.Schema {
 					"bundle it carried last, so one cluster down does not stop Terraform carrying the others' bundles. " +
 					"A cluster that answers with an error (no permission, no SPIRE pod) fails the read either way. Unset: " +
 					"the cluster's `on_unreachable` in the provider's `clusters`, else the provider's (`warn` by default). " +
-					"Not used by `endpoint`.",
+					"Not used by `endpoint` and `published`.",
 				Validators: []validator.String{
 					stringvalidator.OneOf(tbOnUnreachableError, tbOnUnreachableWarn),
-					stringvalidator.ConflictsWith(path.MatchRoot("endpoint")),
+					stringvalidator.ConflictsWith(path.MatchRoot("endpoint"), path.MatchRoot("published")),
 				},
 			},
 			"endpoint": schema.SingleNestedAttribute{
@@ -97,6 +98,32 @@ func trustBundleSchema() schema.Schema {
 						Optional: true,
 						MarkdownDescription: "PEM CA certificates that verify an `https_web` endpoint. Unset means the system " +
 							"roots. Refused for `https_spiffe`.",
+						Validators: []validator.String{validate.PEMCertificates()},
+					},
+				},
+			},
+			"published": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Read the bundle a SPIRE server's BundlePublisher `aws_s3`, `gcp_cloudstorage` or " +
+					"`azure_blob` writes to object storage, as a peer's SPIRE reads it with the `https_web` profile: an " +
+					"HTTPS GET of the object (`zerotrust_spire_server`'s `bundle_publishers[*].url`), verified with Web " +
+					"PKI. The object must be in the SPIFFE bundle format (the publisher's `format = \"spiffe\"`); PEM " +
+					"and JWKS objects are refused, named. A store that does not answer, or answers 5xx or 429, is retried " +
+					"until `timeout`; a 403 (the object is not publicly readable), a 404 (no such bucket or object) and any " +
+					"other 4xx fail at once, naming the answer. This is how a peer bootstraps a federation through a " +
+					"published bundle: pass `spiffe_bundle` to `zerotrust_federated_trust_domain.trust_domain_bundle`.",
+				Attributes: map[string]schema.Attribute{
+					"url": schema.StringAttribute{
+						Required: true,
+						MarkdownDescription: "The object's `https://` URL, e.g. " +
+							"`https://bundles.s3.eu-west-1.amazonaws.com/west.example.org/bundle.json`.",
+						Validators: []validator.String{validate.HTTPSURL()},
+					},
+					"ca_certificates": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "PEM CA certificates that verify the object store's certificate, for a private " +
+							"store (an S3-compatible server with its own CA). Unset means the system roots, which verify " +
+							"S3, GCS and Azure Blob Storage.",
 						Validators: []validator.String{validate.PEMCertificates()},
 					},
 				},
@@ -173,7 +200,7 @@ func trustBundleSchema() schema.Schema {
 			"refresh_hint": schema.Int64Attribute{
 				Computed: true,
 				MarkdownDescription: "How often, in seconds, the bundle's publisher asks peers to refresh it; null when the " +
-					"source does not say (only bundle endpoints do).",
+					"source does not say (bundle endpoints do, and published objects and `bundle.spiffe` keys whose publisher sets `refresh_hint`).",
 			},
 			"sequence_number": schema.Int64Attribute{
 				Computed:            true,

@@ -168,6 +168,7 @@ func (p *zerotrustProvider) Configure(ctx context.Context, req provider.Configur
 		UnreachableNotes:         resources.UnreachableNotes(),
 		OnUnreachable:            onUnreachable,
 		OnUnreachableDefault:     providerdata.StringOr(cfg.OnUnreachable, providerdata.OnUnreachableWarn),
+		Published:                &providerdata.PublishedURLs{},
 	}
 	if v := cfg.MaxFederatedTrustDomains; !v.IsNull() && !v.IsUnknown() {
 		data.MaxFederatedTrustDomains = int(v.ValueInt64())

@@ -39,6 +39,9 @@ type Data struct {
 	// unset), OnUnreachableDefault the provider's (see WarnsUnreachable).
 	OnUnreachable        map[string]string
 	OnUnreachableDefault string
+	// Published holds the published bundles' URLs read in this run; nil
+	// outside a configured provider.
+	Published *PublishedURLs
 }
 
 // The values of on_unreachable, the words zerotrust_trust_bundle's

@@ -16,6 +16,7 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/fastpath"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/providerdata"
+	"github.com/ztfabric/terraform-provider-zerotrust/internal/spireexec"
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/validate"
 )
 
@@ -41,11 +42,45 @@ func validateFederatedTrustDomain(_ context.Context, config federatedTrustDomain
 	if summary, detail := bundlesource.EndpointSPIFFEIDProblem(typ.ValueString(), idSet, config.TrustDomain.ValueString()); summary != "" {
 		validate.AttributeError(diags, path.Root("bundle_endpoint_profile").AtName("endpoint_spiffe_id"), summary, detail)
 	}
+	url := config.BundleEndpointURL
+	if typ.ValueString() == spireexec.ProfileHTTPSSPIFFE && !url.IsNull() && !url.IsUnknown() {
+		if store := bundlesource.ObjectStore(url.ValueString()); store != "" {
+			validate.AttributeError(diags, path.Root("bundle_endpoint_profile").AtName("type"), publishedNeedsWeb,
+				bundlesource.PublishedHTTPSSPIFFEProblem(url.ValueString(), "an object in "+store))
+		}
+	}
 }
+
+// planRefusePublishedSPIFFE refuses https_spiffe for a URL that a
+// zerotrust_spire_server read of this run reports as a published bundle
+// (ValidateConfig refuses the clouds' object-store hosts before any read).
+func planRefusePublishedSPIFFE(data *providerdata.Data, plan federatedTrustDomainResourceModel, diags *diag.Diagnostics) {
+	if data == nil || plan.BundleEndpointProfile.IsNull() || plan.BundleEndpointProfile.IsUnknown() || plan.BundleEndpointURL.IsUnknown() {
+		return
+	}
+	typ, _ := plan.BundleEndpointProfile.Attributes()["type"].(types.String)
+	if typ.ValueString() != spireexec.ProfileHTTPSSPIFFE {
+		return
+	}
+	url := plan.BundleEndpointURL.ValueString()
+	if td, ok := data.Published.TrustDomain(url); ok {
+		validate.AttributeError(diags, path.Root("bundle_endpoint_profile").AtName("type"), publishedNeedsWeb,
+			bundlesource.PublishedHTTPSSPIFFEProblem(url, fmt.Sprintf("where the SPIRE server of %q publishes its "+
+				"bundle to object storage, as zerotrust_spire_server reports it", td)))
+	}
+}
+
+// publishedNeedsWeb is the summary of the refusal of https_spiffe for a
+// published bundle's URL.
+const publishedNeedsWeb = "Published Bundle Needs https_web"
 
 func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	plan, config, ok := r.planned(ctx, req, resp)
 	if !ok {
+		return
+	}
+	planRefusePublishedSPIFFE(r.Data, plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	checkPlannedApply(ctx, r.Data, req, resp, plannedApply{Kind: kube.ClusterFederatedTrustDomain,

@@ -77,7 +77,11 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 					"type": schema.StringAttribute{
 						Required: true,
 						MarkdownDescription: "`https_spiffe` (the endpoint presents an SVID checked against the peer's " +
-							"bundle; needs `endpoint_spiffe_id`) or `https_web` (a Web PKI certificate; no `endpoint_spiffe_id`).",
+							"bundle; needs `endpoint_spiffe_id`) or `https_web` (a Web PKI certificate; no `endpoint_spiffe_id`). " +
+							"A bundle a SPIRE BundlePublisher writes to object storage is read with `https_web`: `https_spiffe` " +
+							"is refused at plan for a `bundle_endpoint_url` on an S3, GCS or Azure Blob Storage host, or one a " +
+							"`zerotrust_spire_server` read reports in `bundle_publishers`, since an object store cannot present " +
+							"the peer's SPIFFE ID.",
 						Validators: []validator.String{stringvalidator.OneOf(spireexec.ProfileHTTPSSPIFFE, spireexec.ProfileHTTPSWeb)},
 					},
 					"endpoint_spiffe_id": schema.StringAttribute{

@@ -29,6 +29,48 @@ func spireHolds(t *testing.T, s *harness.Spire, td string) (bool, error) {
 	return slices.Contains(tds, td), nil
 }
 
+// spireHoldsStep applies config, which federates east, s, with td with
+// wait_for_bundle: afterwards east's SPIRE holds td's bundle (the apply
+// returned only once it did, so no polling) and a plan is empty.
+func spireHoldsStep(t *testing.T, s *harness.Spire, td, config string) resource.TestStep {
+	return resource.TestStep{
+		Config: config,
+		ConfigPlanChecks: resource.ConfigPlanChecks{
+			PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+		},
+		ConfigStateChecks: []statecheck.StateCheck{spireHoldsAfterApply(t, s, td)},
+	}
+}
+
+func spireHoldsAfterApply(t *testing.T, s *harness.Spire, td string) statecheck.StateCheck {
+	return acctest.ClusterCheck(func(*terraform.State) error {
+		held, err := spireHolds(t, s, td)
+		if err != nil {
+			return err
+		}
+		if !held {
+			return fmt.Errorf("east's SPIRE server does not hold the bundle of %s after apply", td)
+		}
+		return nil
+	})
+}
+
+// spireReleasedOnDestroy is a CheckDestroy: east, s, holds no bundle of td
+// any more (delete_bundle_on_destroy) and no ClusterFederatedTrustDomain of
+// td is left there.
+func spireReleasedOnDestroy(t *testing.T, s *harness.Spire, td string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		held, err := spireHolds(t, s, td)
+		if err != nil {
+			return err
+		}
+		if held {
+			return fmt.Errorf("east's SPIRE server still holds the bundle of %s after destroy with delete_bundle_on_destroy", td)
+		}
+		return checkCFTDsGone(t, map[string]string{"east": td})(nil)
+	}
+}
+
 // TestAccFederatedTrustDomain_waitForBundle federates east's real SPIRE
 // server with west's and asks SPIRE itself, not the state, what it holds.
 func TestAccFederatedTrustDomain_waitForBundle(t *testing.T) {
@@ -59,35 +101,8 @@ resource "zerotrust_federated_trust_domain" "west" {
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
-		CheckDestroy: func(*terraform.State) error {
-			held, err := spireHolds(t, east, west.TrustDomain)
-			if err != nil {
-				return err
-			}
-			if held {
-				return fmt.Errorf("east's SPIRE server still holds the bundle of %s after destroy with delete_bundle_on_destroy", west.TrustDomain)
-			}
-			return checkCFTDsGone(t, map[string]string{"east": west.TrustDomain})(nil)
-		},
-		Steps: []resource.TestStep{{
-			Config: config,
-			ConfigPlanChecks: resource.ConfigPlanChecks{
-				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
-			},
-			ConfigStateChecks: []statecheck.StateCheck{
-				// The apply returned only once SPIRE held the bundle, so no polling here.
-				acctest.ClusterCheck(func(*terraform.State) error {
-					held, err := spireHolds(t, east, west.TrustDomain)
-					if err != nil {
-						return err
-					}
-					if !held {
-						return fmt.Errorf("east's SPIRE server does not hold the bundle of %s after apply", west.TrustDomain)
-					}
-					return nil
-				}),
-			},
-		}},
+		CheckDestroy:             spireReleasedOnDestroy(t, east, west.TrustDomain),
+		Steps:                    []resource.TestStep{spireHoldsStep(t, east, west.TrustDomain, config)},
 	})
 }
 

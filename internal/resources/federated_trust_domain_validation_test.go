@@ -50,6 +50,11 @@ func TestAccFederatedTrustDomain_invalidInputFailsAtPlan(t *testing.T) {
 		{"bad endpoint spiffe id", "bundle_endpoint_profile", `{ type = "https_spiffe", endpoint_spiffe_id = "https://peer.test/spire/server" }`, `SPIFFE ID`},
 		{"https_spiffe without id", "bundle_endpoint_profile", `{ type = "https_spiffe" }`, `Missing Endpoint SPIFFE ID`},
 		{"https_web with id", "bundle_endpoint_profile", `{ type = "https_web", endpoint_spiffe_id = "spiffe://peer.test/spire/server" }`, `Endpoint SPIFFE ID Not Applicable`},
+		// A published bundle is an object in a cloud's store: it cannot present the peer's SPIFFE ID.
+		{"https_spiffe from S3", "bundle_endpoint_url", `"https://bundles.s3.eu-west-1.amazonaws.com/peer.test/bundle.json"`,
+			`Amazon\s+S3\.\s+The\s+https_spiffe\s+profile.*https_web`},
+		{"https_spiffe from GCS", "bundle_endpoint_url", `"https://storage.googleapis.com/bundles/peer.json"`, `Google\s+Cloud\s+Storage`},
+		{"https_spiffe from Azure Blob", "bundle_endpoint_url", `"https://acct.blob.core.windows.net/spire/peer.json"`, `Azure\s+Blob\s+Storage`},
 		{"bundle not json", "trust_domain_bundle", `"not a bundle"`, `bundle`},
 		{"bundle of another trust domain", "trust_domain_bundle", fmt.Sprintf("%q", foreign), `other\.test`},
 		{"bundle with only expired CAs", "trust_domain_bundle", fmt.Sprintf("%q", expired), `(?i)expired|not valid`},

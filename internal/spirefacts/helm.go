@@ -83,6 +83,9 @@ type Installation struct {
 	// ServerNamespace, ServerPod and ServerContainer are where `spire-server`
 	// commands run.
 	ServerNamespace, ServerPod, ServerContainer string
+	// Publishers are the server's object-storage BundlePublishers; none
+	// for the operator, whose server.conf renders no BundlePublisher.
+	Publishers []Publisher
 }
 
 // HelmObjects are the objects of one chart release that Helm facts are read
@@ -173,6 +176,7 @@ func HelmInstallation(objs HelmObjects) (*Installation, error) {
 		in.FederationProfile = profile
 	}
 	in.BundleConfigMap, in.BundleNamespace, in.BundleKey = bundlePublished(conf.Plugins)
+	in.Publishers = publishers(conf.Plugins)
 	if in.BundleNamespace == "" && in.BundleConfigMap != "" {
 		in.BundleNamespace = cm.GetNamespace()
 	}

@@ -2,6 +2,7 @@ package spirefacts
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -79,7 +80,7 @@ func TestHelmInstallation(t *testing.T) {
 		ClassName:         "spire-server-spire",
 		ServerNamespace:   "spire-server", ServerPod: "spire-server-0", ServerContainer: "spire-server",
 	}
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("HelmInstallation =\n%+v\nwant\n%+v", *got, want)
 	}
 }
@@ -188,7 +189,7 @@ func TestOperatorInstallation(t *testing.T) {
 		BundleEndpointURL: "https://federation.east.example.org", EndpointSPIFFEID: "spiffe://east.example.org/spire/server",
 		ClassName: "ztwim-spire", ServerNamespace: "ztwim", ServerPod: "spire-server-0", ServerContainer: "spire-server",
 	}
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("Installation =\n%+v\nwant\n%+v", *got, want)
 	}
 	_, err = (&Facts{SpireServer: object(map[string]any{})}).Installation("east", "", d)

@@ -36,6 +36,16 @@ data "zerotrust_trust_bundle" "partner" {
   }
 }
 
+# The object a SPIRE BundlePublisher (aws_s3, gcp_cloudstorage, azure_blob)
+# writes, read over HTTPS as a peer's SPIRE reads it with https_web. The URL is
+# what zerotrust_spire_server reports in bundle_publishers.
+data "zerotrust_trust_bundle" "north_published" {
+  trust_domain = "north.example.org"
+  published = {
+    url = "https://example-spiffe-bundles.s3.eu-west-1.amazonaws.com/north.example.org/bundle.json"
+  }
+}
+
 # East trusts west: the bundle goes from one cluster to the other, never copied by hand.
 resource "zerotrust_federated_trust_domain" "west" {
   cluster             = "east"

@@ -512,7 +512,7 @@ func TestAccSpireHelmLayout(t *testing.T) {
 		EndpointSPIFFEID:  s.EndpointSPIFFEID, ClassName: s.ClassName,
 		ServerNamespace: s.Namespace, ServerPod: s.PodName, ServerContainer: s.Container,
 	}
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Fatalf("spirefacts.Detect =\n%+v\nwant\n%+v", *got, want)
 	}
 }
