@@ -45,9 +45,12 @@ type publishedMesh struct {
 }
 
 // publishedConfig federates every ordered pair of var.clusters from the
-// peer's published object. No trust_domain_bundle: the first https_web
-// fetch needs none, and wait_for_bundle ends the apply once SPIRE holds the
-// peer's bundle.
+// peer's published object, at the URL zerotrust_spire_server reads from the
+// chart's server configuration (bundle_publishers). No trust_domain_bundle
+// between chart clusters: the first https_web fetch needs none, and
+// wait_for_bundle ends the apply once SPIRE holds the peer's bundle. An
+// operator cluster starts from the object as zerotrust_trust_bundle's
+// published source reads it (with the lab store's CA).
 const publishedConfig = `
 terraform {
   required_providers {
@@ -57,10 +60,15 @@ terraform {
 
 variable "clusters" {
   type = map(object({
-    config_path   = string
-    trust_domain  = string
-    published_url = string
+    config_path  = string
+    trust_domain = string
   }))
+}
+
+# The lab's object store has a CA of its own, as a private S3-compatible
+# store would; S3, GCS and Azure Blob need none (the system roots).
+variable "object_store_ca" {
+  type = string
 }
 
 # Clusters whose SPIRE comes from the OpenShift operator: its server.conf
@@ -93,6 +101,37 @@ locals {
   }
 }
 
+# What each chart cluster's SPIRE publishes, from its server configuration.
+data "zerotrust_spire_server" "chart" {
+  for_each = var.clusters
+
+  cluster = each.key
+}
+
+locals {
+  published_url = {
+    for name, s in data.zerotrust_spire_server.chart :
+    name => one([for p in s.bundle_publishers : p.url if p.type == "aws_s3" && p.format == "spiffe"])
+  }
+}
+
+# Each published object, read over HTTPS as a peer's SPIRE reads it.
+data "zerotrust_trust_bundle" "published" {
+  for_each = var.clusters
+
+  trust_domain = each.value.trust_domain
+  published    = { url = local.published_url[each.key], ca_certificates = var.object_store_ca }
+  timeout      = "10s"
+}
+
+output "published_url" {
+  value = local.published_url
+}
+
+output "published_sequence" {
+  value = { for name, b in data.zerotrust_trust_bundle.published : name => b.sequence_number }
+}
+
 data "zerotrust_trust_bundle" "operator" {
   for_each = var.operator_clusters
 
@@ -116,9 +155,12 @@ resource "zerotrust_federated_trust_domain" "peer" {
 
   cluster                 = each.value.cluster
   trust_domain            = var.clusters[each.value.peer].trust_domain
-  bundle_endpoint_url     = var.clusters[each.value.peer].published_url
+  bundle_endpoint_url     = local.published_url[each.value.peer]
   bundle_endpoint_profile = { type = "https_web" }
   wait_for_bundle         = true
+  # Chart clusters start from the first fetch; operator clusters from the
+  # object the provider read.
+  trust_domain_bundle = contains(keys(var.operator_clusters), each.value.cluster) ? data.zerotrust_trust_bundle.published[each.value.peer].spiffe_bundle : null
 }
 `
 
@@ -130,7 +172,9 @@ resource "zerotrust_federated_trust_domain" "peer" {
 // apply, timed against the refresh hint; the object storage stopped for
 // 20 s while east prepares an authority: the handshakes go on, the publish
 // and the peers' polls fail meanwhile, and the peers hold the authority
-// after the storage is back (timed). The plan stays empty throughout. Then
+// after the storage is back (timed); a plan meanwhile fails, naming the
+// store (the configuration reads the objects). Every other plan is empty
+// (no resource change). Then
 // a fourth cluster, its SPIRE laid out as the OpenShift operator does (no
 // BundlePublisher), joins in a second apply: it consumes the three
 // published bundles with https_web, the courier carries its own bundle to
@@ -193,10 +237,10 @@ func startPublishedMesh(t *testing.T, names []string, operator string) *publishe
 	m := &publishedMesh{s3: s3, spires: spires[:n], workloads: workloads[:n], op: spires[n], opWorkload: workloads[n], dir: t.TempDir()}
 	clustersVar := map[string]any{}
 	for _, s := range m.spires {
-		clustersVar[s.Cluster.Name] = map[string]string{"config_path": s.Cluster.Kubeconfig, "trust_domain": s.TrustDomain, "published_url": s.PublishedBundleURL}
+		clustersVar[s.Cluster.Name] = map[string]string{"config_path": s.Cluster.Kubeconfig, "trust_domain": s.TrustDomain}
 		t.Logf("%s publishes to %s", s.TrustDomain, s.PublishedBundleURL)
 	}
-	m.vars = map[string]any{"clusters": clustersVar}
+	m.vars = map[string]any{"clusters": clustersVar, "object_store_ca": string(s3.CACertPEM)}
 	m.writeVars(t)
 	if err := os.WriteFile(filepath.Join(m.dir, "main.tf"), []byte(publishedConfig), 0o600); err != nil {
 		t.Fatal(err)
@@ -221,8 +265,36 @@ func startPublishedMesh(t *testing.T, names []string, operator string) *publishe
 	if failed > 0 {
 		t.FailNow()
 	}
+	m.checkPublishedOutputs(t)
 	planEmpty(t, m.dir, "after the first apply")
 	return m
+}
+
+// checkPublishedOutputs checks that zerotrust_spire_server found, in each
+// chart server's configuration, the URL real SPIRE publishes to, and that
+// zerotrust_trust_bundle read the object real SPIRE wrote there (a
+// sequence number, which only the SPIFFE format carries).
+func (m *publishedMesh) checkPublishedOutputs(t *testing.T) {
+	t.Helper()
+	var urls map[string]string
+	var sequences map[string]*int64
+	if err := json.Unmarshal([]byte(mustTerraform(t, m.dir, "output", "-json", "published_url")), &urls); err != nil {
+		t.Fatalf("output published_url: %v", err)
+	}
+	if err := json.Unmarshal([]byte(mustTerraform(t, m.dir, "output", "-json", "published_sequence")), &sequences); err != nil {
+		t.Fatalf("output published_sequence: %v", err)
+	}
+	for _, s := range m.spires {
+		name := s.Cluster.Name
+		if urls[name] != s.PublishedBundleURL {
+			t.Errorf("%s: zerotrust_spire_server's bundle_publishers give %q, SPIRE publishes to %q", name, urls[name], s.PublishedBundleURL)
+		}
+		if sequences[name] == nil {
+			t.Errorf("%s: zerotrust_trust_bundle read the published object without a sequence number", name)
+			continue
+		}
+		t.Logf("%s: bundle_publishers url %s, published object read with sequence number %d", name, urls[name], *sequences[name])
+	}
 }
 
 // writeVars writes m.vars as the configuration's variables.
@@ -258,249 +330,6 @@ func failedPairs(results []pairResult) int {
 		}
 	}
 	return n
-}
-
-// east's workload, its SPIRE server, and the pairs involving it.
-func (m *publishedMesh) east() (*harness.Spire, *harness.Workload) {
-	return m.spires[east], m.workloads[east]
-}
-
-func (m *publishedMesh) pairsWithEast() []pairResult {
-	var pairs []pairResult
-	for _, p := range orderedPairs(m.workloads) {
-		if p.from == m.workloads[east] || p.to == m.workloads[east] {
-			pairs = append(pairs, p)
-		}
-	}
-	return pairs
-}
-
-// peersHold reports whether every peer's SPIRE server and workload holds
-// (want true) or no longer holds (want false) authority in east's bundle.
-func (m *publishedMesh) peersHold(ctx context.Context, authority string, want bool) (bool, string) {
-	td := m.spires[east].TrustDomain
-	var waiting []string
-	for j, s := range m.spires {
-		if j == east {
-			continue
-		}
-		auths, err := s.BundleX509Authorities(ctx, td)
-		if err != nil {
-			waiting = append(waiting, err.Error())
-		} else if slices.ContainsFunc(auths, func(a harness.X509Authority) bool { return a.ID == authority }) != want {
-			waiting = append(waiting, fmt.Sprintf("SPIRE %s holds %v", s.TrustDomain, auths))
-		}
-		v, err := m.workloads[j].Show(ctx)
-		if err != nil {
-			waiting = append(waiting, err.Error())
-		} else if slices.Contains(v.Bundles[td], authority) != want {
-			waiting = append(waiting, fmt.Sprintf("workload %s holds %v", v.SPIFFEID, v.Bundles[td]))
-		}
-	}
-	return len(waiting) == 0, strings.Join(waiting, "; ")
-}
-
-// svidFrom waits until east's workload holds an SVID of authority.
-func (m *publishedMesh) svidFrom(t *testing.T, authority string) {
-	t.Helper()
-	_, w := m.east()
-	waitFor(t, "east's workload to hold an SVID of "+authority, rotationSVIDTTL+propagationTimeout, func(ctx context.Context) (bool, string) {
-		v, err := w.Show(ctx)
-		if err != nil {
-			return false, err.Error()
-		}
-		return v.SVIDAuthority == authority, "SVID of " + v.SVIDAuthority
-	})
-}
-
-func (m *publishedMesh) eastAuthority(t *testing.T) string {
-	t.Helper()
-	_, w := m.east()
-	v, err := w.Show(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v.SVIDAuthority
-}
-
-// scheduledRotation rotates east's CA as SPIRE's CA manager does on its own,
-// with nothing but SPIRE moving the bundle: no apply.
-func (m *publishedMesh) scheduledRotation(t *testing.T) {
-	ctx := context.Background()
-	s, _ := m.east()
-	old := m.eastAuthority(t)
-	p := startProber(t, m.pairsWithEast())
-	start := time.Now()
-	prepared, err := s.PrepareX509Authority(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := waitFor(t, "the peers to hold the prepared authority from the object", propagationTimeout,
-		func(ctx context.Context) (bool, string) { return m.peersHold(ctx, prepared, true) })
-	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
-		t.Fatal(err)
-	}
-	m.svidFrom(t, prepared)
-	if err := s.TaintX509Authority(ctx, old); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RevokeX509Authority(ctx, old); err != nil {
-		t.Fatal(err)
-	}
-	dropped := waitFor(t, "the peers to drop the revoked authority", propagationTimeout,
-		func(ctx context.Context) (bool, string) { return m.peersHold(ctx, old, false) })
-	rounds, attempts, failures := p.stop()
-	t.Logf("scheduled rotation of %s through the published bundle, no apply: %v from prepare until the peers dropped the old authority "+
-		"(peers held the prepared one after %v, dropped the revoked one %v after revoke; refresh_hint %v, a poll every %v); "+
-		"%d handshakes in %d rounds, %d failed", s.TrustDomain, time.Since(start).Round(100*time.Millisecond), held, dropped,
-		publishedRefreshHint, publishedRefreshHint/4, attempts, rounds, len(failures))
-	if attempts == 0 {
-		t.Fatal("the prober ran no handshake")
-	}
-	for _, f := range failures {
-		t.Errorf("handshake failed during the scheduled rotation: +%v %s -> %s: %s", f.at.Round(100*time.Millisecond), f.from, f.to, f.detail)
-	}
-	planEmpty(t, m.dir, "after the scheduled rotation")
-}
-
-// forcedRotation activates a prepared authority and taints the old one as
-// soon as east's own agent holds it, without waiting for the peers: the
-// pairs recover when the peers' next poll of the object brings it, with no
-// apply.
-func (m *publishedMesh) forcedRotation(t *testing.T) {
-	ctx := context.Background()
-	s, w := m.east()
-	old := m.eastAuthority(t)
-	prepared, err := s.PrepareX509Authority(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	preparedAt := time.Now()
-	// East's own agent must sync the prepared authority before the server's
-	// SVID moves to it (see forceRotation in rotation_test.go).
-	waitHoldsAuthority(t, "east's own workload", w, s.TrustDomain, prepared)
-	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.TaintX509Authority(ctx, old); err != nil {
-		t.Fatal(err)
-	}
-	forcedAt := time.Now()
-	// Probed every second from the taint: the failures say how long the
-	// pairs involving east were broken.
-	p := startProber(t, m.pairsWithEast())
-	held := make(chan time.Duration, 1)
-	go func() {
-		for time.Since(forcedAt) < propagationTimeout {
-			if ok, _ := m.peersHold(ctx, prepared, true); ok {
-				held <- time.Since(preparedAt)
-				return
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		held <- -1
-	}()
-	m.svidFrom(t, prepared)
-	expectEveryPair(ctx, t, m.workloads, "after the forced rotation, without an apply")
-	recovered := time.Since(forcedAt)
-	peersAfter := <-held
-	rounds, attempts, failures := p.stop()
-	var lastFailure time.Duration
-	for _, f := range failures {
-		lastFailure = max(lastFailure, f.at)
-	}
-	t.Logf("forced rotation of %s (activate and taint %v after prepare), no apply: every one of %d pairs handshakes %v after the taint; "+
-		"probing the pairs involving east every second from the taint, %d of %d handshakes in %d rounds failed, the last %v after the taint; "+
-		"the peers held the new authority %v after prepare (refresh_hint %v: a poll every %v, at most one poll after the publish at prepare)",
-		s.TrustDomain, forcedAt.Sub(preparedAt).Round(100*time.Millisecond), len(orderedPairs(m.workloads)),
-		recovered.Round(100*time.Millisecond), len(failures), attempts, rounds, lastFailure.Round(100*time.Millisecond),
-		peersAfter.Round(100*time.Millisecond), publishedRefreshHint, publishedRefreshHint/4)
-	if peersAfter < 0 {
-		t.Errorf("the peers did not hold east's new authority within %v", propagationTimeout)
-	}
-	planEmpty(t, m.dir, "after the forced rotation")
-}
-
-// bucketOutage stops the object storage for bucketDown while east prepares
-// a new authority: SPIRE cannot publish it and the peers cannot poll, but
-// they keep the bundles they hold, so every pair keeps handshaking. With
-// the storage back, SPIRE's next publish (its 30 s timer) and the peers'
-// next poll bring the prepared authority.
-func (m *publishedMesh) bucketOutage(t *testing.T) {
-	const bucketDown = 20 * time.Second
-	ctx := context.Background()
-	s, _ := m.east()
-	publishFailed := func() int {
-		return strings.Count(readLog(t, s.LogPath()), `level=error msg="Failed to publish bundle" BundlePublisher=aws_s3`)
-	}
-	pollsFailed := func() []int {
-		var n []int
-		for _, peer := range m.spires[1:] {
-			n = append(n, strings.Count(readLog(t, peer.LogPath()), `msg="Error updating bundle"`))
-		}
-		return n
-	}
-	publishesBefore, pollsBefore := publishFailed(), pollsFailed()
-	p := startProber(t, orderedPairs(m.workloads))
-	if err := m.s3.StopServer(); err != nil {
-		t.Fatal(err)
-	}
-	stoppedAt := time.Now()
-	prepared, err := s.PrepareX509Authority(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// What Terraform sees meanwhile: nothing to do; its warnings are logged.
-	planStart := time.Now()
-	out, code := terraform(t, m.dir, "plan", "-detailed-exitcode", "-no-color")
-	var warnings []string
-	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "Warning: ") && !strings.Contains(line, "development overrides") {
-			warnings = append(warnings, strings.TrimPrefix(line, "Warning: "))
-		}
-	}
-	t.Logf("terraform plan with the object storage down: exit %d in %v, warnings %q", code, time.Since(planStart).Round(100*time.Millisecond), warnings)
-	if code != 0 {
-		t.Errorf("terraform plan with the object storage down exited %d, want 0 (no change):\n%s", code, out)
-	}
-	time.Sleep(bucketDown - time.Since(stoppedAt))
-	publishFailures := publishFailed() - publishesBefore
-	var pollFailures []string
-	for i, n := range pollsFailed() {
-		pollFailures = append(pollFailures, fmt.Sprintf("%s %d", m.spires[1+i].TrustDomain, n-pollsBefore[i]))
-		if n == pollsBefore[i] {
-			t.Errorf("%s logged no failed poll of %s's object while the object storage was down", m.spires[1+i].TrustDomain, s.TrustDomain)
-		}
-	}
-	if ok, _ := m.peersHold(ctx, prepared, true); ok {
-		t.Errorf("the peers hold east's authority prepared while the object storage was down")
-	}
-	if err := m.s3.StartServer(ctx); err != nil {
-		t.Fatal(err)
-	}
-	backAt := time.Now()
-	healed := waitFor(t, "the peers to hold the authority prepared during the outage", 2*propagationTimeout,
-		func(ctx context.Context) (bool, string) { return m.peersHold(ctx, prepared, true) })
-	rounds, attempts, failures := p.stop()
-	t.Logf("object storage down %v while %s prepared an authority: %d failed publishes by %s, failed polls %v (SPIRE's logs); "+
-		"%d handshakes of every pair in %d rounds, %d failed; the peers held the prepared authority %v after the storage was back",
-		backAt.Sub(stoppedAt).Round(100*time.Millisecond), s.TrustDomain, publishFailures, s.TrustDomain, pollFailures,
-		attempts, rounds, len(failures), healed)
-	if publishFailures == 0 {
-		t.Errorf("%s logged no failed publish while the object storage was down", s.TrustDomain)
-	}
-	for _, f := range failures {
-		t.Errorf("handshake failed during the outage: +%v %s -> %s: %s", f.at.Round(100*time.Millisecond), f.from, f.to, f.detail)
-	}
-}
-
-func readLog(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 // mixedFleet adds the operator-layout cluster: a second apply makes its
