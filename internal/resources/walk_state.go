@@ -51,6 +51,10 @@ type clusterWalk struct {
 	// bundlesNotRead: the "SPIRE Bundles Not Read" warning of
 	// zerotrust_spire_bundle, by SPIRE server.
 	bundlesNotRead onceSet[string]
+	// configuredPeers is the SpireServer's federatesWith as the plan found
+	// it, read once (key "") for every zerotrust_federated_trust_domain of
+	// the cluster (federation_sources.go).
+	configuredPeers memo[string, spireServerPeers]
 }
 
 // endpointLag is how the bundle SPIRE holds trails the one the peer's
@@ -123,13 +127,16 @@ type plannedFederations struct {
 	mu            sync.Mutex
 	relationships map[string][]string
 	carried       map[string][]string
+	// sources is, per cluster and trust domain, the resource that declared
+	// the relationship through each source (federation_sources.go).
+	sources map[[2]string]*relationshipSources
 }
 
 var plannedFederationsByData sync.Map // *providerdata.Data -> *plannedFederations
 
 func plannedFederationsOf(d *providerdata.Data) *plannedFederations {
 	v, _ := plannedFederationsByData.LoadOrStore(d, &plannedFederations{
-		relationships: map[string][]string{}, carried: map[string][]string{}})
+		relationships: map[string][]string{}, carried: map[string][]string{}, sources: map[[2]string]*relationshipSources{}})
 	p, _ := v.(*plannedFederations)
 	return p
 }
@@ -188,4 +195,28 @@ func (p *plannedFederations) relationshipsOf(cluster string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.relationships[cluster])
+}
+
+// declareSource records that the resource who declares cluster's
+// relationship with td through source, and returns the resource that
+// declared the same relationship through the other source ("" when none).
+// The record and the look-up are one step under the lock, so the check does
+// not depend on the order in which Terraform plans the two resources (one
+// after the other when one depends on the other, concurrently otherwise):
+// whichever declares second finds the first and refuses. Each source keeps
+// the first resource that declared it; declaring again (the fast path's
+// attempt, then the framework's plan of the same resource) changes nothing.
+func (p *plannedFederations) declareSource(cluster, td string, source relationshipSource, who string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := [2]string{cluster, td}
+	s := p.sources[key]
+	if s == nil {
+		s = &relationshipSources{}
+		p.sources[key] = s
+	}
+	if s[source] == "" {
+		s[source] = who
+	}
+	return s[1-source]
 }
