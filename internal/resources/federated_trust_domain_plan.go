@@ -72,8 +72,8 @@ func completeFederatedTrustDomain(_ context.Context, data *providerdata.Data, pl
 		// For the ClusterSPIFFEIDs planned after it, which may federate
 		// with this trust domain although the cluster has no object yet.
 		planned := plannedFederationsOf(data)
-		planned.add(plan.Cluster.ValueString(), plan.TrustDomain.ValueString())
-		planned.refuseCarried(plan.Cluster.ValueString(), plan.TrustDomain.ValueString(), path.Root("trust_domain"), diags)
+		carried := planned.add(plan.Cluster.ValueString(), plan.TrustDomain.ValueString())
+		planned.refuseCarried(plan.Cluster.ValueString(), plan.TrustDomain.ValueString(), carried, path.Root("trust_domain"), diags)
 	}
 	if config.Name.IsNull() && !plan.TrustDomain.IsUnknown() {
 		name := defaultObjectName(plan.TrustDomain.ValueString())

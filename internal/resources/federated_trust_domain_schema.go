@@ -62,7 +62,8 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 			"trust_domain": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "The peer trust domain to federate with, e.g. `west.example.org` (no `spiffe://`). " +
-					"Changing it replaces the object.",
+					"Changing it replaces the object. Refused at plan when `federates_with` of the cluster's " +
+					"`zerotrust_spire_federation` lists it too.",
 				Validators:    []validator.String{validate.TrustDomain()},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},

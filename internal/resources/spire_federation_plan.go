@@ -160,8 +160,8 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 		planned := plannedFederationsOf(r.Data)
 		for td := range plan.FederatesWith.Elements() {
 			at := path.Root("federates_with").AtMapKey(td)
-			planned.add(plan.Cluster.ValueString(), td)
-			planned.refuseCarried(plan.Cluster.ValueString(), td, at, &resp.Diagnostics)
+			carried := planned.add(plan.Cluster.ValueString(), td)
+			planned.refuseCarried(plan.Cluster.ValueString(), td, carried, at, &resp.Diagnostics)
 			refuseSecondSource(r.Data, plan.Cluster, td, inConfigFile, declaredBySpireFederation(plan.Cluster, td), at, &resp.Diagnostics)
 		}
 	}

@@ -142,22 +142,33 @@ func plannedFederationsOf(d *providerdata.Data) *plannedFederations {
 }
 
 // add records that cluster (its key; "" the default connection) plans a
-// federation relationship with td.
-func (p *plannedFederations) add(cluster, td string) { p.record(p.relationships, cluster, td) }
+// federation relationship with td, and reports whether a
+// zerotrust_spire_bundle planned before it carries td's bundle there.
+func (p *plannedFederations) add(cluster, td string) (carried bool) {
+	return p.record(p.relationships, p.carried, cluster, td)
+}
 
 // addCarried records that cluster plans to hold td's bundle without a
-// relationship, set by Terraform.
-func (p *plannedFederations) addCarried(cluster, td string) { p.record(p.carried, cluster, td) }
+// relationship, set by Terraform, and reports whether a relationship with td
+// was planned there before it.
+func (p *plannedFederations) addCarried(cluster, td string) (related bool) {
+	return p.record(p.carried, p.relationships, cluster, td)
+}
 
-func (p *plannedFederations) record(into map[string][]string, cluster, td string) {
+// record adds td to cluster's trust domains in into and reports whether
+// other holds it for cluster. The record and the look-up are one step under
+// the lock, as in declareSource: of a relationship and a carried bundle
+// planned concurrently, the one recorded second sees the first.
+func (p *plannedFederations) record(into, other map[string][]string, cluster, td string) bool {
 	if td == "" {
-		return
+		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !slices.Contains(into[cluster], td) {
 		into[cluster] = append(into[cluster], td)
 	}
+	return slices.Contains(other[cluster], td)
 }
 
 // of is every trust domain cluster plans to federate with, either way.
@@ -167,19 +178,12 @@ func (p *plannedFederations) of(cluster string) []string {
 	return append(slices.Clone(p.relationships[cluster]), p.carried[cluster]...)
 }
 
-// carriedOf is the trust domains whose bundles Terraform plans to carry
-// into cluster.
-func (p *plannedFederations) carriedOf(cluster string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.carried[cluster])
-}
-
 // refuseCarried is the plan error of a federation relationship with td on
 // cluster while a zerotrust_spire_bundle planned before it carries td's
-// bundle there (the carried bundle's own plan refuses the other order).
-func (p *plannedFederations) refuseCarried(cluster, td string, at path.Path, diags *diag.Diagnostics) {
-	if !slices.Contains(p.carriedOf(cluster), td) {
+// bundle there (carried, what add reported; the carried bundle's own plan
+// refuses the other order).
+func (p *plannedFederations) refuseCarried(cluster, td string, carried bool, at path.Path, diags *diag.Diagnostics) {
+	if !carried {
 		return
 	}
 	validate.AttributeError(diags, at, "Trust Domain's Bundle Carried by Terraform", fmt.Sprintf(
@@ -187,14 +191,6 @@ func (p *plannedFederations) refuseCarried(cluster, td string, at path.Path, dia
 			"relationship would have SPIRE refresh that bundle from the peer's endpoint and overwrite what the "+
 			"zerotrust_spire_bundle sets, which every apply would set back. Keep one of the two: this relationship "+
 			"where the SPIRE servers reach each other, or the carried bundle where they cannot.", td, cluster))
-}
-
-// relationshipsOf is the trust domains cluster plans a federation
-// relationship with.
-func (p *plannedFederations) relationshipsOf(cluster string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.relationships[cluster])
 }
 
 // declareSource records that the resource who declares cluster's
