@@ -129,24 +129,17 @@ resource "zerotrust_federated_trust_domain" "grown" {
   # also removes the peer's bundle from SPIRE, revoking the workloads' trust.
 }
 
-# A grown operator cluster's SpireServer states whom it federates with; the
-# adopted servers' entries live in adopted.tf (add the new peer there, or
-# leave the ClusterFederatedTrustDomains above to carry the relationship).
-# Not on a chart install: there is no SpireServer to edit.
+# A grown operator cluster's SpireServer serves its bundle endpoint. Its
+# relationships are the ClusterFederatedTrustDomains above, so it lists no
+# federates_with: SPIRE would let such an entry override the
+# ClusterFederatedTrustDomain of the same peer, and a plan that declares both
+# is refused. Not on a chart install: there is no SpireServer to edit.
 resource "zerotrust_spire_federation" "grown" {
   for_each = local.grown_operator
 
   cluster = each.key
   bundle_endpoint = {
     profile = "https_spiffe"
-  }
-  federates_with = {
-    for peer in setsubtract(keys(var.clusters), [each.key]) :
-    data.zerotrust_spire_server.this[peer].trust_domain => {
-      bundle_endpoint_url     = local.bundle_endpoint_urls[peer]
-      bundle_endpoint_profile = "https_spiffe"
-      endpoint_spiffe_id      = local.endpoint_spiffe_ids[peer]
-    }
   }
 }
 

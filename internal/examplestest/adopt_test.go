@@ -28,7 +28,7 @@ const runbookManager = "runbook"
 // TestAccExampleAdoptFederation is the adoption story of
 // examples/adopt-federation on four clusters of its own with real SPIRE
 // servers and spire-controller-manager: three clusters are federated the
-// manual way (SpireServer federatesWith and ClusterFederatedTrustDomains
+// manual way (a SpireServer bundle endpoint and ClusterFederatedTrustDomains
 // written by another field manager, peers' bundles put into SPIRE with
 // `spire-server bundle set`); one `terraform query -generate-config-out`
 // plus one `terraform apply` adopt every object without changing any; the
@@ -162,25 +162,23 @@ func TestAccExampleAdoptFederation(t *testing.T) {
 }
 
 // runbookFederate does by hand what the provider automates, for cluster i
-// and its peers among the first n: the peers in the SpireServer's
-// federatesWith, a ClusterFederatedTrustDomain per peer bootstrapped with
-// the peer's bundle, and the bundle put into SPIRE with `bundle set`.
+// and its peers among the first n: the SpireServer's bundle endpoint, a
+// ClusterFederatedTrustDomain per peer bootstrapped with the peer's bundle,
+// and the bundle put into SPIRE with `bundle set`. No peer is in the
+// SpireServer's federatesWith too: SPIRE would follow that entry instead of
+// the ClusterFederatedTrustDomain, and the adopted configuration's plan is
+// refused when it declares both.
 func runbookFederate(ctx context.Context, t *testing.T, c *harness.Cluster, spires []*harness.Spire, i, n int) {
 	t.Helper()
 	dyn, err := dynamic.NewForConfig(c.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var peers []any
 	for j := range n {
 		if j == i {
 			continue
 		}
 		p := spires[j]
-		peers = append(peers, map[string]any{
-			"trustDomain": p.TrustDomain, "bundleEndpointUrl": p.BundleEndpointURL,
-			"bundleEndpointProfile": "https_spiffe", "endpointSpiffeId": p.EndpointSPIFFEID,
-		})
 		bundle, err := p.BundleShow(ctx, "spiffe")
 		if err != nil {
 			t.Fatalf("runbook: bundle show on %s: %v", p.TrustDomain, err)
@@ -215,11 +213,11 @@ func runbookFederate(ctx context.Context, t *testing.T, c *harness.Cluster, spir
 		"apiVersion": "operator.openshift.io/v1alpha1",
 		"kind":       "SpireServer",
 		"metadata":   map[string]any{"name": "cluster"},
-		"spec":       map[string]any{"federation": map[string]any{"federatesWith": peers}},
+		"spec":       map[string]any{"federation": map[string]any{"bundleEndpoint": map[string]any{"profile": "https_spiffe"}}},
 	}}
 	if _, err := dyn.Resource(harness.SpireServerResource).Apply(ctx, "cluster", server,
 		metav1.ApplyOptions{FieldManager: runbookManager}); err != nil {
-		t.Fatalf("runbook: SpireServer federatesWith on %s: %v", c.Name, err)
+		t.Fatalf("runbook: SpireServer federation on %s: %v", c.Name, err)
 	}
 }
 

@@ -8,10 +8,12 @@ import (
 	"github.com/ztfabric/terraform-provider-zerotrust/internal/kube"
 )
 
-// spireConfig federates the cluster's SPIRE with the peer (the SpireServer's
-// static federates_with and a ClusterFederatedTrustDomain with every pod-exec
-// feature) and a ClusterSPIFFEID whose entries federate with the peer, and
-// reads every SPIRE data source. extra is added to federates_with (an
+// spireConfig federates the cluster's SPIRE with the peer through a
+// ClusterFederatedTrustDomain with every pod-exec feature, and with another
+// trust domain in the SpireServer's static federates_with (never the peer:
+// one trust domain declared both ways is refused at plan), adds a
+// ClusterSPIFFEID whose entries federate with the peer, and reads every SPIRE
+// data source. extra is added to federates_with (an
 // update); csidTTL, when given, is the ClusterSPIFFEID's ttl (an update).
 func (e *env) spireConfig(extra string, csidTTL ...string) string {
 	ttl := "1h"
@@ -21,10 +23,9 @@ func (e *env) spireConfig(extra string, csidTTL ...string) string {
 	return fmt.Sprintf(`
 resource "zerotrust_spire_federation" "this" {
   federates_with = {
-    %[1]q = {
-      bundle_endpoint_url     = %[2]q
-      bundle_endpoint_profile = "https_spiffe"
-      endpoint_spiffe_id      = %[3]q
+    "static.zt.test" = {
+      bundle_endpoint_url     = "https://bundles.static.zt.test"
+      bundle_endpoint_profile = "https_web"
     }
 %[5]s
   }

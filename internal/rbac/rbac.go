@@ -176,6 +176,7 @@ var Rules = []Rule{
 		{dFS, "always"},
 		{rCSID, "plan with `federates_with`, create, and an update that changes it: every trust domain must be declared by a federation of the cluster; the plan warns, the apply refuses before it writes (refused, both skip the check)"},
 		{rCSF, "plan, create, and an update that changes `federates_with`: every trust domain must be declared by a federation of the cluster; the plan warns, the apply refuses before it writes (refused, both skip the check)"},
+		{rFed, "plan with `federates_with`: whether a ClusterFederatedTrustDomain this configuration did not write federates with one of its trust domains, which the SPIRE server's configuration file would override (refused, the plan warns \"Plan-Time Check Skipped\")"},
 	}},
 	{Cluster, "spire.spiffe.io", "clusterfederatedtrustdomains", "create", []Use{
 		{rFTD, "create (server-side apply of an object that does not exist yet is authorized as create too)"},
@@ -218,6 +219,7 @@ var Rules = []Rule{
 		{dSS, "always"},
 		{rCSID, "plan (the cluster's own trust domain, on operators that keep it there; refused, the plan skips the check)"},
 		{rCSF, "plan (the cluster's own trust domain, on operators that keep it there; refused, the plan skips the check)"},
+		{rFTD, "plan, unless the cluster's `spire.install` is \"helm\": whether the SpireServer's `federatesWith`, which this configuration does not manage, lists the trust domain (refused, the plan skips the check)"},
 	}},
 	{Cluster, "operator.openshift.io", "spireservers", "list", []Use{
 		{lFed, "always"},

@@ -103,7 +103,11 @@
 // plan-time checks of federates_with, how an apply starts, the wait until
 // the workloads federate), spire_class.go (what cluster_spiffe_id and
 // federated_trust_domain share: the plan-time check that a controller serves
-// a class_name other than the cluster's).
+// a class_name other than the cluster's), federation_sources.go (what
+// federated_trust_domain and spire_federation share: one federation
+// relationship declared through SPIRE's API or in its configuration file,
+// never both; the plan's refusal and its warnings of the other source on the
+// cluster).
 //
 // One model idiom: a model is a struct of framework value types (types.String,
 // types.List, types.Object, ...) with tfsdk tags, and a nested object is a

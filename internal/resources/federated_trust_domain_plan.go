@@ -96,8 +96,10 @@ func (r *federatedTrustDomainResource) ModifyPlan(ctx context.Context, req resou
 }
 
 // completeFederatedTrustDomain is the descriptor's completing: it records
-// the planned federation for the ClusterSPIFFEIDs planned after it, and
-// derives the name from the trust domain.
+// the planned federation for the ClusterSPIFFEIDs planned after it, derives
+// the name from the trust domain, and refuses a trust domain that a
+// zerotrust_spire_federation planned in the same walk federates with too
+// (refuseSecondSource, whichever of the two plans first).
 func completeFederatedTrustDomain(_ context.Context, data *providerdata.Data, plan *federatedTrustDomainResourceModel,
 	config federatedTrustDomainResourceModel, _ *federatedTrustDomainResourceModel, diags *diag.Diagnostics,
 ) {
@@ -105,8 +107,8 @@ func completeFederatedTrustDomain(_ context.Context, data *providerdata.Data, pl
 		// For the ClusterSPIFFEIDs planned after it, which may federate
 		// with this trust domain although the cluster has no object yet.
 		planned := plannedFederationsOf(data)
-		planned.add(plan.Cluster.ValueString(), plan.TrustDomain.ValueString())
-		planned.refuseCarried(plan.Cluster.ValueString(), plan.TrustDomain.ValueString(), path.Root("trust_domain"), diags)
+		carried := planned.add(plan.Cluster.ValueString(), plan.TrustDomain.ValueString())
+		planned.refuseCarried(plan.Cluster.ValueString(), plan.TrustDomain.ValueString(), carried, path.Root("trust_domain"), diags)
 	}
 	if config.Name.IsNull() && !plan.TrustDomain.IsUnknown() {
 		name := defaultObjectName(plan.TrustDomain.ValueString())
@@ -117,6 +119,10 @@ func completeFederatedTrustDomain(_ context.Context, data *providerdata.Data, pl
 			return
 		}
 		plan.Name = types.StringValue(name)
+	}
+	if !plan.TrustDomain.IsUnknown() && !plan.Name.IsUnknown() {
+		refuseSecondSource(data, plan.Cluster, plan.TrustDomain.ValueString(), throughAPI,
+			declaredByFederatedTrustDomain(plan.Cluster, plan.Name.ValueString()), path.Root("trust_domain"), diags)
 	}
 }
 
@@ -146,6 +152,9 @@ func planFederatedTrustDomain(ctx context.Context, r *kubeResource[federatedTrus
 	diags.Append(planSpireTrust(ctx, client, r.Data, plan, config, state)...)
 	if creating && client != nil {
 		planCheckUnique(ctx, client, *plan, &diags)
+	}
+	if client != nil {
+		warnConfiguredPeer(ctx, r.Data, client, plan.Cluster, plan.TrustDomain, &diags)
 	}
 	return diags
 }

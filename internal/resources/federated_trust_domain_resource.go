@@ -43,6 +43,7 @@ var federatedTrustDomainType = &kubeType[federatedTrustDomainResourceModel]{
 		planChecks: []string{
 			"that no other ClusterFederatedTrustDomain federates with the same trust domain (duplicate check), nor one a Helm release owns",
 			"which SPIRE server pod a planned repair of spire_trust runs in",
+			"that the SpireServer's federatesWith, where this configuration does not manage it, does not list the trust domain (the SPIRE server's configuration file would override the ClusterFederatedTrustDomain)",
 		},
 	},
 	ref: func(m *federatedTrustDomainResourceModel) modelRef {

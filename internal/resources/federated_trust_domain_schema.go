@@ -46,7 +46,8 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 			"holds. When SPIRE loses the bundle or can no longer refresh it (see `spire_trust`), the plan shows it and " +
 			"the apply seeds SPIRE again from the configured `trust_domain_bundle`.\n\n" +
 			"There is no webhook in many installations, and an invalid object is accepted by the API server and then " +
-			"silently skipped by the controller, so every rule the controller applies is checked at plan time.",
+			"silently skipped by the controller, so every rule the controller applies is checked at plan time.\n\n" +
+			federationSourcesDoc,
 		Attributes: map[string]schema.Attribute{
 			"id":      idAttribute("`<name>` on the default connection, `<cluster>/<name>` otherwise; also the import ID."),
 			"cluster": clusterAttribute(),
@@ -61,7 +62,8 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 			"trust_domain": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "The peer trust domain to federate with, e.g. `west.example.org` (no `spiffe://`). " +
-					"Changing it replaces the object.",
+					"Changing it replaces the object. Refused at plan when `federates_with` of the cluster's " +
+					"`zerotrust_spire_federation` lists it too.",
 				Validators:    []validator.String{validate.TrustDomain()},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},

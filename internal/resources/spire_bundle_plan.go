@@ -3,7 +3,6 @@ package resources
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -80,8 +79,7 @@ func (r *spireBundleResource) Plan(ctx context.Context, plan *spireBundleResourc
 	}
 	cluster, td := plan.Cluster.ValueString(), plan.TrustDomain.ValueString()
 	planned := plannedFederationsOf(r.Data)
-	relationship := slices.Contains(planned.relationshipsOf(cluster), td)
-	planned.addCarried(cluster, td)
+	relationship := planned.addCarried(cluster, td)
 	where := fmt.Sprintf("cluster %q", cluster)
 	if client != nil {
 		where = fmt.Sprintf("cluster %q", client.DisplayName())

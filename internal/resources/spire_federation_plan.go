@@ -159,8 +159,10 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 	if !plan.FederatesWith.IsNull() && !plan.FederatesWith.IsUnknown() && !plan.Cluster.IsUnknown() {
 		planned := plannedFederationsOf(r.Data)
 		for td := range plan.FederatesWith.Elements() {
-			planned.add(plan.Cluster.ValueString(), td)
-			planned.refuseCarried(plan.Cluster.ValueString(), td, path.Root("federates_with").AtMapKey(td), &resp.Diagnostics)
+			at := path.Root("federates_with").AtMapKey(td)
+			carried := planned.add(plan.Cluster.ValueString(), td)
+			planned.refuseCarried(plan.Cluster.ValueString(), td, carried, at, &resp.Diagnostics)
+			refuseSecondSource(r.Data, plan.Cluster, td, inConfigFile, declaredBySpireFederation(plan.Cluster, td), at, &resp.Diagnostics)
 		}
 	}
 	if !plan.FederatesWith.IsNull() && !plan.FederatesWith.IsUnknown() {
@@ -203,6 +205,7 @@ func (r *spireFederationResource) ModifyPlan(ctx context.Context, req resource.M
 		if state != nil {
 			r.warnPeersWithoutBundle(ctx, plan, *state, facts, &resp.Diagnostics)
 		}
+		warnAPIRelationships(ctx, r.Data, plan.Cluster, plannedPeers(plan.FederatesWith), &resp.Diagnostics)
 	case state != nil:
 		plan.TrustDomain, plan.EndpointSPIFFEID = state.TrustDomain, state.EndpointSPIFFEID
 	default:

@@ -38,6 +38,7 @@ var spireFederationType = &typeInfo{
 		"that federates_with has no entry for the cluster's own trust domain",
 		"that an existing federation's profile and https_web certificate source are not changed",
 		"that an ACME domain_name is the host of the operator's Route (federation.<trust domain>)",
+		"that no ClusterFederatedTrustDomain this configuration does not manage federates with a trust domain of federates_with (federates_with would override it)",
 	},
 }
 

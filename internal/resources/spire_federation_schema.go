@@ -74,6 +74,7 @@ func spireFederationSchema() schema.Schema {
 			"endpoint in place with a warning, and forgets the resource. A profile change is refused at plan.\n\n" +
 			"`federates_with` becomes static SPIRE server configuration. `zerotrust_federated_trust_domain` " +
 			"(ClusterFederatedTrustDomain) is the dynamic alternative, which needs no SPIRE server restart.\n\n" +
+			federationSourcesDoc + "\n\n" +
 			"On a cluster whose `spire.install` is `helm` (the provider's `spire`, or the cluster's own) the plan " +
 			"refuses this resource: the SPIFFE Helm chart has no SpireServer, its values set the bundle endpoint " +
 			"(spire-server `federation.enabled`, published by `federation.ingress.enabled` or a Service), and its " +
@@ -144,7 +145,8 @@ func spireFederationSchema() schema.Schema {
 				Optional: true,
 				MarkdownDescription: "Peer trust domains this SPIRE server federates with, keyed by trust domain (so order " +
 					"never matters). At most 50 entries (the operator refuses more, whatever the CRD says), or the " +
-					"provider's `max_federated_trust_domains` when lower. No entry may name this cluster's own trust domain. The released CRD keeps `federatesWith` as one atomic list: " +
+					"provider's `max_federated_trust_domains` when lower. No entry may name this cluster's own trust domain, nor one a " +
+					"`zerotrust_federated_trust_domain` of the cluster federates with (refused at plan: this entry would override it). The released CRD keeps `federatesWith` as one atomic list: " +
 					"when this attribute is set, the resource owns the whole list, and entries someone else added show " +
 					"up as changes to remove (applying over another field manager's list needs `force_conflicts`). Leave " +
 					"it unset to leave the list alone.",

@@ -51,6 +51,10 @@ type clusterWalk struct {
 	// bundlesNotRead: the "SPIRE Bundles Not Read" warning of
 	// zerotrust_spire_bundle, by SPIRE server.
 	bundlesNotRead onceSet[string]
+	// configuredPeers is the SpireServer's federatesWith as the plan found
+	// it, read once (key "") for every zerotrust_federated_trust_domain of
+	// the cluster (federation_sources.go).
+	configuredPeers memo[string, spireServerPeers]
 }
 
 // endpointLag is how the bundle SPIRE holds trails the one the peer's
@@ -123,34 +127,48 @@ type plannedFederations struct {
 	mu            sync.Mutex
 	relationships map[string][]string
 	carried       map[string][]string
+	// sources is, per cluster and trust domain, the resource that declared
+	// the relationship through each source (federation_sources.go).
+	sources map[[2]string]*relationshipSources
 }
 
 var plannedFederationsByData sync.Map // *providerdata.Data -> *plannedFederations
 
 func plannedFederationsOf(d *providerdata.Data) *plannedFederations {
 	v, _ := plannedFederationsByData.LoadOrStore(d, &plannedFederations{
-		relationships: map[string][]string{}, carried: map[string][]string{}})
+		relationships: map[string][]string{}, carried: map[string][]string{}, sources: map[[2]string]*relationshipSources{}})
 	p, _ := v.(*plannedFederations)
 	return p
 }
 
 // add records that cluster (its key; "" the default connection) plans a
-// federation relationship with td.
-func (p *plannedFederations) add(cluster, td string) { p.record(p.relationships, cluster, td) }
+// federation relationship with td, and reports whether a
+// zerotrust_spire_bundle planned before it carries td's bundle there.
+func (p *plannedFederations) add(cluster, td string) (carried bool) {
+	return p.record(p.relationships, p.carried, cluster, td)
+}
 
 // addCarried records that cluster plans to hold td's bundle without a
-// relationship, set by Terraform.
-func (p *plannedFederations) addCarried(cluster, td string) { p.record(p.carried, cluster, td) }
+// relationship, set by Terraform, and reports whether a relationship with td
+// was planned there before it.
+func (p *plannedFederations) addCarried(cluster, td string) (related bool) {
+	return p.record(p.carried, p.relationships, cluster, td)
+}
 
-func (p *plannedFederations) record(into map[string][]string, cluster, td string) {
+// record adds td to cluster's trust domains in into and reports whether
+// other holds it for cluster. The record and the look-up are one step under
+// the lock, as in declareSource: of a relationship and a carried bundle
+// planned concurrently, the one recorded second sees the first.
+func (p *plannedFederations) record(into, other map[string][]string, cluster, td string) bool {
 	if td == "" {
-		return
+		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !slices.Contains(into[cluster], td) {
 		into[cluster] = append(into[cluster], td)
 	}
+	return slices.Contains(other[cluster], td)
 }
 
 // of is every trust domain cluster plans to federate with, either way.
@@ -160,19 +178,12 @@ func (p *plannedFederations) of(cluster string) []string {
 	return append(slices.Clone(p.relationships[cluster]), p.carried[cluster]...)
 }
 
-// carriedOf is the trust domains whose bundles Terraform plans to carry
-// into cluster.
-func (p *plannedFederations) carriedOf(cluster string) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.carried[cluster])
-}
-
 // refuseCarried is the plan error of a federation relationship with td on
 // cluster while a zerotrust_spire_bundle planned before it carries td's
-// bundle there (the carried bundle's own plan refuses the other order).
-func (p *plannedFederations) refuseCarried(cluster, td string, at path.Path, diags *diag.Diagnostics) {
-	if !slices.Contains(p.carriedOf(cluster), td) {
+// bundle there (carried, what add reported; the carried bundle's own plan
+// refuses the other order).
+func (p *plannedFederations) refuseCarried(cluster, td string, carried bool, at path.Path, diags *diag.Diagnostics) {
+	if !carried {
 		return
 	}
 	validate.AttributeError(diags, at, "Trust Domain's Bundle Carried by Terraform", fmt.Sprintf(
@@ -182,10 +193,26 @@ func (p *plannedFederations) refuseCarried(cluster, td string, at path.Path, dia
 			"where the SPIRE servers reach each other, or the carried bundle where they cannot.", td, cluster))
 }
 
-// relationshipsOf is the trust domains cluster plans a federation
-// relationship with.
-func (p *plannedFederations) relationshipsOf(cluster string) []string {
+// declareSource records that the resource who declares cluster's
+// relationship with td through source, and returns the resource that
+// declared the same relationship through the other source ("" when none).
+// The record and the look-up are one step under the lock, so the check does
+// not depend on the order in which Terraform plans the two resources (one
+// after the other when one depends on the other, concurrently otherwise):
+// whichever declares second finds the first and refuses. Each source keeps
+// the first resource that declared it; declaring again (the fast path's
+// attempt, then the framework's plan of the same resource) changes nothing.
+func (p *plannedFederations) declareSource(cluster, td string, source relationshipSource, who string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return slices.Clone(p.relationships[cluster])
+	key := [2]string{cluster, td}
+	s := p.sources[key]
+	if s == nil {
+		s = &relationshipSources{}
+		p.sources[key] = s
+	}
+	if s[source] == "" {
+		s[source] = who
+	}
+	return s[1-source]
 }

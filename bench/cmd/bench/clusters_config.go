@@ -28,8 +28,8 @@ func writeMeshConfig(env *tfEnv, dir string, members []*meshMember, workloads bo
 // meshConfig is the full-mesh configuration of clusters: the bootstrap part
 // of examples/n-cluster-mesh (without its check block and second bundle
 // read, which verify rather than federate; the benchmark asks SPIRE itself)
-// plus a zerotrust_spire_federation per cluster, as
-// examples/resources/zerotrust_spire_federation writes it. With workloads,
+// plus a zerotrust_spire_federation per cluster for its bundle endpoint
+// (its peers are the ClusterFederatedTrustDomains). With workloads,
 // also the example's ClusterSPIFFEID per cluster (meshWorkloadsBody), so
 // that the workloads' identities and federations come from the same apply.
 func meshConfig(p provider, clusters []meshClusterFacts, workloads bool) string {
@@ -116,16 +116,11 @@ resource "zerotrust_spire_federation" "this" {
   for_each = local.clusters
   cluster  = each.key
 
+  # The bundle endpoint only: each peer is federated by its
+  # ClusterFederatedTrustDomain below, and a plan that also lists it in
+  # federates_with is refused (SPIRE's configuration file would override it).
   bundle_endpoint = {
     profile = "https_spiffe"
-  }
-  federates_with = {
-    for peer in setsubtract(keys(local.clusters), [each.key]) :
-    data.zerotrust_spire_server.this[peer].trust_domain => {
-      bundle_endpoint_url     = local.clusters[peer].bundle_endpoint_url
-      bundle_endpoint_profile = "https_spiffe"
-      endpoint_spiffe_id      = data.zerotrust_spire_server.this[peer].endpoint_spiffe_id
-    }
   }
 }
 

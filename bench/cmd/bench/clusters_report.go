@@ -31,7 +31,7 @@ func clusterScaleMarkdown(r *Results) string {
 	}
 	p("## Clusters: a full mesh in one apply\n\n")
 	p("Each row federates k clusters (k = %s) with each other in ONE `terraform apply`: per cluster a "+
-		"`zerotrust_spire_federation` (bundle endpoint, `federates_with` every peer) and per ordered pair a "+
+		"`zerotrust_spire_federation` (its bundle endpoint) and per ordered pair a "+
 		"`zerotrust_federated_trust_domain` bootstrapped with the peer's bundle, k² resources. As in "+
 		"`examples/n-cluster-mesh`, data sources read each cluster's SPIRE facts (`zerotrust_spire_server`) and current "+
 		"bundle (`zerotrust_trust_bundle`, from its bundle ConfigMap), so 2k data sources; only the bundle endpoint URLs "+

@@ -1,6 +1,8 @@
 # Every cluster serves its bundle endpoint and federates statically with the
 # others. The peers' facts come from the zerotrust_spire_server data source,
-# never from copied strings.
+# never from copied strings. A peer listed here gets no
+# zerotrust_federated_trust_domain on the same cluster: SPIRE would let this
+# entry override it, and a plan that declares both is refused.
 locals {
   clusters = toset(["east", "west", "north"])
 }
