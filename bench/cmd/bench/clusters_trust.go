@@ -208,7 +208,8 @@ func meshPeers(members []*meshMember, i int) []string {
 type pairPoll struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	all    time.Duration // when the last pair completed its first handshake
+	all    time.Duration   // when the last pair completed its first handshake
+	each   []time.Duration // per pair, when it completed its first handshake
 	dials  int
 	err    error
 }
@@ -220,6 +221,12 @@ func startPairPoll(ctx context.Context, ws *meshWorkloads, start time.Time, limi
 // startPairPollOf is startPairPoll for the pairs among ws's first k
 // members only (the mesh before a join).
 func startPairPollOf(ctx context.Context, ws *meshWorkloads, k int, start time.Time, limit time.Duration) *pairPoll {
+	return startPairPollWhere(ctx, ws, start, limit, func(i, j int) bool { return i < k && j < k })
+}
+
+// startPairPollWhere is startPairPoll for the ordered pairs (from, to) of
+// ws's members that keep accepts.
+func startPairPollWhere(ctx context.Context, ws *meshWorkloads, start time.Time, limit time.Duration, keep func(from, to int) bool) *pairPoll {
 	ctx, cancel := context.WithDeadline(ctx, start.Add(limit))
 	p := &pairPoll{cancel: cancel, done: make(chan struct{})}
 	type pair struct {
@@ -234,9 +241,9 @@ func startPairPollOf(ctx context.Context, ws *meshWorkloads, k int, start time.T
 		pairs []*pair
 		wg    sync.WaitGroup
 	)
-	for i := range k {
-		for j := range k {
-			if i != j {
+	for i := range ws.members {
+		for j := range ws.members {
+			if i != j && keep(i, j) {
 				pairs = append(pairs, &pair{from: i, to: j})
 			}
 		}
@@ -283,6 +290,7 @@ func startPairPollOf(ctx context.Context, ws *meshWorkloads, k int, start time.T
 			if left == 0 {
 				for _, pr := range pairs {
 					p.all = max(p.all, pr.done)
+					p.each = append(p.each, pr.done)
 				}
 				mu.Unlock()
 				return
