@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,9 @@ type meshWorkloads struct {
 	ws      []*harness.Workload
 	readyAt []time.Time // when each got its SVID and served; zero: not yet
 	errs    []error
+	// readyTimeout is how long a workload may wait for its first SVID
+	// (trustWaitCap unless set).
+	readyTimeout time.Duration
 }
 
 func (m *meshWorkloads) get(i int) *harness.Workload {
@@ -91,13 +95,13 @@ func (m *meshWorkloads) start(ctx context.Context, i int, pod string) error {
 	td := m.members[i].spire.TrustDomain
 	m.mu.Lock()
 	m.ws[i], m.errs[i], m.readyAt[i] = nil, nil, time.Time{}
-	agent := m.agents[i]
+	agent, ready := m.agents[i], cmp.Or(m.readyTimeout, trustWaitCap)
 	m.mu.Unlock()
 	go func() {
 		w, err := harness.StartPodWorkload(ctx, agent, harness.PodWorkloadOptions{
 			Namespace: trustNamespace, Pod: pod, ServiceAccount: trustServiceAccount, Labels: trustLabels, Allow: allow,
 			SPIFFEID:     fmt.Sprintf("spiffe://%s/ns/%s/sa/%s", td, trustNamespace, trustServiceAccount),
-			ReadyTimeout: trustWaitCap,
+			ReadyTimeout: ready,
 		})
 		m.mu.Lock()
 		defer m.mu.Unlock()

@@ -46,6 +46,20 @@ const (
 	// fleetPlanRounds is how many times the healthy plan and the plan with
 	// one cluster dead run, alternating (medians reported).
 	fleetPlanRounds = 2
+	// fleetTrustCap bounds the waits for handshakes and bundles, from the
+	// start of the apply, and how long a workload may wait for its SVID
+	// (from before the apply): at 25 clusters the apply alone may take
+	// minutes on a loaded machine.
+	fleetTrustCap = 12 * time.Minute
+	// fleetReserveMiB is the memory left to everything but the lab
+	// (terraform, the provider, the rest of the machine) when the size a
+	// machine holds is worked out (fleetFits).
+	fleetReserveMiB = 3072
+	// fleetClusterMiB is a cluster's share of the lab's memory before a
+	// row has measured it: an apiserver, its part of etcd, a SPIRE server,
+	// spire-controller-manager, an agent, a workload (measured at 3
+	// clusters, bench/FLEET.md).
+	fleetClusterMiB = 700
 	// fleetApp is the label value of the workloads' Pods (the example's
 	// workloads.pod_labels).
 	fleetApp = trustCSID
@@ -63,8 +77,12 @@ type FleetResult struct {
 
 // FleetRow is one cluster count.
 type FleetRow struct {
-	Clusters int      `json:"clusters"`
-	Helm     []string `json:"helm_layout"`
+	Clusters int `json:"clusters"`
+	// Asked is the count asked for; when the machine's memory cannot hold
+	// it, Clusters is the largest count it holds and Reduced says why.
+	Asked   int      `json:"asked"`
+	Reduced string   `json:"reduced,omitempty"`
+	Helm    []string `json:"helm_layout"`
 	// LabStart is the start of the N+1 clusters with their SPIRE
 	// installations; MemAvailable* what /proc/meminfo said before it and
 	// after the apply.
@@ -163,8 +181,15 @@ func runFleet(ctx context.Context, env *tfEnv, opts options, machine Machine) er
 		if n < 2 {
 			return fmt.Errorf("fleet: %d clusters: a mesh needs at least two", n)
 		}
-		row := FleetRow{Clusters: n}
-		err := fleetRow(ctx, env, opts, n, &row)
+		row := FleetRow{Clusters: n, Asked: n}
+		if fit, why := fleetFits(n, res.Rows); fit < n {
+			if fit < 2 {
+				return fmt.Errorf("fleet: %s", why)
+			}
+			row.Clusters, row.Reduced = fit, why
+			logf("fleet: %s", why)
+		}
+		err := fleetRow(ctx, env, opts, row.Clusters, &row)
 		if err != nil {
 			row.Errors = append(row.Errors, err.Error())
 			logf("fleet %d: %v", n, err)
@@ -185,6 +210,31 @@ func runFleet(ctx context.Context, env *tfEnv, opts options, machine Machine) er
 		return fmt.Errorf("fleet: the rows of %s clusters have errors (bench/FLEET.md lists them)", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// fleetFits is the largest count up to n whose lab (n+1 clusters) fits
+// in the memory the machine has available now, less fleetReserveMiB, each
+// cluster taking what the largest row before measured per cluster (else
+// fleetClusterMiB); and, when that is less than n, why.
+func fleetFits(n int, before []FleetRow) (int, string) {
+	per, from := float64(fleetClusterMiB), "estimated"
+	for _, r := range before {
+		var rss float64
+		for _, g := range r.Procs {
+			rss += g.RSSMiB
+		}
+		if rss > 0 {
+			per, from = rss/float64(r.Clusters+1), fmt.Sprintf("measured at %d clusters", r.Clusters)
+		}
+	}
+	avail := memAvailableMiB()
+	fit := int((avail-fleetReserveMiB)/per) - 1
+	if fit >= n {
+		return n, ""
+	}
+	return fit, fmt.Sprintf("%d clusters (a lab of %d) need about %.0f MiB at %.0f MiB per cluster (%s); the machine has %.0f MiB available, "+
+		"%d MiB of it kept for terraform, the provider and the rest of the machine: ran %d clusters, the most that fit",
+		n, n+1, float64(n+1)*per, per, from, avail, fleetReserveMiB, max(fit, 0))
 }
 
 // fleetRow starts the lab of n+1 clusters, runs the row's cases on it and
@@ -301,6 +351,7 @@ func (f *fleet) prepare(ctx context.Context) error {
 		return fmt.Errorf("terraform init: %w\n%s", err, tail(out, 40))
 	}
 	f.ws = newMeshWorkloads(f.members)
+	f.ws.readyTimeout = fleetTrustCap
 	if err := f.ws.startAll(ctx, "fleet"); err != nil {
 		return fmt.Errorf("agents and workloads: %w", err)
 	}
@@ -358,8 +409,8 @@ func (f *fleet) trust(ctx context.Context) error {
 	n, row := len(f.members)-1, f.row
 	row.Pairs, row.Resources, row.DataSources = n*(n-1), n*(n-1)+n, 3*n+1
 	start := time.Now()
-	poll := startPairPollOf(ctx, f.ws, n, start, trustWaitCap)
-	bundles := startBundlePoll(ctx, f.members[:n], start, trustWaitCap)
+	poll := startPairPollOf(ctx, f.ws, n, start, fleetTrustCap)
+	bundles := startBundlePoll(ctx, f.members[:n], start, fleetTrustCap)
 	p, out, err := f.timed(ctx, row.Resources, phaseArgs["apply"]...)
 	row.Apply = p
 	if err != nil {

@@ -32,7 +32,8 @@ type FleetDead struct {
 	Added        float64   `json:"added_s"`
 	Bound        float64   `json:"bound_s"` // kube.PlanReachTimeout
 	DeadExit     int       `json:"dead_plan_exit"`
-	DeadChanges  int       `json:"dead_plan_changes"`
+	DeadChanges  int       `json:"dead_plan_changes"` // resources
+	OutputsOnly  bool      `json:"dead_plan_outputs_only"`
 	Warned       bool      `json:"warned_once_each"` // both unreachable warnings, once each
 	WithinBound  bool      `json:"within_bound"`
 	DeadLoadMax  float64   `json:"dead_load1_max"`
@@ -130,6 +131,7 @@ func (f *fleet) dead(ctx context.Context) error {
 			}
 			d.DeadWalls, d.DeadLoadMax = append(d.DeadWalls, p.Wall), max(d.DeadLoadMax, p.LoadMax)
 			d.DeadExit, d.DeadChanges = exitCode(err), planChanges(out)
+			d.OutputsOnly = d.DeadChanges == 0 && strings.Contains(out, "Changes to Outputs:")
 			for _, summary := range []string{
 				fmt.Sprintf("Warning: Cluster %q Unreachable: Data Source Not Read", victim.cluster.Name),
 				fmt.Sprintf("Warning: Cluster %q Unreachable: State Kept Without Refresh", victim.cluster.Name),
@@ -172,7 +174,7 @@ func (f *fleet) joinLeave(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	poll := startPairPollWhere(ctx, f.ws, start, trustWaitCap, func(a, b int) bool { return a == n || b == n })
+	poll := startPairPollWhere(ctx, f.ws, start, fleetTrustCap, func(a, b int) bool { return a == n || b == n })
 	p, out, err := f.timed(ctx, 2*n+1, phaseArgs["apply"]...)
 	j.Apply, j.Summary = p, firstMatch(applySummaryRE, out)
 	if err != nil {
@@ -269,7 +271,7 @@ func (f *fleet) rotate(ctx context.Context) error {
 			code, r.PlanSummary, r.PlanUpdates, want, others))
 	}
 	start := time.Now()
-	poll := startPairPollOf(ctx, f.ws, n, start, trustWaitCap)
+	poll := startPairPollOf(ctx, f.ws, n, start, fleetTrustCap)
 	p, aout, err := f.timed(ctx, len(want), phaseArgs["apply"]...)
 	r.Apply = p
 	if err != nil {

@@ -73,8 +73,12 @@ func fleetMarkdown(res FleetResult) string {
 	line("**one cluster dead (silent listener): plan (s)**", func(r FleetRow) string {
 		return fmt.Sprintf("**%.1f** against %.1f answering: %+.1f (bound %.0f) %s", r.Dead.DeadWall, r.Dead.Alive, r.Dead.Added, r.Dead.Bound, verdict(r.Dead.WithinBound))
 	})
-	line("dead plan: exit, changes, warned once each", func(r FleetRow) string {
-		return fmt.Sprintf("%d, %d, %v (%s dead)", r.Dead.DeadExit, r.Dead.DeadChanges, r.Dead.Warned, r.Dead.Cluster)
+	line("dead plan: exit, resource changes, warned once each", func(r FleetRow) string {
+		outputs := ""
+		if r.Dead.OutputsOnly {
+			outputs = " (outputs only)"
+		}
+		return fmt.Sprintf("%d, %d%s, %v (%s dead)", r.Dead.DeadExit, r.Dead.DeadChanges, outputs, r.Dead.Warned, r.Dead.Cluster)
 	})
 	line("**join: apply (s)**", func(r FleetRow) string { return fmt.Sprintf("**%.1f** (%s)", r.Join.Apply.Wall, r.Join.Summary) })
 	line("**join: its new pairs handshook (s from the apply's start)**", func(r FleetRow) string {
@@ -99,6 +103,11 @@ func fleetMarkdown(res FleetResult) string {
 	})
 	p("\nGoals: the apply ends within 120 s and every pair handshakes within 60 s after it; a join's new pairs within 30 s of its apply's start; " +
 		"a dead cluster adds at most the reachability bound to a plan.\n\n")
+	for _, r := range res.Rows {
+		if r.Reduced != "" {
+			p("**%d clusters asked, %d ran**: %s.\n\n", r.Asked, r.Clusters, r.Reduced)
+		}
+	}
 	for _, r := range res.Rows {
 		p("Goals at %d clusters: apply %s, pairs after the apply %s, join %s, dead cluster %s.\n\n", r.Clusters,
 			verdict(r.Apply.Wall > 0 && r.Apply.Wall <= 120), verdict(r.TimeToTrust > 0 && r.AfterApply <= 60),
