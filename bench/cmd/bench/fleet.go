@@ -88,7 +88,10 @@ type FleetRow struct {
 	// after the apply.
 	LabStart             float64 `json:"lab_start_s"`
 	MemAvailableBeforeMi float64 `json:"mem_available_before_mib"`
-	MemAvailableAfterMi  float64 `json:"mem_available_after_mib"`
+	// OtherAPIServers is how many kube-apiservers of others (tests of other
+	// checkouts sharing the machine) ran when the row started.
+	OtherAPIServers     int     `json:"other_apiservers"`
+	MemAvailableAfterMi float64 `json:"mem_available_after_mib"`
 	// Resources the apply creates: N*(N-1) federations and N
 	// ClusterSPIFFEIDs; DataSources it reads (three per cluster, and the
 	// mesh's status).
@@ -240,7 +243,7 @@ func fleetFits(n int, before []FleetRow) (int, string) {
 // fleetRow starts the lab of n+1 clusters, runs the row's cases on it and
 // stops it. The error is what ended the row early.
 func fleetRow(ctx context.Context, env *tfEnv, opts options, n int, row *FleetRow) error {
-	row.MemAvailableBeforeMi = memAvailableMiB()
+	row.MemAvailableBeforeMi, row.OtherAPIServers = memAvailableMiB(), countProcs("kube-apiserver")
 	f := &fleet{env: env, opts: opts, row: row, dir: filepath.Join(env.work, "fleet", fmt.Sprintf("n%02d", n))}
 	defer f.stop()
 	start := time.Now()

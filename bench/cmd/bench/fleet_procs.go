@@ -130,3 +130,19 @@ func memAvailableMiB() float64 {
 	}
 	return 0
 }
+
+// countProcs is how many processes of the machine have comm name.
+func countProcs(name string) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	n := 0
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil {
+			continue
+		}
+		if comm, _, ok := procCPU(pid); ok && comm == name {
+			n++
+		}
+	}
+	return n
+}

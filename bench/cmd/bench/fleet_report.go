@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -101,6 +102,7 @@ func fleetMarkdown(res FleetResult) string {
 	line("MemAvailable before the lab; after the apply (MiB)", func(r FleetRow) string {
 		return fmt.Sprintf("%.0f; %.0f", r.MemAvailableBeforeMi, r.MemAvailableAfterMi)
 	})
+	line("kube-apiservers of others running when the row started", func(r FleetRow) string { return strconv.Itoa(r.OtherAPIServers) })
 	p("\nGoals: the apply ends within 120 s and every pair handshakes within 60 s after it; a join's new pairs within 30 s of its apply's start; " +
 		"a dead cluster adds at most the reachability bound to a plan.\n\n")
 	for _, r := range res.Rows {
