@@ -54,11 +54,12 @@ const (
 	// fleetReserveMiB is the memory left to everything but the lab
 	// (terraform, the provider, the rest of the machine) when the size a
 	// machine holds is worked out (fleetFits).
-	fleetReserveMiB = 3072
+	fleetReserveMiB = 2048
 	// fleetClusterMiB is a cluster's share of the lab's memory before a
 	// row has measured it: an apiserver, its part of etcd, a SPIRE server,
-	// spire-controller-manager, an agent, a workload (measured at 3
-	// clusters, bench/FLEET.md).
+	// spire-controller-manager, an agent, a workload (the RSS summed at 6
+	// clusters, bench/FLEET.md, rounded up; their proportional set size is
+	// less).
 	fleetClusterMiB = 700
 	// fleetApp is the label value of the workloads' Pods (the example's
 	// workloads.pod_labels).
@@ -222,12 +223,12 @@ func runFleet(ctx context.Context, env *tfEnv, opts options, machine Machine) er
 func fleetFits(n int, before []FleetRow) (int, string) {
 	per, from := float64(fleetClusterMiB), "estimated"
 	for _, r := range before {
-		var rss float64
+		var pss float64
 		for _, g := range r.Procs {
-			rss += g.RSSMiB
+			pss += g.PSSMiB
 		}
-		if rss > 0 {
-			per, from = rss/float64(r.Clusters+1), fmt.Sprintf("measured at %d clusters", r.Clusters)
+		if pss > 0 {
+			per, from = pss/float64(r.Clusters+1), fmt.Sprintf("the lab's proportional set size at %d clusters", r.Clusters)
 		}
 	}
 	avail := memAvailableMiB()

@@ -117,13 +117,13 @@ func fleetMarkdown(res FleetResult) string {
 	}
 	for _, r := range res.Rows {
 		p("### Lab processes at %d clusters, after the time-to-trust apply\n\n", r.Clusters)
-		p("| program | processes | RSS (MiB) | largest peak RSS of one (MiB) | CPU since start (s) |\n|---|---:|---:|---:|---:|\n")
-		var rss float64
+		p("| program | processes | RSS (MiB) | PSS (MiB) | largest peak RSS of one (MiB) | CPU since start (s) |\n|---|---:|---:|---:|---:|---:|\n")
+		var rss, pss float64
 		for _, g := range r.Procs {
-			rss += g.RSSMiB
-			p("| %s | %d | %.0f | %.0f | %.1f |\n", g.Program, g.Procs, g.RSSMiB, g.PeakMiB, g.CPU)
+			rss, pss = rss+g.RSSMiB, pss+g.PSSMiB
+			p("| %s | %d | %.0f | %.0f | %.0f | %.1f |\n", g.Program, g.Procs, g.RSSMiB, g.PSSMiB, g.PeakMiB, g.CPU)
 		}
-		p("| all | | %.0f | | |\n\n", rss)
+		p("| all | | %.0f | %.0f | | |\n\n", rss, pss)
 		for _, e := range r.Errors {
 			// The first lines say what failed; the logs' tails are in fleet.json.
 			if len(e) > 600 {
