@@ -150,6 +150,12 @@ func newMeshWorkloads(members []*meshMember) *meshWorkloads {
 // startAll starts a k8s_psat agent on every member (in parallel), then every
 // member's pod workload (start); names end in suffix.
 func (m *meshWorkloads) startAll(ctx context.Context, suffix string) error {
+	return m.startFirst(ctx, suffix, len(m.members))
+}
+
+// startFirst starts a k8s_psat agent on every member (in parallel), then
+// the pod workloads of the first k members; names end in suffix.
+func (m *meshWorkloads) startFirst(ctx context.Context, suffix string, k int) error {
 	var (
 		wg   sync.WaitGroup
 		errs = make([]error, len(m.members))
@@ -168,7 +174,7 @@ func (m *meshWorkloads) startAll(ctx context.Context, suffix string) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	for i := range m.members {
+	for i := range k {
 		if err := m.start(ctx, i, "web-"+suffix); err != nil {
 			return err
 		}

@@ -335,7 +335,7 @@ func (f *fleet) stop() {
 }
 
 // prepare copies the example, initializes it and starts every cluster's
-// agent and workload (the joiner's too); the workloads wait for SVIDs.
+// agent (the joiner's too) and the mesh's workloads, which wait for SVIDs.
 func (f *fleet) prepare(ctx context.Context) error {
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return err
@@ -356,7 +356,9 @@ func (f *fleet) prepare(ctx context.Context) error {
 	}
 	f.ws = newMeshWorkloads(f.members)
 	f.ws.readyTimeout = fleetTrustCap
-	if err := f.ws.startAll(ctx, "fleet"); err != nil {
+	// The joiner's workload is deployed just before its join (joinLeave):
+	// one waiting from now would give up on its SVID during a long run.
+	if err := f.ws.startFirst(ctx, "fleet", n); err != nil {
 		return fmt.Errorf("agents and workloads: %w", err)
 	}
 	return nil

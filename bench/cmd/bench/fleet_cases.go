@@ -146,7 +146,7 @@ func (f *fleet) dead(ctx context.Context) error {
 	d.Alive, d.DeadWall = round3(median(d.AliveWalls)), round3(median(d.DeadWalls))
 	d.Added = round3(d.DeadWall - d.Alive)
 	d.WithinBound = d.Added <= d.Bound
-	logf("fleet %d: plan %.1f s with every cluster answering, %.1f s with %s dead (+%.1f s, bound %.0f s), exit %d, %d changes",
+	logf("fleet %d: plan %.1f s with every cluster answering, %.1f s with %s dead (%+.1f s, bound %.0f s), exit %d, %d changes",
 		n, d.Alive, d.DeadWall, d.Cluster, d.Added, d.Bound, d.DeadExit, d.DeadChanges)
 	return f.writeVars(n, nil)
 }
@@ -170,6 +170,11 @@ func (f *fleet) joinLeave(ctx context.Context) error {
 	joiner := f.members[n]
 	j := &f.row.Join
 	j.Cluster, j.NewPairs = joiner.cluster.Name, 2*n
+	// Its workload is deployed first and waits for its SVID, as a
+	// platform's applications are before the cluster joins the mesh.
+	if err := f.ws.start(ctx, n, "web-join"); err != nil {
+		return fmt.Errorf("%s's workload: %w", joiner.cluster.Name, err)
+	}
 	if err := f.writeVars(n+1, nil); err != nil {
 		return err
 	}
