@@ -321,11 +321,12 @@ func startPairPollWhere(ctx context.Context, ws *meshWorkloads, start time.Time,
 				}
 				mu.Unlock()
 				sort.Strings(lacking)
-				if len(lacking) > 3 {
-					lacking = append(lacking[:3], fmt.Sprintf("and %d more", len(lacking)-3))
+				count := len(lacking)
+				if count > 3 {
+					lacking = append(lacking[:3], fmt.Sprintf("and %d more", count-3))
 				}
 				p.err = fmt.Errorf("%d ordered pairs had not handshaken %.0f s after the apply started (%v): %s",
-					len(lacking), time.Since(start).Seconds(), ctx.Err(), strings.Join(lacking, "; "))
+					count, time.Since(start).Seconds(), ctx.Err(), strings.Join(lacking, "; "))
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
