@@ -15,7 +15,9 @@
 #                          alone, make bench-lean), mesh (full mesh without
 #                          SPIRE on one etcd, make bench-mesh), mesh-dead
 #                          (that mesh with one cluster dead against all
-#                          alive, make bench-mesh-dead) or all
+#                          alive, make bench-mesh-dead), fleet
+#                          (examples/n-cluster-mesh with real SPIRE and
+#                          workloads, make bench-fleet) or all
 #   BENCH_N=100,300,1000   object counts
 #   BENCH_CLUSTERS=3,6,10  cluster counts of the full-mesh part
 #   BENCH_TRUST=true       full-mesh part: also time to trust (a workload per

@@ -241,6 +241,11 @@ func runHealCase(ctx context.Context, env *tfEnv, opts options, dir string, ws *
 // sweepPairs handshakes every ordered pair once (trustDialers at a time)
 // and returns how many succeeded and why the others failed.
 func sweepPairs(ctx context.Context, ws *meshWorkloads) (int, []string) {
+	return sweepPairsWhere(ctx, ws, func(int, int) bool { return true })
+}
+
+// sweepPairsWhere is sweepPairs for the ordered pairs keep accepts.
+func sweepPairsWhere(ctx context.Context, ws *meshWorkloads, keep func(from, to int) bool) (int, []string) {
 	var (
 		mu     sync.Mutex
 		wg     sync.WaitGroup
@@ -250,7 +255,7 @@ func sweepPairs(ctx context.Context, ws *meshWorkloads) (int, []string) {
 	)
 	for i := range ws.members {
 		for j := range ws.members {
-			if i == j {
+			if i == j || !keep(i, j) {
 				continue
 			}
 			from, to := ws.get(i), ws.get(j)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,9 @@ type meshWorkloads struct {
 	ws      []*harness.Workload
 	readyAt []time.Time // when each got its SVID and served; zero: not yet
 	errs    []error
+	// readyTimeout is how long a workload may wait for its first SVID
+	// (trustWaitCap unless set).
+	readyTimeout time.Duration
 }
 
 func (m *meshWorkloads) get(i int) *harness.Workload {
@@ -91,13 +95,13 @@ func (m *meshWorkloads) start(ctx context.Context, i int, pod string) error {
 	td := m.members[i].spire.TrustDomain
 	m.mu.Lock()
 	m.ws[i], m.errs[i], m.readyAt[i] = nil, nil, time.Time{}
-	agent := m.agents[i]
+	agent, ready := m.agents[i], cmp.Or(m.readyTimeout, trustWaitCap)
 	m.mu.Unlock()
 	go func() {
 		w, err := harness.StartPodWorkload(ctx, agent, harness.PodWorkloadOptions{
 			Namespace: trustNamespace, Pod: pod, ServiceAccount: trustServiceAccount, Labels: trustLabels, Allow: allow,
 			SPIFFEID:     fmt.Sprintf("spiffe://%s/ns/%s/sa/%s", td, trustNamespace, trustServiceAccount),
-			ReadyTimeout: trustWaitCap,
+			ReadyTimeout: ready,
 		})
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -146,6 +150,12 @@ func newMeshWorkloads(members []*meshMember) *meshWorkloads {
 // startAll starts a k8s_psat agent on every member (in parallel), then every
 // member's pod workload (start); names end in suffix.
 func (m *meshWorkloads) startAll(ctx context.Context, suffix string) error {
+	return m.startFirst(ctx, suffix, len(m.members))
+}
+
+// startFirst starts a k8s_psat agent on every member (in parallel), then
+// the pod workloads of the first k members; names end in suffix.
+func (m *meshWorkloads) startFirst(ctx context.Context, suffix string, k int) error {
 	var (
 		wg   sync.WaitGroup
 		errs = make([]error, len(m.members))
@@ -164,7 +174,7 @@ func (m *meshWorkloads) startAll(ctx context.Context, suffix string) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	for i := range m.members {
+	for i := range k {
 		if err := m.start(ctx, i, "web-"+suffix); err != nil {
 			return err
 		}
@@ -208,7 +218,8 @@ func meshPeers(members []*meshMember, i int) []string {
 type pairPoll struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	all    time.Duration // when the last pair completed its first handshake
+	all    time.Duration   // when the last pair completed its first handshake
+	each   []time.Duration // per pair, when it completed its first handshake
 	dials  int
 	err    error
 }
@@ -220,6 +231,12 @@ func startPairPoll(ctx context.Context, ws *meshWorkloads, start time.Time, limi
 // startPairPollOf is startPairPoll for the pairs among ws's first k
 // members only (the mesh before a join).
 func startPairPollOf(ctx context.Context, ws *meshWorkloads, k int, start time.Time, limit time.Duration) *pairPoll {
+	return startPairPollWhere(ctx, ws, start, limit, func(i, j int) bool { return i < k && j < k })
+}
+
+// startPairPollWhere is startPairPoll for the ordered pairs (from, to) of
+// ws's members that keep accepts.
+func startPairPollWhere(ctx context.Context, ws *meshWorkloads, start time.Time, limit time.Duration, keep func(from, to int) bool) *pairPoll {
 	ctx, cancel := context.WithDeadline(ctx, start.Add(limit))
 	p := &pairPoll{cancel: cancel, done: make(chan struct{})}
 	type pair struct {
@@ -234,9 +251,9 @@ func startPairPollOf(ctx context.Context, ws *meshWorkloads, k int, start time.T
 		pairs []*pair
 		wg    sync.WaitGroup
 	)
-	for i := range k {
-		for j := range k {
-			if i != j {
+	for i := range ws.members {
+		for j := range ws.members {
+			if i != j && keep(i, j) {
 				pairs = append(pairs, &pair{from: i, to: j})
 			}
 		}
@@ -283,6 +300,7 @@ func startPairPollOf(ctx context.Context, ws *meshWorkloads, k int, start time.T
 			if left == 0 {
 				for _, pr := range pairs {
 					p.all = max(p.all, pr.done)
+					p.each = append(p.each, pr.done)
 				}
 				mu.Unlock()
 				return
@@ -303,11 +321,12 @@ func startPairPollOf(ctx context.Context, ws *meshWorkloads, k int, start time.T
 				}
 				mu.Unlock()
 				sort.Strings(lacking)
-				if len(lacking) > 3 {
-					lacking = append(lacking[:3], fmt.Sprintf("and %d more", len(lacking)-3))
+				count := len(lacking)
+				if count > 3 {
+					lacking = append(lacking[:3], fmt.Sprintf("and %d more", count-3))
 				}
 				p.err = fmt.Errorf("%d ordered pairs had not handshaken %.0f s after the apply started (%v): %s",
-					len(lacking), time.Since(start).Seconds(), ctx.Err(), strings.Join(lacking, "; "))
+					count, time.Since(start).Seconds(), ctx.Err(), strings.Join(lacking, "; "))
 				return
 			case <-time.After(100 * time.Millisecond):
 			}

@@ -100,7 +100,7 @@ func main() {
 		"largest N at which targets run a full apply/plan/destroy cycle in every run; above it each applies once, plans every run and destroys in the last (env BENCH_FULL_CYCLES_MAX_N)")
 	flag.IntVar(&opts.k8sDestroyMaxN, "kubernetes-destroy-max-n", envInt("BENCH_KUBERNETES_DESTROY_MAX_N", 100),
 		"largest N at which kubernetes_manifest's destroy is timed; above it its objects are deleted through the API (env BENCH_KUBERNETES_DESTROY_MAX_N)")
-	flag.StringVar(&opts.scale, "scale", envOr("BENCH_SCALE", "all"), "which part runs: objects, clusters, courier (only the courier mesh of the smallest cluster count), lean (the N=1000 lean pair alone, see lean.go), mesh (the full mesh of BENCH_CLUSTERS clusters on one etcd, no SPIRE, see mesh.go), mesh-dead (that mesh at the largest BENCH_CLUSTERS count with one cluster dead, see dead.go) or all (env BENCH_SCALE)")
+	flag.StringVar(&opts.scale, "scale", envOr("BENCH_SCALE", "all"), "which part runs: objects, clusters, courier (only the courier mesh of the smallest cluster count), lean (the N=1000 lean pair alone, see lean.go), mesh (the full mesh of BENCH_CLUSTERS clusters on one etcd, no SPIRE, see mesh.go), mesh-dead (that mesh at the largest BENCH_CLUSTERS count with one cluster dead, see dead.go), fleet (examples/n-cluster-mesh with real SPIRE and workloads at each BENCH_CLUSTERS count, see fleet.go) or all (env BENCH_SCALE)")
 	clusterList := flag.String("clusters", envOr("BENCH_CLUSTERS", "3,6,10"), "cluster counts of the full-mesh part (env BENCH_CLUSTERS)")
 	flag.BoolVar(&opts.trust, "trust", envOr("BENCH_TRUST", "true") == "true", "full-mesh part: also time to trust (workloads in every cluster) and, at the smallest count, time to heal (env BENCH_TRUST)")
 	flag.IntVar(&opts.peersMaxN, "peers-max-n", envInt("BENCH_PEERS_MAX_N", 300), "largest N the peer providers run at (env BENCH_PEERS_MAX_N)")
@@ -127,11 +127,11 @@ func main() {
 	}
 	switch opts.scale {
 	case "objects", "clusters", "courier", "all":
-	case "lean", "mesh", "mesh-dead":
+	case "lean", "mesh", "mesh-dead", "fleet":
 		// These need only zerotrust and terraform_data (and build no peer provider).
 		*targets = targetZerotrust + "," + targetFloor
 	default:
-		fatalf("-scale %q: want objects, clusters, courier, lean, mesh, mesh-dead or all", opts.scale)
+		fatalf("-scale %q: want objects, clusters, courier, lean, mesh, mesh-dead, fleet or all", opts.scale)
 	}
 	for _, t := range strings.Split(*also, ",") {
 		if t = strings.TrimSpace(t); t != "" && t != "none" {
@@ -260,6 +260,8 @@ func run(ctx context.Context, opts options) error {
 		return runMesh(ctx, env, opts, res.Machine)
 	case "mesh-dead":
 		return runMeshDead(ctx, env, opts, res.Machine)
+	case "fleet":
+		return runFleet(ctx, env, opts, res.Machine)
 	}
 	// Process cost needs no cluster.
 	logf("provider start to schema")
