@@ -116,20 +116,10 @@ func startCourierMesh(t *testing.T, names []string, helm ...string) *courierMesh
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	spires, err := harness.StartSpires(startCtx, clusters, func(c *harness.Cluster) harness.SpireOptions {
+	spires := startOwnSpires(startCtx, t, clusters, func(c *harness.Cluster) harness.SpireOptions {
 		return harness.SpireOptions{TrustDomain: c.Name + ".zt.test", ControllerManager: true,
 			X509SVIDTTL: rotationSVIDTTL, NoBundleEndpoint: true, Helm: slices.Contains(helm, c.Name)}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range spires {
-		t.Cleanup(func() {
-			if err := s.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
-	}
 	expectNoBundleEndpoints(t, spires)
 	m := &courierMesh{spires: spires, workloads: startMeshWorkloads(ctx, t, spires)}
 	m.dir = filepath.Join(copyExamples(t, "courier-federation"), "courier-federation")
@@ -172,18 +162,6 @@ func (m *courierMesh) apply(t *testing.T, when string) time.Duration {
 	took := time.Since(start)
 	t.Logf("apply %s: %v", when, took.Round(100*time.Millisecond))
 	return took
-}
-
-// eastSVIDFrom waits until east's workload holds an SVID of authority.
-func (m *courierMesh) eastSVIDFrom(t *testing.T, authority string) {
-	t.Helper()
-	waitFor(t, "east's workload to hold an SVID of "+authority, rotationSVIDTTL+propagationTimeout, func(ctx context.Context) (bool, string) {
-		v, err := m.workloads[east].Show(ctx)
-		if err != nil {
-			return false, err.Error()
-		}
-		return v.SVIDAuthority == authority, "SVID of " + v.SVIDAuthority
-	})
 }
 
 // peersHold reports whether every other workload holds (want true) or no
@@ -248,7 +226,7 @@ func (m *courierMesh) scheduledRotation(t *testing.T) {
 	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
 		t.Fatal(err)
 	}
-	m.eastSVIDFrom(t, prepared)
+	waitSVIDFrom(t, "east's workload", m.workloads[east], prepared)
 	if err := s.TaintX509Authority(ctx, old); err != nil {
 		t.Fatal(err)
 	}
@@ -280,21 +258,8 @@ func (m *courierMesh) scheduledRotation(t *testing.T) {
 func (m *courierMesh) forcedRotation(t *testing.T) {
 	ctx := context.Background()
 	s := m.spires[east]
-	old := m.eastAuthority(t)
-	prepared, err := s.PrepareX509Authority(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// East's own agent must sync the prepared authority before the server's
-	// SVID moves to it (see forceRotation in rotation_test.go).
-	waitHoldsAuthority(t, "east's own workload", m.workloads[east], s.TrustDomain, prepared)
-	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.TaintX509Authority(ctx, old); err != nil {
-		t.Fatal(err)
-	}
-	m.eastSVIDFrom(t, prepared)
+	prepared, _, _ := rotateInAHurry(t, s, m.workloads[east])
+	waitSVIDFrom(t, "east's workload", m.workloads[east], prepared)
 	// The pairs involving east fail, the others keep working.
 	failing := 0
 	for _, p := range orderedPairs(m.workloads) {

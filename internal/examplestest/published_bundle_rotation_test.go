@@ -56,17 +56,43 @@ func (m *publishedMesh) peersHold(ctx context.Context, authority string, want bo
 	return len(waiting) == 0, strings.Join(waiting, "; ")
 }
 
-// svidFrom waits until east's workload holds an SVID of authority.
-func (m *publishedMesh) svidFrom(t *testing.T, authority string) {
+// waitSVIDFrom waits until workload w (named who) holds an SVID of
+// authority.
+func waitSVIDFrom(t *testing.T, who string, w *harness.Workload, authority string) {
 	t.Helper()
-	_, w := m.east()
-	waitFor(t, "east's workload to hold an SVID of "+authority, rotationSVIDTTL+propagationTimeout, func(ctx context.Context) (bool, string) {
+	waitFor(t, who+" to hold an SVID of "+authority, rotationSVIDTTL+propagationTimeout, func(ctx context.Context) (bool, string) {
 		v, err := w.Show(ctx)
 		if err != nil {
 			return false, err.Error()
 		}
 		return v.SVIDAuthority == authority, "SVID of " + v.SVIDAuthority
 	})
+}
+
+// rotateInAHurry is a forced rotation of s's X.509 CA: prepare, activate
+// as soon as s's own workload w holds the prepared authority (its agent
+// must sync it before the server's SVIDs move to it, see forceRotation in
+// rotation_test.go), and taint the authority of w's SVID, without waiting
+// for any peer.
+func rotateInAHurry(t *testing.T, s *harness.Spire, w *harness.Workload) (prepared string, preparedAt, taintedAt time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	v, err := w.Show(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prepared, err = s.PrepareX509Authority(ctx); err != nil {
+		t.Fatal(err)
+	}
+	preparedAt = time.Now()
+	waitHoldsAuthority(t, s.TrustDomain+"'s own workload", w, s.TrustDomain, prepared)
+	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TaintX509Authority(ctx, v.SVIDAuthority); err != nil {
+		t.Fatal(err)
+	}
+	return prepared, preparedAt, time.Now()
 }
 
 func (m *publishedMesh) eastAuthority(t *testing.T) string {
@@ -96,7 +122,7 @@ func (m *publishedMesh) scheduledRotation(t *testing.T) {
 	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
 		t.Fatal(err)
 	}
-	m.svidFrom(t, prepared)
+	waitSVIDFrom(t, "east's workload", m.workloads[east], prepared)
 	if err := s.TaintX509Authority(ctx, old); err != nil {
 		t.Fatal(err)
 	}
@@ -126,22 +152,7 @@ func (m *publishedMesh) scheduledRotation(t *testing.T) {
 func (m *publishedMesh) forcedRotation(t *testing.T) {
 	ctx := context.Background()
 	s, w := m.east()
-	old := m.eastAuthority(t)
-	prepared, err := s.PrepareX509Authority(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	preparedAt := time.Now()
-	// East's own agent must sync the prepared authority before the server's
-	// SVID moves to it (see forceRotation in rotation_test.go).
-	waitHoldsAuthority(t, "east's own workload", w, s.TrustDomain, prepared)
-	if err := s.ActivateX509Authority(ctx, prepared); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.TaintX509Authority(ctx, old); err != nil {
-		t.Fatal(err)
-	}
-	forcedAt := time.Now()
+	prepared, preparedAt, forcedAt := rotateInAHurry(t, s, w)
 	// Probed every second from the taint: the failures say how long the
 	// pairs involving east were broken.
 	p := startProber(t, m.pairsWithEast())
@@ -156,7 +167,7 @@ func (m *publishedMesh) forcedRotation(t *testing.T) {
 		}
 		held <- -1
 	}()
-	m.svidFrom(t, prepared)
+	waitSVIDFrom(t, "east's workload", m.workloads[east], prepared)
 	expectEveryPair(ctx, t, m.workloads, "after the forced rotation, without an apply")
 	recovered := time.Since(forcedAt)
 	peersAfter := <-held

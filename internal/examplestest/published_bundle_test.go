@@ -203,16 +203,8 @@ func startPublishedMesh(t *testing.T, names []string, operator string) *publishe
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	s3, err := harness.StartS3(startCtx, harness.S3Options{Dir: filepath.Join(t.TempDir(), "s3")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s3.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	spires, err := harness.StartSpires(startCtx, clusters, func(c *harness.Cluster) harness.SpireOptions {
+	s3 := startLabS3(startCtx, t)
+	spires := startOwnSpires(startCtx, t, clusters, func(c *harness.Cluster) harness.SpireOptions {
 		o := harness.SpireOptions{TrustDomain: c.Name + ".zt.test", ControllerManager: true, X509SVIDTTL: rotationSVIDTTL, NoBundleEndpoint: true}
 		if c.Name == operator {
 			o.WebPKIRoots = s3.CACertFile
@@ -221,16 +213,6 @@ func startPublishedMesh(t *testing.T, names []string, operator string) *publishe
 		}
 		return o
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range spires {
-		t.Cleanup(func() {
-			if err := s.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
-	}
 	expectNoBundleEndpoints(t, spires)
 	workloads := startMeshWorkloads(ctx, t, spires)
 	n := len(names)
@@ -268,6 +250,39 @@ func startPublishedMesh(t *testing.T, names []string, operator string) *publishe
 	m.checkPublishedOutputs(t)
 	planEmpty(t, m.dir, "after the first apply")
 	return m
+}
+
+// startLabS3 starts the lab's object store, stopped at the end of the test.
+func startLabS3(ctx context.Context, t *testing.T) *harness.S3 {
+	t.Helper()
+	s3, err := harness.StartS3(ctx, harness.S3Options{Dir: filepath.Join(t.TempDir(), "s3")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s3.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s3
+}
+
+// startOwnSpires starts a SPIRE server of the test's own on each cluster,
+// with the options opts gives it, stopped at the end of the test.
+func startOwnSpires(ctx context.Context, t *testing.T, clusters []*harness.Cluster, opts func(*harness.Cluster) harness.SpireOptions) []*harness.Spire {
+	t.Helper()
+	spires, err := harness.StartSpires(ctx, clusters, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range spires {
+		t.Cleanup(func() {
+			if err := s.Stop(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	return spires
 }
 
 // checkPublishedOutputs checks that zerotrust_spire_server found, in each
