@@ -403,6 +403,9 @@ func deleteFederatedTrustDomain(ctx context.Context, r *kubeResource[federatedTr
 	if !state.DeleteBundleOnDestroy.ValueBool() {
 		return
 	}
+	if keptByConfiguredPeer(ctx, r.Data, client, state.Cluster, state.Name.ValueString(), state.TrustDomain.ValueString(), diags) {
+		return
+	}
 	server, ctx, cancel, ok := spireWithin(ctx, r.Data, client, state, state.Timeouts.Delete, diags)
 	if !ok {
 		return

@@ -150,7 +150,9 @@ func federatedTrustDomainSchema(ctx context.Context) schema.Schema {
 					"replacement (a changed `name`, `-replace`), which otherwise leaves workloads without the peer's bundle " +
 					"until the new object has bootstrapped it again. If the bundle cannot be deleted (no SPIRE server pod at " +
 					"`spire_server`, no right to exec, or the delete timeout passes), destroy still succeeds, with a warning " +
-					"saying how to delete it.",
+					"saying how to delete it. Where the cluster's SpireServer lists the trust domain in " +
+					"`spec.federation.federatesWith`, SPIRE keeps that relationship from its configuration file, and the " +
+					"bundle with it: destroy then deletes nothing from SPIRE and says so in a warning.",
 			},
 			"check_spire": schema.BoolAttribute{
 				Optional: true,

@@ -182,6 +182,36 @@ func warnConfiguredPeer(ctx context.Context, data *providerdata.Data, client *ku
 			configFileWins(td), td, typename.SpireFederation.Full()))
 }
 
+// keptByConfiguredPeer reports, with a warning, that the destroy of a
+// zerotrust_federated_trust_domain leaves the peer's bundle in SPIRE
+// because the cluster's SpireServer lists its trust domain in
+// federatesWith: SPIRE keeps that relationship from its configuration file
+// (configFileWins), so it never stops federating with td, and
+// spireexec.DeleteBundle, which waits for the relationship to go, would
+// wait out the whole delete timeout. A SpireServer that cannot be read
+// leaves the delete to go on as before.
+func keptByConfiguredPeer(ctx context.Context, data *providerdata.Data, client *kube.Client, cluster types.String, name, td string,
+	diags *diag.Diagnostics,
+) bool {
+	if data.SpireAt(cluster).IsHelm() {
+		return false
+	}
+	peers, err := configuredPeersOf(ctx, client)
+	url, listed := peers.urls[td]
+	if err != nil || !listed {
+		return false
+	}
+	diags.AddWarning("Peer Bundle Kept",
+		fmt.Sprintf("The ClusterFederatedTrustDomain %q was deleted, but the SPIRE server keeps federating with %q, and "+
+			"so keeps its bundle: the SpireServer `cluster` of %s lists %q in spec.federation.federatesWith (bundle "+
+			"endpoint %q), which the operator writes into the SPIRE server's configuration file, and SPIRE keeps a "+
+			"federation relationship of its configuration file whatever its API says. delete_bundle_on_destroy "+
+			"deletes nothing while it does: take %q out of federatesWith (%s) to end the federation, then delete the "+
+			"bundle with `spire-server bundle delete -id spiffe://%s -mode dissociate`.",
+			name, td, clusterWords(cluster), td, url, td, typename.SpireFederation.Full(), td))
+	return true
+}
+
 // warnAPIRelationships is the plan warning of a zerotrust_spire_federation
 // for each federates_with trust domain (peers) that a ClusterFederatedTrustDomain
 // on the cluster already federates with, one this configuration did not
