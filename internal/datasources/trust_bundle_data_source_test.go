@@ -465,7 +465,7 @@ func TestAccTrustBundleDataSource_planErrors(t *testing.T) {
 	}{
 		{"two sources", `config_map = {}
   spire_server = {}`, `(?s)Invalid Attribute Combination.*endpoint.*config_map.*spire_server`},
-		{"no source", ``, `(?s)Missing Attribute Configuration.*endpoint,config_map,spire_server`},
+		{"no source", ``, `(?s)Missing Attribute Configuration.*endpoint,published,config_map,spire_server`},
 		{"https_spiffe without bootstrap bundle", `endpoint = {
     url                = "https://spire.west.zt.test:8443"
     endpoint_spiffe_id = "spiffe://west.zt.test/spire/server"

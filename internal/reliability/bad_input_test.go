@@ -179,7 +179,7 @@ func badInputCorpus(t *testing.T) []badInput {
 		{"bundle bootstrap of another trust domain", bundleData(endpoint("https://spire.peer.test:8443", "spiffe://peer.test/spire/server", otherBundle)),
 			"endpoint.bootstrap_bundle", `Unusable Bootstrap Bundle`},
 		{"bundle endpoint id not SPIFFE", bundleData(endpoint("https://spire.peer.test:8443", "peer.test/spire/server", peerBundle)), "endpoint.endpoint_spiffe_id", `(?i)SPIFFE ID`},
-		{"bundle without source", bundleData(""), "endpoint,config_map,spire_server", `Missing Attribute Configuration`},
+		{"bundle without source", bundleData(""), "endpoint,published,config_map,spire_server", `Missing Attribute Configuration`},
 		{"bundle ConfigMap key", bundleData(`  config_map = { key = "a/b" }`), "config_map.key", `Invalid ConfigMap Key`},
 		{"spire server unknown cluster key", "data \"zerotrust_spire_server\" \"this\" {\n  cluster = \"south\"\n}\n", "cluster", `Unknown Cluster`},
 	}
