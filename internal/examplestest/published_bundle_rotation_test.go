@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,26 +33,7 @@ func (m *publishedMesh) pairsWithEast() []pairResult {
 // peersHold reports whether every peer's SPIRE server and workload holds
 // (want true) or no longer holds (want false) authority in east's bundle.
 func (m *publishedMesh) peersHold(ctx context.Context, authority string, want bool) (bool, string) {
-	td := m.spires[east].TrustDomain
-	var waiting []string
-	for j, s := range m.spires {
-		if j == east {
-			continue
-		}
-		auths, err := s.BundleX509Authorities(ctx, td)
-		if err != nil {
-			waiting = append(waiting, err.Error())
-		} else if slices.ContainsFunc(auths, func(a harness.X509Authority) bool { return a.ID == authority }) != want {
-			waiting = append(waiting, fmt.Sprintf("SPIRE %s holds %v", s.TrustDomain, auths))
-		}
-		v, err := m.workloads[j].Show(ctx)
-		if err != nil {
-			waiting = append(waiting, err.Error())
-		} else if slices.Contains(v.Bundles[td], authority) != want {
-			waiting = append(waiting, fmt.Sprintf("workload %s holds %v", v.SPIFFEID, v.Bundles[td]))
-		}
-	}
-	return len(waiting) == 0, strings.Join(waiting, "; ")
+	return peersHold(ctx, m.spires, m.workloads, east, authority, want)
 }
 
 // waitSVIDFrom waits until workload w (named who) holds an SVID of

@@ -73,22 +73,12 @@ func startRotationMesh(t *testing.T, refreshHint time.Duration, names ...string)
 	defer cancel()
 	// Servers of the test's own: acctest.Spire's are shared and must not
 	// rotate, and they keep SPIRE's slow defaults.
-	spires, err := harness.StartSpires(startCtx, m.clusters, func(c *harness.Cluster) harness.SpireOptions {
+	spires := startOwnSpires(startCtx, t, m.clusters, func(c *harness.Cluster) harness.SpireOptions {
 		return harness.SpireOptions{
 			TrustDomain: c.Name + ".zt.test", ControllerManager: true,
 			FederationRefreshHint: refreshHint, X509SVIDTTL: rotationSVIDTTL,
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range spires {
-		t.Cleanup(func() {
-			if err := s.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
-	}
 	m.spires = spires
 	m.workloads = startMeshWorkloads(ctx, t, spires)
 	m.example = applyMeshExample(t, m.clusters, spires)
@@ -115,9 +105,17 @@ func (m *rotationMesh) pairsWith(i int) []pairResult {
 // holds (want true) or no longer holds (want false) authority in the bundle
 // of the i-th cluster's trust domain; pending names those that do not yet.
 func (m *rotationMesh) peersHold(ctx context.Context, i int, authority string, want bool) (done bool, pending string) {
-	td := m.spires[i].TrustDomain
+	return peersHold(ctx, m.spires, m.workloads, i, authority, want)
+}
+
+// peersHold reports whether the SPIRE server and workload of every cluster
+// but the i-th (spires and workloads by cluster) hold (want true) or no
+// longer hold (want false) authority in the bundle of the i-th cluster's
+// trust domain; pending names those that do not yet.
+func peersHold(ctx context.Context, spires []*harness.Spire, workloads []*harness.Workload, i int, authority string, want bool) (done bool, pending string) {
+	td := spires[i].TrustDomain
 	var waiting []string
-	for j, s := range m.spires {
+	for j, s := range spires {
 		if j == i {
 			continue
 		}
@@ -127,7 +125,7 @@ func (m *rotationMesh) peersHold(ctx context.Context, i int, authority string, w
 		} else if slices.ContainsFunc(auths, func(a harness.X509Authority) bool { return a.ID == authority }) != want {
 			waiting = append(waiting, fmt.Sprintf("SPIRE %s holds %v", s.TrustDomain, auths))
 		}
-		v, err := m.workloads[j].Show(ctx)
+		v, err := workloads[j].Show(ctx)
 		if err != nil {
 			waiting = append(waiting, err.Error())
 		} else if slices.Contains(v.Bundles[td], authority) != want {
