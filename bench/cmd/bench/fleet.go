@@ -68,7 +68,9 @@ const (
 
 // FleetResult is bench/fleet.json.
 type FleetResult struct {
-	Started    time.Time  `json:"started"`
+	Started time.Time `json:"started"`
+	// State is the state backend every row kept its state in.
+	State      string     `json:"state"`
 	Finished   time.Time  `json:"finished"`
 	Machine    Machine    `json:"machine"`
 	LoadBefore string     `json:"loadavg_before"`
@@ -169,14 +171,20 @@ type fleet struct {
 	helm    []bool
 	ws      *meshWorkloads
 	row     *FleetRow
+	state   *fleetState
 }
 
 func runFleet(ctx context.Context, env *tfEnv, opts options, machine Machine) error {
-	res := FleetResult{Started: time.Now().UTC(), Machine: machine, LoadBefore: loadavg()}
+	res := FleetResult{Started: time.Now().UTC(), State: opts.fleetState, Machine: machine, LoadBefore: loadavg()}
+	state, err := startFleetState(ctx, opts.fleetState)
+	if err != nil {
+		return err
+	}
+	defer state.stop()
 	write := func() error {
 		res.Finished, res.LoadAfter = time.Now().UTC(), loadavg()
 		md := fleetMarkdown(res)
-		return writePart(opts.outDir, "FLEET", res, md)
+		return writePart(opts.outDir, fleetReport(res.State), res, md)
 	}
 	for _, n := range opts.clusterCounts {
 		if err := ctx.Err(); err != nil {
@@ -193,7 +201,7 @@ func runFleet(ctx context.Context, env *tfEnv, opts options, machine Machine) er
 			row.Clusters, row.Reduced = fit, why
 			logf("fleet: %s", why)
 		}
-		err := fleetRow(ctx, env, opts, row.Clusters, &row)
+		err := fleetRow(ctx, env, opts, state, row.Clusters, &row)
 		if err != nil {
 			row.Errors = append(row.Errors, err.Error())
 			logf("fleet %d: %v", n, err)
@@ -243,9 +251,9 @@ func fleetFits(n int, before []FleetRow) (int, string) {
 
 // fleetRow starts the lab of n+1 clusters, runs the row's cases on it and
 // stops it. The error is what ended the row early.
-func fleetRow(ctx context.Context, env *tfEnv, opts options, n int, row *FleetRow) error {
+func fleetRow(ctx context.Context, env *tfEnv, opts options, state *fleetState, n int, row *FleetRow) error {
 	row.MemAvailableBeforeMi, row.OtherAPIServers = memAvailableMiB(), countProcs("kube-apiserver")
-	f := &fleet{env: env, opts: opts, row: row, dir: filepath.Join(env.work, "fleet", fmt.Sprintf("n%02d", n))}
+	f := &fleet{env: env, opts: opts, row: row, state: state, dir: filepath.Join(env.work, "fleet", fmt.Sprintf("n%02d", n))}
 	defer f.stop()
 	start := time.Now()
 	logf("fleet %d: starting %d clusters on one etcd, each with SPIRE", n, n+1)
@@ -348,6 +356,9 @@ func (f *fleet) prepare(ctx context.Context) error {
 		return err
 	}
 	n := len(f.members) - 1
+	if err := f.state.configure(f.env, f.dir, fmt.Sprintf("fleet_n%02d", n)); err != nil {
+		return err
+	}
 	if err := f.writeVars(n, nil); err != nil {
 		return err
 	}

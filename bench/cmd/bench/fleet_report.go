@@ -22,6 +22,7 @@ func fleetMarkdown(res FleetResult) string {
 		"`examples/n-cluster-mesh` as shipped, given through `terraform.tfvars.json` (clusters with kubeconfig, bundle endpoint URL, "+
 		"trust domain and spire_install; workloads by Pod label). Handshakes are polled %d at a time, each a `ztworkload dial` the agent attests; "+
 		"times count from the start of the apply named. Single runs; the plans with one cluster dead are medians of %d.\n\n", trustDialers, fleetPlanRounds)
+	p("State backend: %s.\n\n", fleetStateText(res.State))
 	if len(res.Rows) == 0 {
 		return b.String()
 	}
@@ -151,4 +152,17 @@ func verdict(ok bool) string {
 		return "met"
 	}
 	return "**not met**"
+}
+
+// fleetStateText names the state backend of a run in the report.
+func fleetStateText(state string) string {
+	switch state {
+	case fleetStatePG:
+		return "Terraform's `pg` backend on a PostgreSQL server (Debian's package) the bench starts on 127.0.0.1, each row in a schema of its own " +
+			"(`backend.tf` beside the example's `main.tf`, as a user adds one); Terraform persists a remote state every 20 s and at the end of a command. " +
+			"`BENCH_FLEET_STATE=local make bench-fleet` runs the state file instead and writes bench/FLEET-local.md"
+	case fleetStateLocal:
+		return "the local state file, as the example is shipped; Terraform writes and fsyncs the whole file after every object it applies"
+	}
+	return state
 }

@@ -83,6 +83,8 @@ type options struct {
 	// state file) and "http" (a remote backend, mesh.go).
 	meshStates []string
 	stateURL   string // the bench's http state store (runMesh)
+	// fleetState is the fleet's state backend: pg or local (fleet_state.go).
+	fleetState string
 }
 
 func main() {
@@ -122,6 +124,7 @@ func main() {
 		fatalf("-n: %v", err)
 	}
 	opts.meshStates = strings.Split(envOr("BENCH_MESH_STATE", "http,local"), ",")
+	opts.fleetState = envOr("BENCH_FLEET_STATE", fleetStatePG)
 	if opts.clusterCounts, err = parseInts(*clusterList); err != nil {
 		fatalf("-clusters: %v", err)
 	}
