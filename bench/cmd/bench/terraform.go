@@ -272,9 +272,14 @@ func (e *tfEnv) config(lab *harness.Lab, target string, n int) string {
 
 // phaseSample is one timed terraform command.
 type phaseSample struct {
-	Phase        string         `json:"phase"`
-	Wall         float64        `json:"wall_s"`
-	CPUTotal     float64        `json:"cpu_total_s"`    // terraform + provider processes (rusage of waited-for children)
+	Phase    string  `json:"phase"`
+	Wall     float64 `json:"wall_s"`
+	CPUTotal float64 `json:"cpu_total_s"` // terraform + provider processes (the terraform process's rusage, its waited-for children included)
+	// CPUOthers is the CPU of the bench's other children that ended during
+	// the command: the lab's short-lived processes (the spire-server CLI an
+	// exec endpoint runs, a workload's dial), which the long-running lab
+	// processes' /proc counters do not see.
+	CPUOthers    float64        `json:"cpu_others_s"`
 	CPUProvider  float64        `json:"cpu_provider_s"` // provider processes only (sampled from /proc)
 	ProviderRSS  int64          `json:"provider_peak_rss_bytes"`
 	ProviderAnon int64          `json:"provider_peak_anon_bytes"` // largest sampled RssAnon of one provider process
@@ -343,7 +348,13 @@ func (e *tfEnv) measured(ctx context.Context, dir string, limit time.Duration, a
 	sampler := startSampler(cmd.Process.Pid)
 	err := cmd.Wait()
 	s.Wall = time.Since(start).Seconds()
-	s.CPUTotal = childrenCPU() - before
+	// The terraform process's own rusage (wait4 adds the providers it
+	// waited for): the bench's children as a whole would also count every
+	// process the bench ran meanwhile (exec endpoints, handshake polls).
+	if ps := cmd.ProcessState; ps != nil {
+		s.CPUTotal = (ps.UserTime() + ps.SystemTime()).Seconds()
+	}
+	s.CPUOthers = max(0, childrenCPU()-before-s.CPUTotal)
 	s.CPUProvider, s.ProviderRSS, s.ProviderAnon, s.Procs = sampler.stop()
 	return s, buf.String(), err
 }
