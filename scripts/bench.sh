@@ -37,6 +37,9 @@
 #                          every run and destroys in its last (see schedule in
 #                          bench/cmd/bench/main.go)
 #   BENCH_KUBERNETES_DESTROY_MAX_N=100
+#   BENCH_FLEET_STATE=pg   the fleet's state backend: pg (Terraform's pg
+#                          backend on a PostgreSQL server the bench starts) or
+#                          local (the state file; writes bench/FLEET-local.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS=-buildvcs=false GOTOOLCHAIN=local CHECKPOINT_DISABLE=1
