@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -214,20 +216,32 @@ func started(t *testing.T, name string, l *harness.Lab, owner *testing.T) *harne
 	return c
 }
 
-// ClosedAddress is a host:port on 127.0.0.1 where nothing listens: the
-// address of a listener that was closed again, for a cluster or endpoint
-// that does not answer.
+// ClosedAddress is a host:port on 127.0.0.1 where nothing listens, for a
+// cluster or endpoint that does not answer: a connection is refused. The
+// port stays taken until the test ends, by a socket bound to it that never
+// listens (without SO_REUSEADDR, so no other socket may bind it): a port
+// merely closed again was handed to the next listener of a parallel test,
+// whose TLS server then answered in its place (CI of 932ea35,
+// TestAccTrustBundleDataSource_published).
 func ClosedAddress(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("ClosedAddress: socket: %v", err)
 	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatalf("ClosedAddress: bind: %v", err)
 	}
-	return addr
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatalf("ClosedAddress: getsockname: %v", err)
+	}
+	in4, ok := sa.(*syscall.SockaddrInet4)
+	if !ok {
+		t.Fatalf("ClosedAddress: bound to %T, want an IPv4 address", sa)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(in4.Port))
 }
 
 // SilentAddress is a host:port on 127.0.0.1 that accepts connections and
