@@ -34,34 +34,28 @@ func fleetReport(state string) string {
 }
 
 // fleetState is the backend a fleet run keeps its rows' state in.
+// A nil pg is the local state file.
 type fleetState struct {
-	kind string
-	pg   *harness.Postgres
+	pg *harness.Postgres
 }
 
 // startFleetState starts what the backend needs: for pg, one server the
 // rows share, each row in a schema of its own.
 func startFleetState(ctx context.Context, kind string) (*fleetState, error) {
-	s := &fleetState{kind: kind}
 	switch kind {
 	case fleetStateLocal:
-		return s, nil
+		return &fleetState{}, nil
 	case fleetStatePG:
 	default:
 		return nil, fmt.Errorf("BENCH_FLEET_STATE: unknown state backend %q (pg, local)", kind)
 	}
-	// Postgres runs as an unprivileged user, which must reach its data
-	// directory: a directory of its own under the system's temporary one.
-	dir, err := os.MkdirTemp("", "zt-fleet-pg-")
-	if err != nil {
-		return nil, err
-	}
-	pg, err := harness.StartPostgres(ctx, harness.PostgresOptions{Dir: dir, Database: "fleet"})
+	// No Dir: the harness makes a data directory the server's user may
+	// reach, and Stop removes it.
+	pg, err := harness.StartPostgres(ctx, harness.PostgresOptions{Database: "fleet"})
 	if err != nil {
 		return nil, fmt.Errorf("PostgreSQL for the pg state backend (make apt installs it): %w", err)
 	}
-	s.pg = pg
-	return s, nil
+	return &fleetState{pg: pg}, nil
 }
 
 func (s *fleetState) stop() {
